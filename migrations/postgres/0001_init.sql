@@ -1,0 +1,144 @@
+-- Parley initial schema (PostgreSQL). Timestamps are integer milliseconds since the epoch (UTC);
+-- JSON documents are TEXT. Keep this file in step with ../sqlite/0001_init.sql.
+CREATE TABLE workspaces (
+  id TEXT PRIMARY KEY NOT NULL,
+  name TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE accounts (
+  id TEXT PRIMARY KEY NOT NULL,
+  email TEXT NOT NULL UNIQUE,
+  display_name TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+
+CREATE TABLE workspace_members (
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  role TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (workspace_id, account_id)
+);
+
+CREATE TABLE access_tokens (
+  id TEXT PRIMARY KEY NOT NULL,
+  account_id TEXT NOT NULL REFERENCES accounts(id) ON DELETE CASCADE,
+  token_hash TEXT NOT NULL UNIQUE,
+  note TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+
+CREATE TABLE bots (
+  id TEXT PRIMARY KEY NOT NULL,
+  workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  tags TEXT NOT NULL,
+  code TEXT,
+  deployed_at BIGINT,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL
+);
+CREATE INDEX bots_workspace_created ON bots (workspace_id, created_at, id);
+
+CREATE TABLE integrations (
+  id TEXT PRIMARY KEY NOT NULL,
+  bot_id TEXT NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  webhook_id TEXT NOT NULL UNIQUE,
+  encryption_key TEXT NOT NULL,
+  enabled BIGINT NOT NULL,
+  configuration TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  UNIQUE (bot_id, name)
+);
+
+-- Users are scoped to one integration: the same person through two integrations is two users.
+CREATE TABLE users (
+  integration_id TEXT NOT NULL REFERENCES integrations(id) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  name TEXT,
+  picture_url TEXT,
+  profile TEXT,
+  is_bot BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (integration_id, id)
+);
+
+CREATE TABLE user_keys (
+  key_hash TEXT PRIMARY KEY NOT NULL,
+  integration_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  FOREIGN KEY (integration_id, user_id) REFERENCES users(integration_id, id) ON DELETE CASCADE
+);
+CREATE INDEX user_keys_user ON user_keys (integration_id, user_id);
+
+-- last_seq numbers every signal of the conversation (messages, events, participant changes,
+-- deletions); it is the SSE event id. last_at keeps createdAt strictly increasing.
+CREATE TABLE conversations (
+  integration_id TEXT NOT NULL REFERENCES integrations(id) ON DELETE CASCADE,
+  id TEXT NOT NULL,
+  owner_id TEXT NOT NULL,
+  last_seq BIGINT NOT NULL,
+  last_at BIGINT NOT NULL,
+  created_at BIGINT NOT NULL,
+  updated_at BIGINT NOT NULL,
+  PRIMARY KEY (integration_id, id)
+);
+
+CREATE TABLE participants (
+  integration_id TEXT NOT NULL,
+  conversation_id TEXT NOT NULL,
+  user_id TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (integration_id, conversation_id, user_id),
+  FOREIGN KEY (integration_id, conversation_id) REFERENCES conversations(integration_id, id) ON DELETE CASCADE,
+  FOREIGN KEY (integration_id, user_id) REFERENCES users(integration_id, id) ON DELETE CASCADE
+);
+CREATE INDEX participants_user ON participants (integration_id, user_id, conversation_id);
+
+CREATE TABLE messages (
+  id TEXT PRIMARY KEY NOT NULL,
+  integration_id TEXT NOT NULL,
+  conversation_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  user_id TEXT NOT NULL,
+  is_bot BIGINT NOT NULL,
+  payload TEXT NOT NULL,
+  metadata TEXT,
+  created_at BIGINT NOT NULL,
+  UNIQUE (integration_id, conversation_id, seq),
+  FOREIGN KEY (integration_id, conversation_id) REFERENCES conversations(integration_id, id) ON DELETE CASCADE
+);
+
+CREATE TABLE events (
+  id TEXT PRIMARY KEY NOT NULL,
+  integration_id TEXT NOT NULL,
+  conversation_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  user_id TEXT NOT NULL,
+  is_bot BIGINT NOT NULL,
+  payload TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  UNIQUE (integration_id, conversation_id, seq),
+  FOREIGN KEY (integration_id, conversation_id) REFERENCES conversations(integration_id, id) ON DELETE CASCADE
+);
+
+-- Signals that have no row of their own (participant changes, message deletions), kept so
+-- that a stream reconnecting with Last-Event-ID can replay them.
+CREATE TABLE conversation_signals (
+  integration_id TEXT NOT NULL,
+  conversation_id TEXT NOT NULL,
+  seq BIGINT NOT NULL,
+  type TEXT NOT NULL,
+  data TEXT NOT NULL,
+  created_at BIGINT NOT NULL,
+  PRIMARY KEY (integration_id, conversation_id, seq),
+  FOREIGN KEY (integration_id, conversation_id) REFERENCES conversations(integration_id, id) ON DELETE CASCADE
+);

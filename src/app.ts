@@ -1,0 +1,95 @@
+import { createServer } from 'node:http'
+import { randomBytes } from 'node:crypto'
+import Fastify, { type FastifyServerOptions } from 'fastify'
+import cors from '@fastify/cors'
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { Config } from './config.js'
+import { ChatService } from './domain/chat-service.js'
+import { ConversationStreams } from './domain/conversation-stream.js'
+import { registerErrorHandling } from './http/plugins/error-handler.js'
+import { registerJsonBody } from './http/plugins/json-body.js'
+import { registerMetrics } from './http/plugins/metrics.js'
+import { registerValidation } from './http/plugins/validation.js'
+import { chatRoutes } from './http/routes/chat/index.js'
+import healthRoutes from './http/routes/health.js'
+import type { App, Services } from './http/types.js'
+import type { PubSub } from './pubsub/pubsub.js'
+import type { Store } from './store/store.js'
+
+export interface AppDeps {
+  config: Config
+  store: Store
+  pubsub: PubSub
+  /** pino options, or false for silence (tests). */
+  logger?: FastifyServerOptions['logger']
+}
+
+/** Headers browsers may send (wire-compat §3): the official clients' auth and stream headers. */
+const CORS_HEADERS = [
+  'x-user-key', 'content-type', 'authorization', 'x-bot-id', 'x-workspace-id', 'x-integration-id', 'x-integration-alias',
+  'cache-control', 'last-event-id', 'idempotency-key',
+]
+
+/** Builds the HTTP application; never listens (tests inject into it, main.ts listens). */
+export async function buildApp(deps: AppDeps): Promise<App> {
+  const { config, store, pubsub } = deps
+  const app = Fastify({
+    logger: deps.logger ?? { level: config.logLevel },
+    genReqId: () => `req_${Date.now().toString(36)}${randomBytes(6).toString('hex')}`,
+    bodyLimit: config.chatBodyLimit,
+    trustProxy: config.trustProxy,
+    return503OnClosing: true,
+    routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: false },
+    // Slow-client protection (threats T7): bounded header and body time, frequent checks.
+    serverFactory: (handler) =>
+      createServer(
+        { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000, keepAliveTimeout: 5000 },
+        handler,
+      ),
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const chat = new ChatService(store, pubsub)
+  const streams = new ConversationStreams(store, pubsub, chat)
+  const services: Services = { config, chat, streams, store }
+  app.decorate('services', services)
+
+  registerErrorHandling(app)
+  registerJsonBody(app)
+  registerValidation(app)
+  // Bodyless POST/PUT/DELETE (curl, fetch without body) validate as `{}` rather than failing on `undefined`.
+  app.addHook('preValidation', async (request) => {
+    if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {}
+  })
+
+  await app.register(cors, {
+    origin: true, // echo the caller's Origin: browsers send credentials (withCredentials) and refuse `*`
+    credentials: true,
+    methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
+    allowedHeaders: CORS_HEADERS,
+    maxAge: 600,
+  })
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.0.3',
+      info: { title: 'Parley', version: '0.1.0', description: 'Chat, Admin and Files APIs, wire-compatible with Botpress' },
+      components: {
+        securitySchemes: {
+          userKey: { type: 'apiKey', in: 'header', name: 'x-user-key' },
+        },
+      },
+    },
+  })
+
+  registerMetrics(app, () => ({ parley_sse_open_streams: streams.openCount }))
+  healthRoutes(app)
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(chatRoutes, { prefix: '/:webhookId' })
+
+  // Open streams would hold server.close() forever: end them first.
+  app.addHook('preClose', async () => {
+    await streams.closeAll()
+  })
+  return app
+}

@@ -1,0 +1,61 @@
+import { resolve } from 'node:path'
+
+/** The only module that reads process.env. Everything else receives a Config. */
+export interface Config {
+  port: number
+  host: string
+  /** Base URL printed and written to credentials.json; defaults to http://HOST:PORT. */
+  publicUrl: string
+  dataDir: string
+  /** SQLite durability: NORMAL survives process crashes, FULL also power loss (~3.7x slower writes). */
+  sqliteSynchronous: 'NORMAL' | 'FULL'
+  logLevel: string
+  /** SSE keep-alive interval; the official client's watchdog fires after 60 s without a data frame. */
+  sseKeepAliveMs: number
+  /** Slow-client protection (threats T7). */
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  /** Chat API body limit (spec: 1 MB). */
+  chatBodyLimit: number
+  trustProxy: boolean
+}
+
+type Env = Record<string, string | undefined>
+
+function int(env: Env, name: string, fallback: number, min = 0): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
+  return value
+}
+
+function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const upper = raw.toUpperCase() as T
+  if (!allowed.includes(upper)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
+  return upper
+}
+
+export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const port = int(env, 'PORT', 3000)
+  if (port > 65535) throw new Error(`PORT must be <= 65535, got ${port}`)
+  const host = env.HOST || '127.0.0.1'
+  const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  const config: Config = {
+    port,
+    host,
+    publicUrl: (env.PARLEY_PUBLIC_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
+    dataDir: resolve(env.PARLEY_DATA_DIR || './data'),
+    sqliteSynchronous: oneOf(env, 'PARLEY_SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
+    logLevel: env.LOG_LEVEL || 'info',
+    sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 20_000, 10),
+    headersTimeoutMs: int(env, 'PARLEY_HEADERS_TIMEOUT_MS', 10_000, 100),
+    requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 30_000, 100),
+    chatBodyLimit: 1024 * 1024,
+    trustProxy: env.PARLEY_TRUST_PROXY === '1' || env.PARLEY_TRUST_PROXY === 'true',
+    ...overrides,
+  }
+  return Object.freeze(config)
+}

@@ -1,0 +1,247 @@
+import { errors } from '../lib/errors.js'
+import { hashSecret } from '../lib/crypto.js'
+import { randomSecret, uuidv7 } from '../lib/ids.js'
+import { looksLikeJwt, verifyHs256 } from '../lib/jwt.js'
+import type { PubSub } from '../pubsub/pubsub.js'
+import {
+  UniqueViolation,
+  type ConversationRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store,
+  type UserPatch, type UserRow,
+} from '../store/store.js'
+
+/** Caller-chosen ("foreign") ids of users and conversations. */
+export const FOREIGN_ID = /^[A-Za-z0-9_-]{1,100}$/
+/** The Chat API has no pageSize parameter; the server picks it. */
+export const CHAT_PAGE_SIZE = 20
+const MAX_KEY_LENGTH = 4096
+
+export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
+
+function assertForeignId(id: string, what: string): void {
+  if (!FOREIGN_ID.test(id)) {
+    throw errors.invalidPayload(`${what} id must be 1 to 100 characters among letters, digits, "-" and "_"`)
+  }
+}
+
+/**
+ * The Chat API's rules, independent of HTTP: who may do what in which conversation.
+ * Every operation is scoped by the integration resolved from the webhook id, so nothing
+ * of one integration is visible through another.
+ */
+export class ChatService {
+  constructor(
+    private readonly store: Store,
+    private readonly pubsub: PubSub,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  async resolveIntegration(webhookId: string): Promise<IntegrationRow> {
+    const integration = webhookId.length <= 200 ? await this.store.getIntegrationByWebhookId(webhookId) : undefined
+    if (!integration || !integration.enabled || integration.name !== 'chat') throw errors.notFound('Webhook', webhookId)
+    return integration
+  }
+
+  // ---- identity ----
+
+  /** Who a user key designates: a stored user for server-issued keys, or the id inside a verified JWT. */
+  private async identify(integration: IntegrationRow, key: string | undefined): Promise<{ user?: UserRow; jwtUserId?: string }> {
+    if (!key) throw errors.unauthorized('The x-user-key header is required')
+    if (key.length > MAX_KEY_LENGTH) throw errors.unauthorized('Invalid user key')
+    if (looksLikeJwt(key)) {
+      const verified = verifyHs256(key, integration.encryptionKey)
+      if (!verified.ok) throw errors.unauthorized('Invalid user key')
+      const id = verified.claims.id
+      if (typeof id !== 'string') throw errors.unauthorized('Invalid user key: the token has no string "id" claim')
+      assertForeignId(id, 'User')
+      const user = await this.store.getUser(integration.id, id)
+      return user ? { user } : { jwtUserId: id }
+    }
+    const user = await this.store.findUserByKeyHash(integration.id, hashSecret(key))
+    if (!user) throw errors.unauthorized('Invalid user key')
+    return { user }
+  }
+
+  async authenticate(integration: IntegrationRow, key: string | undefined): Promise<UserRow> {
+    const { user } = await this.identify(integration, key)
+    if (!user) throw errors.unauthorized('This user does not exist yet; call POST /users/get-or-create first')
+    return user
+  }
+
+  // ---- users ----
+
+  async createUser(integration: IntegrationRow, input: { id?: string | undefined } & UserPatch): Promise<{ user: UserRow; key: string }> {
+    const id = input.id ?? uuidv7()
+    assertForeignId(id, 'User')
+    const now = this.clock()
+    let user: UserRow
+    try {
+      user = await this.store.createUser({ integrationId: integration.id, id, ...input, now })
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw errors.alreadyExists('User', id)
+      throw err
+    }
+    const key = randomSecret('uk')
+    await this.store.addUserKey(integration.id, user.id, hashSecret(key), now)
+    return { user, key }
+  }
+
+  async getOrCreateUser(integration: IntegrationRow, key: string | undefined, input: UserPatch): Promise<UserRow> {
+    const { user, jwtUserId } = await this.identify(integration, key)
+    if (user) return user
+    const result = await this.store.getOrCreateUser({ integrationId: integration.id, id: jwtUserId!, ...input, now: this.clock() })
+    return result.user
+  }
+
+  async updateUser(user: UserRow, patch: UserPatch): Promise<UserRow> {
+    const updated = await this.store.updateUser(user.integrationId, user.id, patch, this.clock())
+    if (!updated) throw errors.notFound('User', user.id)
+    return updated
+  }
+
+  async deleteUser(user: UserRow): Promise<void> {
+    await this.store.deleteUser(user.integrationId, user.id)
+  }
+
+  // ---- conversations ----
+
+  async createConversation(user: UserRow, id: string | undefined): Promise<ConversationRow> {
+    const conversationId = id ?? uuidv7()
+    assertForeignId(conversationId, 'Conversation')
+    try {
+      return await this.store.createConversation(user.integrationId, conversationId, user.id, this.clock())
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw errors.alreadyExists('Conversation', conversationId)
+      throw err
+    }
+  }
+
+  async getOrCreateConversation(user: UserRow, id: string): Promise<ConversationRow> {
+    assertForeignId(id, 'Conversation')
+    const existing = await this.store.getConversation(user.integrationId, id)
+    if (existing) return this.assertParticipant(user, existing)
+    try {
+      return await this.store.createConversation(user.integrationId, id, user.id, this.clock())
+    } catch (err) {
+      // Lost a race with a concurrent creator: the conversation exists now.
+      if (err instanceof UniqueViolation) return this.getConversation(user, id)
+      throw err
+    }
+  }
+
+  private async assertParticipant(user: UserRow, conversation: ConversationRow): Promise<ConversationRow> {
+    if (!(await this.store.isParticipant(user.integrationId, conversation.id, user.id))) {
+      throw errors.forbidden('You are not a participant of this conversation')
+    }
+    return conversation
+  }
+
+  /** The conversation, if it exists (404) and the caller takes part in it (403). */
+  async getConversation(user: UserRow, id: string): Promise<ConversationRow> {
+    const conversation = await this.store.getConversation(user.integrationId, id)
+    if (!conversation) throw errors.notFound('Conversation', id)
+    return this.assertParticipant(user, conversation)
+  }
+
+  async deleteConversation(user: UserRow, id: string): Promise<void> {
+    await this.getConversation(user, id)
+    await this.store.deleteConversation(user.integrationId, id)
+    await this.notify(user.integrationId, id, 'deleted')
+  }
+
+  listConversations(user: UserRow, nextToken: string | undefined): Promise<Page<ConversationRow>> {
+    return this.store.listConversationsOf(user.integrationId, user.id, { after: nextToken, limit: CHAT_PAGE_SIZE })
+  }
+
+  // ---- participants ----
+
+  async addParticipant(user: UserRow, conversationId: string, userId: string): Promise<UserRow> {
+    await this.getConversation(user, conversationId)
+    const participant = await this.store.getUser(user.integrationId, userId)
+    if (!participant) throw errors.notFound('User', userId)
+    if (await this.store.addParticipant(user.integrationId, conversationId, userId, this.clock())) {
+      await this.notify(user.integrationId, conversationId)
+    }
+    return participant
+  }
+
+  async getParticipant(user: UserRow, conversationId: string, userId: string): Promise<UserRow> {
+    await this.getConversation(user, conversationId)
+    const participant = await this.store.getParticipant(user.integrationId, conversationId, userId)
+    if (!participant) throw errors.notFound('Participant', userId)
+    return participant
+  }
+
+  async removeParticipant(user: UserRow, conversationId: string, userId: string): Promise<void> {
+    const conversation = await this.getConversation(user, conversationId)
+    if (conversation.ownerId === userId) throw errors.invalidPayload('The owner of a conversation cannot be removed from it')
+    if (!(await this.store.removeParticipant(user.integrationId, conversationId, userId, this.clock()))) {
+      throw errors.notFound('Participant', userId)
+    }
+    await this.notify(user.integrationId, conversationId)
+  }
+
+  async listParticipants(user: UserRow, conversationId: string, nextToken: string | undefined): Promise<Page<UserRow>> {
+    await this.getConversation(user, conversationId)
+    return this.store.listParticipants(user.integrationId, conversationId, { after: nextToken, limit: CHAT_PAGE_SIZE })
+  }
+
+  // ---- messages and events ----
+
+  async createMessage(user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
+    await this.getConversation(user, conversationId)
+    const message = await this.store.appendMessage({
+      id: uuidv7(), integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
+      payload, metadata: metadata ?? null, now: this.clock(),
+    })
+    if (!message) throw errors.notFound('Conversation', conversationId)
+    await this.notify(user.integrationId, conversationId)
+    return message
+  }
+
+  /** A message of a conversation the caller takes part in; 404 otherwise, so ids reveal nothing. */
+  private async visibleMessage(user: UserRow, id: string): Promise<MessageRow> {
+    const message = await this.store.getMessage(user.integrationId, id)
+    if (!message) throw errors.notFound('Message', id)
+    await this.getConversation(user, message.conversationId)
+    return message
+  }
+
+  getMessage(user: UserRow, id: string): Promise<MessageRow> {
+    return this.visibleMessage(user, id)
+  }
+
+  async deleteMessage(user: UserRow, id: string): Promise<void> {
+    const message = await this.visibleMessage(user, id)
+    if (message.userId !== user.id) throw errors.forbidden('Only the author of a message may delete it')
+    if (await this.store.deleteMessage(user.integrationId, id, this.clock())) {
+      await this.notify(user.integrationId, message.conversationId)
+    }
+  }
+
+  async listMessages(user: UserRow, conversationId: string, nextToken: string | undefined): Promise<Page<MessageRow>> {
+    await this.getConversation(user, conversationId)
+    return this.store.listMessages(user.integrationId, conversationId, { after: nextToken, limit: CHAT_PAGE_SIZE })
+  }
+
+  async createEvent(user: UserRow, conversationId: string, payload: JsonObject): Promise<EventRow> {
+    await this.getConversation(user, conversationId)
+    const event = await this.store.appendEvent({
+      id: uuidv7(), integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload, now: this.clock(),
+    })
+    if (!event) throw errors.notFound('Conversation', conversationId)
+    await this.notify(user.integrationId, conversationId)
+    return event
+  }
+
+  async getEvent(user: UserRow, id: string): Promise<EventRow> {
+    const event = await this.store.getEvent(user.integrationId, id)
+    if (!event) throw errors.notFound('Event', id)
+    await this.getConversation(user, event.conversationId)
+    return event
+  }
+
+  /** Wakes the conversation's streams; they read what is new from the store. */
+  private async notify(integrationId: string, conversationId: string, message = 'changed'): Promise<void> {
+    await this.pubsub.publish(conversationChannel(integrationId, conversationId), message)
+  }
+}

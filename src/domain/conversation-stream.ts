@@ -1,0 +1,122 @@
+import type { PubSub } from '../pubsub/pubsub.js'
+import type { SignalRecord, Store, UserRow } from '../store/store.js'
+import { conversationChannel, type ChatService } from './chat-service.js'
+
+const REPLAY_BATCH = 200
+
+export interface StreamSink {
+  /** Access was granted: called once, before any signal (the HTTP layer sends its headers here). */
+  open(stream: OpenStream): void
+  /** Delivers one signal; `seq` is the conversation sequence number (the SSE event id). */
+  send(signal: SignalRecord): void
+  /** The stream is over (participant removed, conversation deleted, server closing). */
+  end(reason: string): void
+}
+
+export interface OpenStream {
+  /** Sequence number of the last signal delivered (or the starting point). */
+  readonly position: number
+  close(): Promise<void>
+}
+
+/**
+ * Follows one conversation for one participant. Notifications only say "something changed";
+ * the stream then reads every signal after its position from the store, in sequence order.
+ * That makes delivery gap-free and ordered, makes Last-Event-ID replay the same code path as
+ * live delivery, and works unchanged when notifications cross instances.
+ */
+export class ConversationStreams {
+  private readonly streams = new Set<OpenStream>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly pubsub: PubSub,
+    private readonly chat: ChatService,
+  ) {}
+
+  get openCount(): number {
+    return this.streams.size
+  }
+
+  /**
+   * Checks access (throws 403/404 before anything is sent), subscribes, then delivers every
+   * signal after `lastEventId` (replay), or only new ones when it is absent.
+   */
+  async follow(user: UserRow, conversationId: string, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
+    await this.chat.getConversation(user, conversationId)
+    const { integrationId } = user
+    let closed = false
+    let pumping = false
+    let again = false
+    let position = 0
+    let unsubscribe: (() => Promise<void>) | undefined
+
+    const finish = async (reason: string | undefined) => {
+      if (closed) return
+      closed = true
+      this.streams.delete(handle)
+      if (reason !== undefined) sink.end(reason)
+      await unsubscribe?.()
+    }
+
+    const pump = async (): Promise<void> => {
+      if (pumping) {
+        again = true
+        return
+      }
+      pumping = true
+      try {
+        do {
+          again = false
+          let batch: SignalRecord[]
+          do {
+            if (closed) return
+            batch = await this.store.signalsSince(integrationId, conversationId, position, REPLAY_BATCH)
+            for (const signal of batch) {
+              if (closed) return
+              position = signal.seq
+              sink.send(signal)
+              if (signal.kind === 'participant_removed' && signal.participantId === user.id) {
+                await finish('participant removed')
+                return
+              }
+            }
+          } while (batch.length === REPLAY_BATCH)
+          if (!(await this.store.getConversation(integrationId, conversationId))) {
+            await finish('conversation deleted')
+            return
+          }
+        } while (again)
+      } catch {
+        await finish('stream failed')
+      } finally {
+        pumping = false
+      }
+    }
+
+    const handle: OpenStream = {
+      get position() {
+        return position
+      },
+      close: () => finish(undefined),
+    }
+    this.streams.add(handle)
+    sink.open(handle)
+    // Subscribe before reading the starting position, so nothing committed in between is missed.
+    unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), () => void pump())
+    if (closed) {
+      await unsubscribe()
+      return handle
+    }
+    const conversation = await this.store.getConversation(integrationId, conversationId)
+    const current = conversation?.lastSeq ?? 0
+    position = lastEventId === undefined ? current : Math.min(Math.max(0, lastEventId), current)
+    void pump()
+    return handle
+  }
+
+  /** Ends every open stream (graceful shutdown). */
+  async closeAll(): Promise<void> {
+    await Promise.all([...this.streams].map((s) => s.close()))
+  }
+}

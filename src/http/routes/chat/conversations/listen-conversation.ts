@@ -1,0 +1,27 @@
+import { Type } from 'typebox'
+import type { App } from '../../../types.js'
+import { signalView } from '../../../../domain/chat-views.js'
+import { SseWriter } from '../../../sse.js'
+import { chatParams, chatSchema } from '../common.js'
+
+const Headers = Type.Object({
+  'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'Resume after this event id: missed signals are replayed' })),
+})
+
+export default function listenConversation(app: App): void {
+  app.get('/conversations/:id/listen', {
+    schema: chatSchema('listenConversation',
+      'Server-Sent Events: unnamed data frames {type, data} for message_created, event_created, participant_added, participant_removed, message_deleted; each carries the conversation sequence as its id',
+      { params: chatParams({ id: Type.String() }), headers: Headers },
+      { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } }),
+  }, async (request, reply) => {
+    const lastEventId = request.headers['last-event-id']
+    const writer = new SseWriter(request, reply)
+    // Access is checked before open() sends the status line, so refusals are ordinary 403/404 responses.
+    await app.services.streams.follow(request.chatUser, request.params.id, lastEventId === undefined ? undefined : Number(lastEventId), {
+      open: (stream) => writer.open(app.services.config.sseKeepAliveMs, () => stream.position, () => void stream.close()),
+      send: (signal) => writer.write(signalView(signal), signal.seq),
+      end: () => writer.end(),
+    })
+  })
+}

@@ -1,0 +1,60 @@
+import type { OutgoingHttpHeaders } from 'node:http'
+import type { FastifyReply, FastifyRequest } from 'fastify'
+
+/**
+ * A minimal Server-Sent Events writer over the raw response, following the rules the official
+ * clients need (wire-compat §1.7): status 200 and headers at once, unnamed `data:` frames only,
+ * and a data frame as keep-alive (comments do not reset the client's 60 s watchdog).
+ */
+export class SseWriter {
+  private closed = false
+  private keepAlive: NodeJS.Timeout | undefined
+
+  constructor(
+    private readonly request: FastifyRequest,
+    private readonly reply: FastifyReply,
+  ) {}
+
+  /** Sends the status line and headers now (the client's `listen()` resolves on them). */
+  open(keepAliveMs: number, position: () => number, onClose: () => void): void {
+    this.reply.hijack()
+    const raw = this.reply.raw
+    // Headers set by hooks (CORS, request id) are on the reply, which hijack() bypasses: copy them.
+    const inherited = this.reply.getHeaders() as OutgoingHttpHeaders
+    raw.writeHead(200, {
+      ...inherited,
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    })
+    raw.flushHeaders()
+    raw.socket?.setNoDelay(true)
+    this.keepAlive = setInterval(() => this.write({ type: 'ping', data: {} }, position()), keepAliveMs)
+    this.keepAlive.unref()
+    const cleanup = () => {
+      if (this.closed) return
+      this.closed = true
+      clearInterval(this.keepAlive)
+      onClose()
+    }
+    this.request.raw.on('close', cleanup)
+    raw.on('close', cleanup)
+    raw.on('error', cleanup)
+  }
+
+  /** One frame. `id` must be a plain number so it can never smuggle CR/LF into the stream. */
+  write(data: unknown, id?: number): void {
+    if (this.closed || this.reply.raw.writableEnded) return
+    const idLine = id === undefined ? '' : `id: ${Math.trunc(id)}\n`
+    // JSON.stringify never emits raw newlines, so one data: line carries the whole frame.
+    this.reply.raw.write(`${idLine}data: ${JSON.stringify(data)}\n\n`)
+  }
+
+  end(): void {
+    if (this.closed) return
+    this.closed = true
+    clearInterval(this.keepAlive)
+    this.reply.raw.end()
+  }
+}

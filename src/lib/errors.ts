@@ -1,0 +1,75 @@
+/**
+ * The one registry of error types. Names and statuses are the Botpress wire contract
+ * (wire-compat §2.3): the official clients pick the error class from `type` alone, so the
+ * HTTP status must always equal the type's code.
+ */
+export const ERROR_STATUS = {
+  Unknown: 500,
+  Internal: 500,
+  Unauthorized: 401,
+  Forbidden: 403,
+  PayloadTooLarge: 413,
+  InvalidPayload: 400,
+  UnsupportedMediaType: 415,
+  MethodNotFound: 405,
+  ResourceNotFound: 404,
+  InvalidJsonSchema: 400,
+  InvalidDataFormat: 400,
+  InvalidIdentifier: 400,
+  RelationConflict: 409,
+  ReferenceConstraint: 409,
+  ResourceLockedConflict: 409,
+  ResourceGone: 410,
+  ReferenceNotFound: 400,
+  InvalidQuery: 400,
+  Runtime: 400,
+  AlreadyExists: 409,
+  RateLimited: 429,
+  PaymentRequired: 402,
+  QuotaExceeded: 403,
+  LimitExceeded: 413,
+  BreakingChanges: 400,
+  OperationTimeout: 504,
+} as const
+
+export type ErrorType = keyof typeof ERROR_STATUS
+
+export class ApiError extends Error {
+  readonly status: number
+  constructor(
+    readonly type: ErrorType,
+    message: string,
+    readonly metadata?: Record<string, unknown>,
+  ) {
+    super(message)
+    this.name = `${type}Error`
+    this.status = ERROR_STATUS[type]
+  }
+}
+
+/** Factories for the errors the domain raises, so messages stay consistent. */
+export const errors = {
+  notFound: (what: string, id?: string) =>
+    new ApiError('ResourceNotFound', id === undefined ? `${what} not found` : `${what} "${id}" not found`),
+  alreadyExists: (what: string, id: string) => new ApiError('AlreadyExists', `${what} "${id}" already exists`),
+  invalidPayload: (message: string) => new ApiError('InvalidPayload', message),
+  invalidQuery: (message: string) => new ApiError('InvalidQuery', message),
+  unauthorized: (message: string) => new ApiError('Unauthorized', message),
+  forbidden: (message: string) => new ApiError('Forbidden', message),
+  payloadTooLarge: (limit: number) =>
+    new ApiError('PayloadTooLarge', `Request body exceeds the limit of ${limit} bytes`),
+  unsupportedMediaType: (contentType: string) =>
+    new ApiError('UnsupportedMediaType', `Unsupported content type "${contentType}"; send application/json`),
+  methodNotFound: (method: string, url: string) =>
+    new ApiError('MethodNotFound', `Method ${method} is not allowed on ${url}`),
+  internal: () => new ApiError('Internal', 'An internal error occurred; quote the error id when reporting it'),
+}
+
+/** The wire body of every non-2xx response. */
+export interface ErrorBody {
+  id: string
+  code: number
+  type: ErrorType
+  message: string
+  metadata?: Record<string, unknown>
+}

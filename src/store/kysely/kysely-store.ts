@@ -1,0 +1,463 @@
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
+import type { Database } from './schema.js'
+import { decodeCursor, encodeCursor } from '../cursor.js'
+import {
+  UniqueViolation,
+  type AccessTokenRow, type AccountRow, type BotRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
+  type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
+} from '../store.js'
+
+type Db = Kysely<Database> | Transaction<Database>
+
+const toUser = (r: Selectable<Database['users']>): UserRow => ({
+  integrationId: r.integration_id,
+  id: r.id,
+  name: r.name,
+  pictureUrl: r.picture_url,
+  profile: r.profile,
+  isBot: Number(r.is_bot) === 1,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+})
+
+const toConversation = (r: Selectable<Database['conversations']>): ConversationRow => ({
+  integrationId: r.integration_id,
+  id: r.id,
+  ownerId: r.owner_id,
+  lastSeq: Number(r.last_seq),
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+})
+
+const toMessage = (r: Selectable<Database['messages']>): MessageRow => ({
+  id: r.id,
+  integrationId: r.integration_id,
+  conversationId: r.conversation_id,
+  seq: Number(r.seq),
+  userId: r.user_id,
+  isBot: Number(r.is_bot) === 1,
+  payload: JSON.parse(r.payload) as JsonObject,
+  metadata: r.metadata === null ? null : (JSON.parse(r.metadata) as JsonObject),
+  createdAt: Number(r.created_at),
+})
+
+const toEvent = (r: Selectable<Database['events']>): EventRow => ({
+  id: r.id,
+  integrationId: r.integration_id,
+  conversationId: r.conversation_id,
+  seq: Number(r.seq),
+  userId: r.user_id,
+  isBot: Number(r.is_bot) === 1,
+  payload: JSON.parse(r.payload) as JsonObject,
+  createdAt: Number(r.created_at),
+})
+
+const toBot = (r: Selectable<Database['bots']>): BotRow => ({
+  id: r.id,
+  workspaceId: r.workspace_id,
+  name: r.name,
+  tags: JSON.parse(r.tags) as Record<string, string>,
+  code: r.code,
+  deployedAt: r.deployed_at === null ? null : Number(r.deployed_at),
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+})
+
+const toIntegration = (r: Selectable<Database['integrations']>): IntegrationRow => ({
+  id: r.id,
+  botId: r.bot_id,
+  name: r.name,
+  webhookId: r.webhook_id,
+  encryptionKey: r.encryption_key,
+  enabled: Number(r.enabled) === 1,
+  configuration: JSON.parse(r.configuration) as JsonObject,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+})
+
+const pageOf = <T>(rows: T[], limit: number, cursorOf: (last: T) => (string | number)[]): Page<T> => {
+  if (rows.length <= limit) return { items: rows }
+  const items = rows.slice(0, limit)
+  return { items, next: encodeCursor(cursorOf(items[items.length - 1]!)) }
+}
+
+/**
+ * One Store implementation for both dialects: only portable SQL (RETURNING, ON CONFLICT, CASE),
+ * no engine-specific functions, so the PostgreSQL engine reuses every query.
+ */
+export class KyselyStore implements Store {
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly dialect: 'sqlite' | 'postgres',
+    private readonly onClose: () => Promise<void> = async () => {},
+  ) {}
+
+  async ping(): Promise<void> {
+    await sql`select 1`.execute(this.db)
+  }
+
+  async close(): Promise<void> {
+    await this.db.destroy()
+    await this.onClose()
+  }
+
+  // ---- workspaces, accounts, tokens ----
+  async createWorkspace(w: WorkspaceRow): Promise<void> {
+    await this.db.insertInto('workspaces').values({ id: w.id, name: w.name, created_at: w.createdAt, updated_at: w.updatedAt }).execute()
+  }
+
+  async createAccount(a: AccountRow): Promise<void> {
+    await this.db
+      .insertInto('accounts')
+      .values({ id: a.id, email: a.email, display_name: a.displayName, created_at: a.createdAt, updated_at: a.updatedAt })
+      .execute()
+  }
+
+  async addWorkspaceMember(workspaceId: string, accountId: string, role: string, now: number): Promise<void> {
+    await this.db
+      .insertInto('workspace_members')
+      .values({ workspace_id: workspaceId, account_id: accountId, role, created_at: now, updated_at: now })
+      .execute()
+  }
+
+  async createAccessToken(t: AccessTokenRow & { tokenHash: string }): Promise<void> {
+    await this.db
+      .insertInto('access_tokens')
+      .values({ id: t.id, account_id: t.accountId, token_hash: t.tokenHash, note: t.note, created_at: t.createdAt })
+      .execute()
+  }
+
+  async findAccessTokenByHash(tokenHash: string): Promise<AccessTokenRow | undefined> {
+    const r = await this.db.selectFrom('access_tokens').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst()
+    return r && { id: r.id, accountId: r.account_id, note: r.note, createdAt: Number(r.created_at) }
+  }
+
+  async countWorkspaces(): Promise<number> {
+    const r = await this.db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  // ---- bots, integrations ----
+  async createBot(bot: BotRow, integrations: IntegrationRow[]): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('bots')
+        .values({
+          id: bot.id, workspace_id: bot.workspaceId, name: bot.name, tags: JSON.stringify(bot.tags), code: bot.code,
+          deployed_at: bot.deployedAt, created_at: bot.createdAt, updated_at: bot.updatedAt,
+        })
+        .execute()
+      for (const i of integrations) {
+        await trx
+          .insertInto('integrations')
+          .values({
+            id: i.id, bot_id: i.botId, name: i.name, webhook_id: i.webhookId, encryption_key: i.encryptionKey,
+            enabled: i.enabled ? 1 : 0, configuration: JSON.stringify(i.configuration), created_at: i.createdAt, updated_at: i.updatedAt,
+          })
+          .execute()
+      }
+    })
+  }
+
+  async getBot(id: string): Promise<BotRow | undefined> {
+    const r = await this.db.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst()
+    return r && toBot(r)
+  }
+
+  async getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined> {
+    const r = await this.db.selectFrom('integrations').selectAll().where('webhook_id', '=', webhookId).executeTakeFirst()
+    return r && toIntegration(r)
+  }
+
+  async listIntegrations(botId: string): Promise<IntegrationRow[]> {
+    const rows = await this.db.selectFrom('integrations').selectAll().where('bot_id', '=', botId).orderBy('name').execute()
+    return rows.map(toIntegration)
+  }
+
+  // ---- users and keys ----
+  private async insertUser(db: Db, u: NewUser): Promise<UserRow | undefined> {
+    const r = await db
+      .insertInto('users')
+      .values({
+        integration_id: u.integrationId, id: u.id, name: u.name ?? null, picture_url: u.pictureUrl ?? null,
+        profile: u.profile ?? null, is_bot: u.isBot ? 1 : 0, created_at: u.now, updated_at: u.now,
+      })
+      .onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing())
+      .returningAll()
+      .executeTakeFirst()
+    return r && toUser(r)
+  }
+
+  async createUser(u: NewUser): Promise<UserRow> {
+    const user = await this.insertUser(this.db, u)
+    if (!user) throw new UniqueViolation('User')
+    return user
+  }
+
+  async getOrCreateUser(u: NewUser): Promise<{ user: UserRow; created: boolean }> {
+    const created = await this.insertUser(this.db, u)
+    if (created) return { user: created, created: true }
+    const existing = await this.getUser(u.integrationId, u.id)
+    if (!existing) throw new Error('user vanished between insert and select')
+    return { user: existing, created: false }
+  }
+
+  async getUser(integrationId: string, id: string): Promise<UserRow | undefined> {
+    const r = await this.db.selectFrom('users').selectAll().where('integration_id', '=', integrationId).where('id', '=', id).executeTakeFirst()
+    return r && toUser(r)
+  }
+
+  async updateUser(integrationId: string, id: string, patch: UserPatch, now: number): Promise<UserRow | undefined> {
+    const r = await this.db
+      .updateTable('users')
+      .set({
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.pictureUrl !== undefined && { picture_url: patch.pictureUrl }),
+        ...(patch.profile !== undefined && { profile: patch.profile }),
+        updated_at: now,
+      })
+      .where('integration_id', '=', integrationId)
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst()
+    return r && toUser(r)
+  }
+
+  async deleteUser(integrationId: string, id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('users').where('integration_id', '=', integrationId).where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async addUserKey(integrationId: string, userId: string, keyHash: string, now: number): Promise<void> {
+    await this.db.insertInto('user_keys').values({ key_hash: keyHash, integration_id: integrationId, user_id: userId, created_at: now }).execute()
+  }
+
+  async findUserByKeyHash(integrationId: string, keyHash: string): Promise<UserRow | undefined> {
+    const r = await this.db
+      .selectFrom('user_keys as k')
+      .innerJoin('users as u', (j) => j.onRef('u.integration_id', '=', 'k.integration_id').onRef('u.id', '=', 'k.user_id'))
+      .selectAll('u')
+      .where('k.key_hash', '=', keyHash)
+      .where('k.integration_id', '=', integrationId)
+      .executeTakeFirst()
+    return r && toUser(r)
+  }
+
+  // ---- conversations and participants ----
+  async createConversation(integrationId: string, id: string, ownerId: string, now: number): Promise<ConversationRow> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .insertInto('conversations')
+        .values({ integration_id: integrationId, id, owner_id: ownerId, last_seq: 0, last_at: 0, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
+      if (!r) throw new UniqueViolation('Conversation')
+      await trx.insertInto('participants').values({ integration_id: integrationId, conversation_id: id, user_id: ownerId, created_at: now }).execute()
+      return toConversation(r)
+    })
+  }
+
+  async getConversation(integrationId: string, id: string): Promise<ConversationRow | undefined> {
+    const r = await this.db.selectFrom('conversations').selectAll().where('integration_id', '=', integrationId).where('id', '=', id).executeTakeFirst()
+    return r && toConversation(r)
+  }
+
+  async deleteConversation(integrationId: string, id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('conversations').where('integration_id', '=', integrationId).where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async listConversationsOf(integrationId: string, userId: string, page: PageRequest): Promise<Page<ConversationRow>> {
+    let q = this.db
+      .selectFrom('participants as p')
+      .innerJoin('conversations as c', (j) => j.onRef('c.integration_id', '=', 'p.integration_id').onRef('c.id', '=', 'p.conversation_id'))
+      .selectAll('c')
+      .where('p.integration_id', '=', integrationId)
+      .where('p.user_id', '=', userId)
+    if (page.after !== undefined) {
+      const [createdAt, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('c.created_at', '<', createdAt), eb.and([eb('c.created_at', '=', createdAt), eb('c.id', '<', id)])]))
+    }
+    const rows = await q.orderBy('c.created_at', 'desc').orderBy('c.id', 'desc').limit(page.limit + 1).execute()
+    return pageOf(rows.map(toConversation), page.limit, (c) => [c.createdAt, c.id])
+  }
+
+  async isParticipant(integrationId: string, conversationId: string, userId: string): Promise<boolean> {
+    const r = await this.db
+      .selectFrom('participants')
+      .select('user_id')
+      .where('integration_id', '=', integrationId)
+      .where('conversation_id', '=', conversationId)
+      .where('user_id', '=', userId)
+      .executeTakeFirst()
+    return r !== undefined
+  }
+
+  /** Takes the conversation's next sequence number and a strictly increasing timestamp (row-locked on PostgreSQL). */
+  private async nextSeq(trx: Db, integrationId: string, conversationId: string, now: number): Promise<{ seq: number; at: number } | undefined> {
+    const r = await trx
+      .updateTable('conversations')
+      .set({
+        last_seq: sql`last_seq + 1`,
+        last_at: sql`CASE WHEN last_at >= ${now} THEN last_at + 1 ELSE ${now} END`,
+        updated_at: now,
+      })
+      .where('integration_id', '=', integrationId)
+      .where('id', '=', conversationId)
+      .returning(['last_seq', 'last_at'])
+      .executeTakeFirst()
+    return r && { seq: Number(r.last_seq), at: Number(r.last_at) }
+  }
+
+  private async recordSignal(trx: Db, integrationId: string, conversationId: string, type: string, data: object, now: number): Promise<void> {
+    const next = await this.nextSeq(trx, integrationId, conversationId, now)
+    if (!next) return
+    await trx
+      .insertInto('conversation_signals')
+      .values({ integration_id: integrationId, conversation_id: conversationId, seq: next.seq, type, data: JSON.stringify(data), created_at: next.at })
+      .execute()
+  }
+
+  async addParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .insertInto('participants')
+        .values({ integration_id: integrationId, conversation_id: conversationId, user_id: userId, created_at: now })
+        .onConflict((oc) => oc.columns(['integration_id', 'conversation_id', 'user_id']).doNothing())
+        .executeTakeFirst()
+      if (Number(r.numInsertedOrUpdatedRows ?? 0) === 0) return false
+      await this.recordSignal(trx, integrationId, conversationId, 'participant_added', { conversationId, participantId: userId }, now)
+      return true
+    })
+  }
+
+  async removeParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx
+        .deleteFrom('participants')
+        .where('integration_id', '=', integrationId)
+        .where('conversation_id', '=', conversationId)
+        .where('user_id', '=', userId)
+        .executeTakeFirst()
+      if (Number(r.numDeletedRows) === 0) return false
+      await this.recordSignal(trx, integrationId, conversationId, 'participant_removed', { conversationId, participantId: userId }, now)
+      return true
+    })
+  }
+
+  async getParticipant(integrationId: string, conversationId: string, userId: string): Promise<UserRow | undefined> {
+    const r = await this.db
+      .selectFrom('participants as p')
+      .innerJoin('users as u', (j) => j.onRef('u.integration_id', '=', 'p.integration_id').onRef('u.id', '=', 'p.user_id'))
+      .selectAll('u')
+      .where('p.integration_id', '=', integrationId)
+      .where('p.conversation_id', '=', conversationId)
+      .where('p.user_id', '=', userId)
+      .executeTakeFirst()
+    return r && toUser(r)
+  }
+
+  async listParticipants(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<UserRow>> {
+    let q = this.db
+      .selectFrom('participants as p')
+      .innerJoin('users as u', (j) => j.onRef('u.integration_id', '=', 'p.integration_id').onRef('u.id', '=', 'p.user_id'))
+      .selectAll('u')
+      .select('p.created_at as joined_at')
+      .where('p.integration_id', '=', integrationId)
+      .where('p.conversation_id', '=', conversationId)
+    if (page.after !== undefined) {
+      const [joinedAt, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('p.created_at', '>', joinedAt), eb.and([eb('p.created_at', '=', joinedAt), eb('u.id', '>', id)])]))
+    }
+    const rows = await q.orderBy('p.created_at', 'asc').orderBy('u.id', 'asc').limit(page.limit + 1).execute()
+    const page_ = pageOf(rows, page.limit, (r) => [Number(r.joined_at), r.id])
+    return { items: page_.items.map(toUser), next: page_.next }
+  }
+
+  // ---- messages and events ----
+  async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now)
+      if (!next) return undefined
+      const row: MessageRow = { ...m, seq: next.seq, createdAt: next.at }
+      await trx
+        .insertInto('messages')
+        .values({
+          id: m.id, integration_id: m.integrationId, conversation_id: m.conversationId, seq: next.seq, user_id: m.userId,
+          is_bot: m.isBot ? 1 : 0, payload: JSON.stringify(m.payload), metadata: m.metadata === null ? null : JSON.stringify(m.metadata),
+          created_at: next.at,
+        })
+        .execute()
+      delete (row as Partial<NewMessage>).now
+      return row
+    })
+  }
+
+  async getMessage(integrationId: string, id: string): Promise<MessageRow | undefined> {
+    const r = await this.db.selectFrom('messages').selectAll().where('id', '=', id).where('integration_id', '=', integrationId).executeTakeFirst()
+    return r && toMessage(r)
+  }
+
+  async deleteMessage(integrationId: string, id: string, now: number): Promise<MessageRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.deleteFrom('messages').where('id', '=', id).where('integration_id', '=', integrationId).returningAll().executeTakeFirst()
+      if (!r) return undefined
+      const message = toMessage(r)
+      await this.recordSignal(trx, integrationId, message.conversationId, 'message_deleted', { id, conversationId: message.conversationId, userId: message.userId }, now)
+      return message
+    })
+  }
+
+  async listMessages(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<MessageRow>> {
+    let q = this.db.selectFrom('messages').selectAll().where('integration_id', '=', integrationId).where('conversation_id', '=', conversationId)
+    if (page.after !== undefined) {
+      const [seq] = decodeCursor(page.after, ['number']) as [number]
+      q = q.where('seq', '<', seq)
+    }
+    const rows = await q.orderBy('seq', 'desc').limit(page.limit + 1).execute()
+    return pageOf(rows.map(toMessage), page.limit, (m) => [m.seq])
+  }
+
+  async appendEvent(e: NewEvent): Promise<EventRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const next = await this.nextSeq(trx, e.integrationId, e.conversationId, e.now)
+      if (!next) return undefined
+      await trx
+        .insertInto('events')
+        .values({
+          id: e.id, integration_id: e.integrationId, conversation_id: e.conversationId, seq: next.seq, user_id: e.userId,
+          is_bot: e.isBot ? 1 : 0, payload: JSON.stringify(e.payload), created_at: next.at,
+        })
+        .execute()
+      return {
+        id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.seq, userId: e.userId,
+        isBot: e.isBot, payload: e.payload, createdAt: next.at,
+      }
+    })
+  }
+
+  async getEvent(integrationId: string, id: string): Promise<EventRow | undefined> {
+    const r = await this.db.selectFrom('events').selectAll().where('id', '=', id).where('integration_id', '=', integrationId).executeTakeFirst()
+    return r && toEvent(r)
+  }
+
+  async signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]> {
+    const scope = { integration_id: integrationId, conversation_id: conversationId }
+    const [messages, events, others] = await Promise.all([
+      this.db.selectFrom('messages').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
+        .where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute(),
+      this.db.selectFrom('events').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
+        .where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute(),
+      this.db.selectFrom('conversation_signals').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
+        .where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute(),
+    ])
+    const records: SignalRecord[] = [
+      ...messages.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'message_created', message: toMessage(r) })),
+      ...events.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'event_created', event: toEvent(r) })),
+      ...others.map((r): SignalRecord => ({ seq: Number(r.seq), kind: r.type, ...JSON.parse(r.data) }) as SignalRecord),
+    ]
+    return records.sort((a, b) => a.seq - b.seq).slice(0, limit)
+  }
+}

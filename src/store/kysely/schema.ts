@@ -1,0 +1,78 @@
+/** Table types as Kysely sees them; both dialects share them (see migrations/<dialect>/). */
+export interface Database {
+  workspaces: { id: string; name: string; created_at: number; updated_at: number }
+  accounts: { id: string; email: string; display_name: string; created_at: number; updated_at: number }
+  workspace_members: { workspace_id: string; account_id: string; role: string; created_at: number; updated_at: number }
+  access_tokens: { id: string; account_id: string; token_hash: string; note: string; created_at: number }
+  bots: {
+    id: string
+    workspace_id: string
+    name: string
+    tags: string
+    code: string | null
+    deployed_at: number | null
+    created_at: number
+    updated_at: number
+  }
+  integrations: {
+    id: string
+    bot_id: string
+    name: string
+    webhook_id: string
+    encryption_key: string
+    enabled: number
+    configuration: string
+    created_at: number
+    updated_at: number
+  }
+  users: {
+    integration_id: string
+    id: string
+    name: string | null
+    picture_url: string | null
+    profile: string | null
+    is_bot: number
+    created_at: number
+    updated_at: number
+  }
+  user_keys: { key_hash: string; integration_id: string; user_id: string; created_at: number }
+  conversations: {
+    integration_id: string
+    id: string
+    owner_id: string
+    last_seq: number
+    last_at: number
+    created_at: number
+    updated_at: number
+  }
+  participants: { integration_id: string; conversation_id: string; user_id: string; created_at: number }
+  messages: {
+    id: string
+    integration_id: string
+    conversation_id: string
+    seq: number
+    user_id: string
+    is_bot: number
+    payload: string
+    metadata: string | null
+    created_at: number
+  }
+  events: {
+    id: string
+    integration_id: string
+    conversation_id: string
+    seq: number
+    user_id: string
+    is_bot: number
+    payload: string
+    created_at: number
+  }
+  conversation_signals: {
+    integration_id: string
+    conversation_id: string
+    seq: number
+    type: string
+    data: string
+    created_at: number
+  }
+}

@@ -1,0 +1,33 @@
+import { mkdirSync } from 'node:fs'
+import { dirname } from 'node:path'
+import SqliteDatabase from 'better-sqlite3'
+import { Kysely, SqliteDialect } from 'kysely'
+import type { Database } from './kysely/schema.js'
+import { KyselyStore } from './kysely/kysely-store.js'
+import { migrateToLatest } from './migrator.js'
+
+export interface SqliteOptions {
+  file: string
+  synchronous: 'NORMAL' | 'FULL'
+}
+
+/** The embedded engine: one SQLite file in WAL mode, migrated on open. */
+export async function createSqliteStore(options: SqliteOptions): Promise<KyselyStore> {
+  if (options.file !== ':memory:') mkdirSync(dirname(options.file), { recursive: true })
+  const sqlite = new SqliteDatabase(options.file)
+  sqlite.pragma('journal_mode = WAL')
+  sqlite.pragma(`synchronous = ${options.synchronous}`)
+  sqlite.pragma('busy_timeout = 5000')
+  sqlite.pragma('foreign_keys = ON')
+  // Startup self-check: refuse to run with a durability setting other than the configured one.
+  const journal = sqlite.pragma('journal_mode', { simple: true })
+  const sync = sqlite.pragma('synchronous', { simple: true })
+  const expectedSync = options.synchronous === 'FULL' ? 2 : 1
+  if ((options.file !== ':memory:' && journal !== 'wal') || sync !== expectedSync) {
+    sqlite.close()
+    throw new Error(`SQLite refused the durability settings (journal_mode=${String(journal)}, synchronous=${String(sync)})`)
+  }
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  await migrateToLatest(db, 'sqlite')
+  return new KyselyStore(db, 'sqlite')
+}

@@ -1,0 +1,189 @@
+/**
+ * The Store: every read and write Parley makes to its database, behind one interface so that the
+ * embedded SQLite engine and PostgreSQL share the domain code and one contract suite.
+ * Timestamps are milliseconds since the epoch; the HTTP layer renders them as ISO 8601.
+ * Methods that must be atomic (a message and its conversation sequence, a conversation and its
+ * owner) are atomic inside the store, so the domain never handles transactions.
+ */
+
+export type Json = null | boolean | number | string | Json[] | { [key: string]: Json }
+export type JsonObject = { [key: string]: Json }
+
+export interface WorkspaceRow { id: string; name: string; createdAt: number; updatedAt: number }
+export interface AccountRow { id: string; email: string; displayName: string; createdAt: number; updatedAt: number }
+export interface AccessTokenRow { id: string; accountId: string; note: string; createdAt: number }
+
+export interface BotRow {
+  id: string
+  workspaceId: string
+  name: string
+  tags: Record<string, string>
+  code: string | null
+  deployedAt: number | null
+  createdAt: number
+  updatedAt: number
+}
+
+export interface IntegrationRow {
+  id: string
+  botId: string
+  name: string
+  webhookId: string
+  encryptionKey: string
+  enabled: boolean
+  configuration: JsonObject
+  createdAt: number
+  updatedAt: number
+}
+
+export interface UserRow {
+  integrationId: string
+  id: string
+  name: string | null
+  pictureUrl: string | null
+  profile: string | null
+  isBot: boolean
+  createdAt: number
+  updatedAt: number
+}
+
+export interface ConversationRow {
+  integrationId: string
+  id: string
+  ownerId: string
+  lastSeq: number
+  createdAt: number
+  updatedAt: number
+}
+
+export interface MessageRow {
+  id: string
+  integrationId: string
+  conversationId: string
+  seq: number
+  userId: string
+  isBot: boolean
+  payload: JsonObject
+  metadata: JsonObject | null
+  createdAt: number
+}
+
+export interface EventRow {
+  id: string
+  integrationId: string
+  conversationId: string
+  seq: number
+  userId: string
+  isBot: boolean
+  payload: JsonObject
+  createdAt: number
+}
+
+export interface ParticipantRow { user: UserRow; joinedAt: number }
+
+/** A conversation signal in sequence order, as replayed to a stream. */
+export type SignalRecord =
+  | { seq: number; kind: 'message_created'; message: MessageRow }
+  | { seq: number; kind: 'event_created'; event: EventRow }
+  | { seq: number; kind: 'participant_added' | 'participant_removed'; conversationId: string; participantId: string }
+  | { seq: number; kind: 'message_deleted'; id: string; conversationId: string; userId: string }
+
+/** Keyset page: `after` is an opaque position returned by the previous page. */
+export interface PageRequest { after?: string | undefined; limit: number }
+export interface Page<T> { items: T[]; next?: string | undefined }
+
+/** Thrown by the store when a unique key is taken; the domain turns it into 409. */
+export class UniqueViolation extends Error {
+  constructor(readonly entity: string) {
+    super(`${entity} already exists`)
+    this.name = 'UniqueViolation'
+  }
+}
+
+export interface NewUser {
+  integrationId: string
+  id: string
+  name?: string | null | undefined
+  pictureUrl?: string | null | undefined
+  profile?: string | null | undefined
+  isBot?: boolean
+  now: number
+}
+
+export interface UserPatch { name?: string | undefined; pictureUrl?: string | undefined; profile?: string | undefined }
+
+export interface NewMessage {
+  id: string
+  integrationId: string
+  conversationId: string
+  userId: string
+  isBot: boolean
+  payload: JsonObject
+  metadata: JsonObject | null
+  now: number
+}
+
+export interface NewEvent {
+  id: string
+  integrationId: string
+  conversationId: string
+  userId: string
+  isBot: boolean
+  payload: JsonObject
+  now: number
+}
+
+export interface Store {
+  readonly dialect: 'sqlite' | 'postgres'
+  /** Cheap round trip for /readyz. */
+  ping(): Promise<void>
+  close(): Promise<void>
+
+  // Workspaces, accounts, tokens (bootstrap now; the Admin API builds on these)
+  createWorkspace(row: WorkspaceRow): Promise<void>
+  createAccount(row: AccountRow): Promise<void>
+  addWorkspaceMember(workspaceId: string, accountId: string, role: string, now: number): Promise<void>
+  createAccessToken(row: AccessTokenRow & { tokenHash: string }): Promise<void>
+  findAccessTokenByHash(tokenHash: string): Promise<AccessTokenRow | undefined>
+  countWorkspaces(): Promise<number>
+
+  // Bots and their integrations
+  createBot(bot: BotRow, integrations: IntegrationRow[]): Promise<void>
+  getBot(id: string): Promise<BotRow | undefined>
+  getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined>
+  listIntegrations(botId: string): Promise<IntegrationRow[]>
+
+  // Chat users and keys
+  createUser(user: NewUser): Promise<UserRow>
+  /** Returns the user, creating it when missing; `created` tells which. */
+  getOrCreateUser(user: NewUser): Promise<{ user: UserRow; created: boolean }>
+  getUser(integrationId: string, id: string): Promise<UserRow | undefined>
+  updateUser(integrationId: string, id: string, patch: UserPatch, now: number): Promise<UserRow | undefined>
+  deleteUser(integrationId: string, id: string): Promise<boolean>
+  addUserKey(integrationId: string, userId: string, keyHash: string, now: number): Promise<void>
+  findUserByKeyHash(integrationId: string, keyHash: string): Promise<UserRow | undefined>
+
+  // Conversations and participants
+  /** Creates the conversation with its owner as first participant. */
+  createConversation(integrationId: string, id: string, ownerId: string, now: number): Promise<ConversationRow>
+  getConversation(integrationId: string, id: string): Promise<ConversationRow | undefined>
+  deleteConversation(integrationId: string, id: string): Promise<boolean>
+  listConversationsOf(integrationId: string, userId: string, page: PageRequest): Promise<Page<ConversationRow>>
+  isParticipant(integrationId: string, conversationId: string, userId: string): Promise<boolean>
+  /** Adds the participant and records a participant_added signal; false if already present. */
+  addParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean>
+  removeParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean>
+  getParticipant(integrationId: string, conversationId: string, userId: string): Promise<UserRow | undefined>
+  listParticipants(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<UserRow>>
+
+  // Messages and events: each takes the next conversation sequence number atomically
+  appendMessage(message: NewMessage): Promise<MessageRow | undefined>
+  getMessage(integrationId: string, id: string): Promise<MessageRow | undefined>
+  deleteMessage(integrationId: string, id: string, now: number): Promise<MessageRow | undefined>
+  listMessages(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<MessageRow>>
+  appendEvent(event: NewEvent): Promise<EventRow | undefined>
+  getEvent(integrationId: string, id: string): Promise<EventRow | undefined>
+
+  /** Signals with seq > afterSeq in order, at most `limit`. */
+  signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]>
+}
