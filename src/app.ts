@@ -5,7 +5,14 @@ import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from './config.js'
+import { AuthService } from './domain/auth-service.js'
+import { BotService } from './domain/bot-service.js'
 import { ChatService } from './domain/chat-service.js'
+import { FileService } from './domain/file-service.js'
+import { WorkspaceService } from './domain/workspace-service.js'
+import { adminRoutes } from './http/routes/admin/index.js'
+import { filesRoutes } from './http/routes/files/index.js'
+import { parseQueryString } from './http/querystring.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
@@ -40,7 +47,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
-    routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: false },
+    routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
     serverFactory: (handler) =>
       createServer(
@@ -51,7 +58,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   const chat = new ChatService(store, pubsub)
   const streams = new ConversationStreams(store, pubsub, chat)
-  const services: Services = { config, chat, streams, store }
+  const bots = new BotService(store)
+  const files = new FileService({ config, store, bots })
+  const services: Services = {
+    config, chat, streams, store, bots, files,
+    auth: new AuthService(store),
+    workspaces: new WorkspaceService(store, bots),
+  }
   app.decorate('services', services)
 
   registerErrorHandling(app)
@@ -77,6 +90,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       components: {
         securitySchemes: {
           userKey: { type: 'apiKey', in: 'header', name: 'x-user-key' },
+          bearer: { type: 'http', scheme: 'bearer' },
+          workspaceId: { type: 'apiKey', in: 'header', name: 'x-workspace-id' },
+          botId: { type: 'apiKey', in: 'header', name: 'x-bot-id' },
         },
       },
     },
@@ -85,6 +101,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerMetrics(app, () => ({ parley_sse_open_streams: streams.openCount }))
   healthRoutes(app)
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
+  await app.register(adminRoutes, { prefix: '/v1/admin' })
+  await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(chatRoutes, { prefix: '/:webhookId' })
 
   // Open streams would hold server.close() forever: end them first.

@@ -18,6 +18,13 @@ export interface Config {
   /** Chat API body limit (spec: 1 MB). */
   chatBodyLimit: number
   trustProxy: boolean
+  /** Admin API body limit (spec: 50 MB) and Files API JSON body limit (spec: 1 MB). */
+  adminBodyLimit: number
+  filesBodyLimit: number
+  /** Largest file content accepted by an upload URL, enforced while streaming. */
+  maxFileBytes: number
+  /** Lifetime of signed upload and download URLs. */
+  signedUrlTtlSeconds: number
 }
 
 type Env = Record<string, string | undefined>
@@ -55,6 +62,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 30_000, 100),
     chatBodyLimit: 1024 * 1024,
     trustProxy: env.PARLEY_TRUST_PROXY === '1' || env.PARLEY_TRUST_PROXY === 'true',
+    adminBodyLimit: 50 * 1024 * 1024,
+    filesBodyLimit: 1024 * 1024,
+    maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
+    signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
     ...overrides,
   }
   return Object.freeze(config)

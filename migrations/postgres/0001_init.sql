@@ -31,18 +31,48 @@ CREATE TABLE access_tokens (
   note TEXT NOT NULL,
   created_at BIGINT NOT NULL
 );
+CREATE INDEX access_tokens_account ON access_tokens (account_id);
 
 CREATE TABLE bots (
   id TEXT PRIMARY KEY NOT NULL,
   workspace_id TEXT NOT NULL REFERENCES workspaces(id) ON DELETE CASCADE,
   name TEXT NOT NULL,
+  description TEXT,
   tags TEXT NOT NULL,
+  dev BIGINT NOT NULL,
+  signing_secret TEXT NOT NULL,
   code TEXT,
   deployed_at BIGINT,
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL
 );
 CREATE INDEX bots_workspace_created ON bots (workspace_id, created_at, id);
+CREATE INDEX bots_workspace_updated ON bots (workspace_id, updated_at, id);
+
+-- Tags live in rows (not JSON) so that tag filters are plain, portable, indexable SQL.
+CREATE TABLE bot_tags (
+  bot_id TEXT NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+  key TEXT NOT NULL,
+  value TEXT NOT NULL,
+  PRIMARY KEY (bot_id, key)
+);
+CREATE INDEX bot_tags_key_value ON bot_tags (key, value);
+
+-- Bot API keys: the bot access tokens its code and integrations use (Files API).
+CREATE TABLE bot_api_keys (
+  id TEXT PRIMARY KEY NOT NULL,
+  bot_id TEXT NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+  token_hash TEXT NOT NULL UNIQUE,
+  note TEXT NOT NULL,
+  created_at BIGINT NOT NULL
+);
+CREATE INDEX bot_api_keys_bot ON bot_api_keys (bot_id);
+
+-- Instance-wide settings shared by every Parley instance on this database (e.g. the URL-signing secret).
+CREATE TABLE settings (
+  key TEXT PRIMARY KEY NOT NULL,
+  value TEXT NOT NULL
+);
 
 CREATE TABLE integrations (
   id TEXT PRIMARY KEY NOT NULL,

@@ -36,7 +36,7 @@ export async function bootstrap(store: Store, dataDir: string, publicUrl: string
   await store.addWorkspaceMember(workspaceId, accountId, 'owner', now)
   const token = randomSecret('pat')
   await store.createAccessToken({ id: uuidv7(), accountId, tokenHash: hashSecret(token), note: 'created at first start', createdAt: now })
-  const { bot, integrations } = await new BotService(store).createBot(workspaceId, 'Demo bot', ['chat'])
+  const { bot, integrations } = await new BotService(store).createBot(workspaceId, { name: 'Demo bot', integrations: { chat: { enabled: true } } })
   const chat = integrations[0]!
   const credentials: Credentials = {
     apiUrl: publicUrl,

@@ -1,10 +1,42 @@
 import { randomBytes, randomUUID } from 'node:crypto'
-import { uuidv7 } from '../lib/ids.js'
-import type { BotRow, IntegrationRow, Store } from '../store/store.js'
+import { errors } from '../lib/errors.js'
+import { hashSecret } from '../lib/crypto.js'
+import { randomSecret, uuidv7 } from '../lib/ids.js'
+import type { BotApiKeyRow, BotListFilter, BotRow, IntegrationRow, Page, Store } from '../store/store.js'
 
 /** Built-in integrations, keyed by name. Each enabled one gets its own webhook id and key. */
 export const BUILT_IN_INTEGRATIONS = ['chat'] as const
 export type IntegrationName = (typeof BUILT_IN_INTEGRATIONS)[number]
+
+const isBuiltIn = (name: string): name is IntegrationName => (BUILT_IN_INTEGRATIONS as readonly string[]).includes(name)
+
+export interface IntegrationInput {
+  enabled?: boolean | undefined
+  configuration?: { encryptionKey?: string | undefined } | undefined
+}
+
+export interface BotInput {
+  name?: string | undefined
+  description?: string | null | undefined
+  tags?: Record<string, string | null> | undefined
+  dev?: boolean | undefined
+  code?: string | undefined
+  /** Keyed by integration name (or, on update, the integration's id); null disables it. */
+  integrations?: Record<string, IntegrationInput | null> | undefined
+}
+
+export interface BotWithIntegrations { bot: BotRow; integrations: IntegrationRow[] }
+
+/**
+ * Resources outside the database that belong to a bot (file blobs). `prepare` runs before the
+ * bot's rows are deleted and returns what to do once they are gone, so a failed delete never
+ * leaves rows pointing at removed content.
+ */
+export interface BotResourceCleaner {
+  prepare(botId: string): Promise<() => Promise<void>>
+}
+
+const MIN_ENCRYPTION_KEY_LENGTH = 16
 
 export function newIntegration(botId: string, name: IntegrationName, now: number, encryptionKey?: string): IntegrationRow {
   return {
@@ -20,17 +52,124 @@ export function newIntegration(botId: string, name: IntegrationName, now: number
   }
 }
 
+function checkEncryptionKey(input: IntegrationInput | null | undefined): string | undefined {
+  const key = input?.configuration?.encryptionKey
+  if (key !== undefined && key.length < MIN_ENCRYPTION_KEY_LENGTH) {
+    throw errors.invalidPayload(`integrations.chat.configuration.encryptionKey must be at least ${MIN_ENCRYPTION_KEY_LENGTH} characters`)
+  }
+  return key
+}
+
 export class BotService {
+  private readonly cleaners: BotResourceCleaner[] = []
+
   constructor(
     private readonly store: Store,
     private readonly clock: () => number = Date.now,
   ) {}
 
-  async createBot(workspaceId: string, name: string, integrations: IntegrationName[]): Promise<{ bot: BotRow; integrations: IntegrationRow[] }> {
-    const now = this.clock()
-    const bot: BotRow = { id: uuidv7(), workspaceId, name, tags: {}, code: null, deployedAt: null, createdAt: now, updatedAt: now }
-    const rows = integrations.map((n) => newIntegration(bot.id, n, now))
-    await this.store.createBot(bot, rows)
-    return { bot, integrations: rows }
+  addCleaner(cleaner: BotResourceCleaner): void {
+    this.cleaners.push(cleaner)
   }
+
+  async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
+    const now = this.clock()
+    const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
+    const bot: BotRow = {
+      id: uuidv7(),
+      workspaceId,
+      name: input.name ?? `bot-${randomBytes(3).toString('hex')}`,
+      description: input.description ?? null,
+      tags,
+      dev: input.dev ?? false,
+      signingSecret: randomBytes(24).toString('base64url'),
+      code: input.code ?? null,
+      deployedAt: input.code !== undefined ? now : null,
+      createdAt: now,
+      updatedAt: now,
+    }
+    const integrations: IntegrationRow[] = []
+    // @botpress/client's createBot cannot send `integrations`; a new bot gets the chat integration
+    // unless the caller says otherwise, so that it is reachable at once.
+    for (const [name, value] of Object.entries(input.integrations ?? { chat: { enabled: true } })) {
+      if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${name}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)
+      const key = checkEncryptionKey(value)
+      if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key))
+    }
+    await this.store.createBot(bot, integrations)
+    return { bot, integrations }
+  }
+
+  /** A bot of this workspace; 404 for other workspaces' bots, so ids reveal nothing. */
+  async getBot(workspaceId: string, id: string): Promise<BotWithIntegrations> {
+    const bot = await this.store.getBot(id)
+    if (!bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot', id)
+    return { bot, integrations: await this.store.listIntegrations(bot.id) }
+  }
+
+  listBots(filter: BotListFilter, nextToken: string | undefined, pageSize: number): Promise<Page<BotRow>> {
+    return this.store.listBots(filter, { after: nextToken, limit: pageSize })
+  }
+
+  async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
+    const { bot, integrations } = await this.getBot(workspaceId, id)
+    const now = this.clock()
+    for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
+      const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
+      const name = existing?.name ?? keyName
+      if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${keyName}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)
+      const key = checkEncryptionKey(value)
+      const enabled = value !== null && value.enabled !== false
+      if (existing) {
+        await this.store.updateIntegration(existing.id, { enabled, ...(key !== undefined && { encryptionKey: key }) }, now)
+      } else if (enabled) {
+        await this.store.createIntegration(newIntegration(bot.id, name, now, key))
+      }
+    }
+    const updated = await this.store.updateBot(
+      bot.id,
+      {
+        name: input.name,
+        description: input.description,
+        dev: input.dev,
+        tags: input.tags,
+        code: input.code,
+        ...(input.code !== undefined && { deployedAt: now }),
+      },
+      now,
+    )
+    if (!updated) throw errors.notFound('Bot', id)
+    return { bot: updated, integrations: await this.store.listIntegrations(bot.id) }
+  }
+
+  async deleteBot(workspaceId: string, id: string): Promise<void> {
+    await this.getBot(workspaceId, id)
+    const finishers = await Promise.all(this.cleaners.map((c) => c.prepare(id)))
+    await this.store.deleteBot(id)
+    for (const finish of finishers) await finish()
+  }
+
+  // ---- bot API keys (the bot's access tokens) ----
+
+  async createApiKey(workspaceId: string, botId: string, note: string): Promise<BotApiKeyRow & { value: string }> {
+    await this.getBot(workspaceId, botId)
+    const value = randomSecret('bak')
+    const row: BotApiKeyRow = { id: uuidv7(), botId, note, createdAt: this.clock() }
+    await this.store.createBotApiKey({ ...row, tokenHash: hashSecret(value) })
+    return { ...row, value }
+  }
+
+  async listApiKeys(workspaceId: string, botId: string): Promise<BotApiKeyRow[]> {
+    await this.getBot(workspaceId, botId)
+    return this.store.listBotApiKeys(botId)
+  }
+
+  /** Keys are addressed by id alone (as in Botpress); only keys of this workspace's bots are found. */
+  async deleteApiKey(workspaceId: string, keyId: string): Promise<void> {
+    const key = await this.store.getBotApiKey(keyId)
+    const bot = key && (await this.store.getBot(key.botId))
+    if (!key || !bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot API key', keyId)
+    await this.store.deleteBotApiKey(bot.id, keyId)
+  }
+
 }

@@ -1,16 +1,25 @@
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
+import type { AuthService, Principal } from '../domain/auth-service.js'
+import type { BotService } from '../domain/bot-service.js'
 import type { ChatService } from '../domain/chat-service.js'
+import type { FileService } from '../domain/file-service.js'
+import type { Permission, Role } from '../domain/permissions.js'
+import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
-import type { IntegrationRow, UserRow } from '../store/store.js'
+import type { AccountRow, IntegrationRow, UserRow, WorkspaceRow } from '../store/store.js'
 
 /** What routes may use: domain services only (no store access from routes, except readiness). */
 export interface Services {
   config: Config
   chat: ChatService
   streams: ConversationStreams
+  auth: AuthService
+  workspaces: WorkspaceService
+  bots: BotService
+  files: FileService
   store: Pick<Store, 'ping'>
 }
 
@@ -25,5 +34,16 @@ declare module 'fastify' {
     integration: IntegrationRow
     /** The user designated by x-user-key (authenticated Chat API scope). */
     chatUser: UserRow
+    /** The Bearer token's owner (Admin and Files APIs). */
+    principal: Principal
+    /** The authenticated account (Admin API). */
+    account: AccountRow
+    /** The x-workspace-id workspace and the caller's role in it (workspace-scoped Admin routes). */
+    workspace: WorkspaceRow
+    role: Role
+  }
+  interface FastifyContextConfig {
+    /** What the caller's workspace role must allow for this route (checked by the scope's hook). */
+    permission?: Permission
   }
 }

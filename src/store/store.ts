@@ -1,3 +1,5 @@
+import type { FileStore } from './file-store.js'
+
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
  * embedded SQLite engine and PostgreSQL share the domain code and one contract suite.
@@ -17,7 +19,10 @@ export interface BotRow {
   id: string
   workspaceId: string
   name: string
+  description: string | null
   tags: Record<string, string>
+  dev: boolean
+  signingSecret: string
   code: string | null
   deployedAt: number | null
   createdAt: number
@@ -79,6 +84,28 @@ export interface EventRow {
   createdAt: number
 }
 
+export interface MemberRow { workspaceId: string; account: AccountRow; role: string; createdAt: number; updatedAt: number }
+export interface BotApiKeyRow { id: string; botId: string; note: string; createdAt: number }
+
+export interface BotListFilter {
+  workspaceId: string
+  dev?: boolean | undefined
+  tags?: Record<string, string> | undefined
+  integrationNames?: string[] | undefined
+  sortField: 'createdAt' | 'updatedAt'
+  sortDirection: 'asc' | 'desc'
+}
+
+export interface BotPatch {
+  name?: string | undefined
+  description?: string | null | undefined
+  dev?: boolean | undefined
+  code?: string | undefined
+  deployedAt?: number | undefined
+  /** null removes the tag. */
+  tags?: Record<string, string | null> | undefined
+}
+
 export interface ParticipantRow { user: UserRow; joinedAt: number }
 
 /** A conversation signal in sequence order, as replayed to a stream. */
@@ -135,6 +162,8 @@ export interface NewEvent {
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres'
+  /** File metadata (Files API). */
+  readonly files: FileStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -147,11 +176,37 @@ export interface Store {
   findAccessTokenByHash(tokenHash: string): Promise<AccessTokenRow | undefined>
   countWorkspaces(): Promise<number>
 
+  getAccount(id: string): Promise<AccountRow | undefined>
+  getAccountByEmail(email: string): Promise<AccountRow | undefined>
+  listAccessTokens(accountId: string): Promise<AccessTokenRow[]>
+  deleteAccessToken(accountId: string, id: string): Promise<boolean>
+  getWorkspace(id: string): Promise<WorkspaceRow | undefined>
+  listWorkspacesOf(accountId: string, page: PageRequest): Promise<Page<WorkspaceRow>>
+  updateWorkspace(id: string, name: string, now: number): Promise<WorkspaceRow | undefined>
+  deleteWorkspace(id: string): Promise<boolean>
+  countBots(workspaceId: string): Promise<number>
+  getMember(workspaceId: string, accountId: string): Promise<MemberRow | undefined>
+  listMembers(workspaceId: string, page: PageRequest): Promise<Page<MemberRow>>
+  updateMemberRole(workspaceId: string, accountId: string, role: string, now: number): Promise<MemberRow | undefined>
+  removeMember(workspaceId: string, accountId: string): Promise<boolean>
+
   // Bots and their integrations
   createBot(bot: BotRow, integrations: IntegrationRow[]): Promise<void>
   getBot(id: string): Promise<BotRow | undefined>
+  listBots(filter: BotListFilter, page: PageRequest): Promise<Page<BotRow>>
+  updateBot(id: string, patch: BotPatch, now: number): Promise<BotRow | undefined>
+  deleteBot(id: string): Promise<boolean>
   getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined>
   listIntegrations(botId: string): Promise<IntegrationRow[]>
+  createIntegration(row: IntegrationRow): Promise<void>
+  updateIntegration(id: string, patch: { enabled?: boolean; encryptionKey?: string; configuration?: JsonObject }, now: number): Promise<void>
+  createBotApiKey(row: BotApiKeyRow & { tokenHash: string }): Promise<void>
+  listBotApiKeys(botId: string): Promise<BotApiKeyRow[]>
+  deleteBotApiKey(botId: string, id: string): Promise<boolean>
+  findBotApiKeyByHash(tokenHash: string): Promise<BotApiKeyRow | undefined>
+  getBotApiKey(id: string): Promise<BotApiKeyRow | undefined>
+  /** Instance-wide setting, created once: concurrent first calls all get the same winner's value. */
+  getOrCreateSetting(key: string, create: () => string): Promise<string>
 
   // Chat users and keys
   createUser(user: NewUser): Promise<UserRow>

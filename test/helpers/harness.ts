@@ -58,7 +58,7 @@ export async function startParley(options: { listen?: boolean; config?: Partial<
     dataDir,
     baseUrl,
     async createChatIntegration() {
-      const { integrations } = await bots.createBot(credentials.workspaceId, 'Other bot', ['chat'])
+      const { integrations } = await bots.createBot(credentials.workspaceId, { name: 'Other bot', integrations: { chat: { enabled: true } } })
       const chat = integrations[0]!
       return { webhookId: chat.webhookId, encryptionKey: chat.encryptionKey, url: `${baseUrl}/${chat.webhookId}` }
     },

@@ -1,9 +1,10 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
+import { KyselyFileStore } from './kysely-file-store.js'
 import {
   UniqueViolation,
-  type AccessTokenRow, type AccountRow, type BotRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type AccessTokenRow, type AccountRow, type BotApiKeyRow, type BotListFilter, type BotPatch, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
   type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
   type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
 } from '../store.js'
@@ -57,7 +58,10 @@ const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   id: r.id,
   workspaceId: r.workspace_id,
   name: r.name,
+  description: r.description,
   tags: JSON.parse(r.tags) as Record<string, string>,
+  dev: Number(r.dev) === 1,
+  signingSecret: r.signing_secret,
   code: r.code,
   deployedAt: r.deployed_at === null ? null : Number(r.deployed_at),
   createdAt: Number(r.created_at),
@@ -76,6 +80,14 @@ const toIntegration = (r: Selectable<Database['integrations']>): IntegrationRow 
   updatedAt: Number(r.updated_at),
 })
 
+const toAccount = (r: Selectable<Database['accounts']>): AccountRow => ({
+  id: r.id, email: r.email, displayName: r.display_name, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+})
+
+const toWorkspace = (r: Selectable<Database['workspaces']>): WorkspaceRow => ({
+  id: r.id, name: r.name, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+})
+
 const pageOf = <T>(rows: T[], limit: number, cursorOf: (last: T) => (string | number)[]): Page<T> => {
   if (rows.length <= limit) return { items: rows }
   const items = rows.slice(0, limit)
@@ -87,11 +99,15 @@ const pageOf = <T>(rows: T[], limit: number, cursorOf: (last: T) => (string | nu
  * no engine-specific functions, so the PostgreSQL engine reuses every query.
  */
 export class KyselyStore implements Store {
+  readonly files: KyselyFileStore
+
   constructor(
     readonly db: Kysely<Database>,
     readonly dialect: 'sqlite' | 'postgres',
     private readonly onClose: () => Promise<void> = async () => {},
-  ) {}
+  ) {
+    this.files = new KyselyFileStore(db)
+  }
 
   async ping(): Promise<void> {
     await sql`select 1`.execute(this.db)
@@ -133,6 +149,104 @@ export class KyselyStore implements Store {
     return r && { id: r.id, accountId: r.account_id, note: r.note, createdAt: Number(r.created_at) }
   }
 
+  async getAccount(id: string): Promise<AccountRow | undefined> {
+    const r = await this.db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()
+    return r && toAccount(r)
+  }
+
+  async getAccountByEmail(email: string): Promise<AccountRow | undefined> {
+    const r = await this.db.selectFrom('accounts').selectAll().where('email', '=', email).executeTakeFirst()
+    return r && toAccount(r)
+  }
+
+  async listAccessTokens(accountId: string): Promise<AccessTokenRow[]> {
+    const rows = await this.db.selectFrom('access_tokens').select(['id', 'account_id', 'note', 'created_at'])
+      .where('account_id', '=', accountId).orderBy('created_at').orderBy('id').execute()
+    return rows.map((r) => ({ id: r.id, accountId: r.account_id, note: r.note, createdAt: Number(r.created_at) }))
+  }
+
+  async deleteAccessToken(accountId: string, id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('access_tokens').where('account_id', '=', accountId).where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async getWorkspace(id: string): Promise<WorkspaceRow | undefined> {
+    const r = await this.db.selectFrom('workspaces').selectAll().where('id', '=', id).executeTakeFirst()
+    return r && toWorkspace(r)
+  }
+
+  async listWorkspacesOf(accountId: string, page: PageRequest): Promise<Page<WorkspaceRow>> {
+    let q = this.db
+      .selectFrom('workspace_members as m')
+      .innerJoin('workspaces as w', 'w.id', 'm.workspace_id')
+      .selectAll('w')
+      .where('m.account_id', '=', accountId)
+    if (page.after !== undefined) {
+      const [createdAt, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('w.created_at', '>', createdAt), eb.and([eb('w.created_at', '=', createdAt), eb('w.id', '>', id)])]))
+    }
+    const rows = await q.orderBy('w.created_at').orderBy('w.id').limit(page.limit + 1).execute()
+    return pageOf(rows.map(toWorkspace), page.limit, (w) => [w.createdAt, w.id])
+  }
+
+  async updateWorkspace(id: string, name: string, now: number): Promise<WorkspaceRow | undefined> {
+    const r = await this.db.updateTable('workspaces').set({ name, updated_at: now }).where('id', '=', id).returningAll().executeTakeFirst()
+    return r && toWorkspace(r)
+  }
+
+  async deleteWorkspace(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('workspaces').where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async countBots(workspaceId: string): Promise<number> {
+    const r = await this.db.selectFrom('bots').select((eb) => eb.fn.countAll<number>().as('n')).where('workspace_id', '=', workspaceId).executeTakeFirstOrThrow()
+    return Number(r.n)
+  }
+
+  private memberQuery(workspaceId: string) {
+    return this.db
+      .selectFrom('workspace_members as m')
+      .innerJoin('accounts as a', 'a.id', 'm.account_id')
+      .select(['m.workspace_id', 'm.role', 'm.created_at as joined_at', 'm.updated_at as role_updated_at', 'a.id', 'a.email', 'a.display_name', 'a.created_at', 'a.updated_at'])
+      .where('m.workspace_id', '=', workspaceId)
+  }
+
+  private toMember(r: { workspace_id: string; role: string; joined_at: number; role_updated_at: number; id: string; email: string; display_name: string; created_at: number; updated_at: number }): MemberRow {
+    return {
+      workspaceId: r.workspace_id,
+      role: r.role,
+      createdAt: Number(r.joined_at),
+      updatedAt: Number(r.role_updated_at),
+      account: { id: r.id, email: r.email, displayName: r.display_name, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at) },
+    }
+  }
+
+  async getMember(workspaceId: string, accountId: string): Promise<MemberRow | undefined> {
+    const r = await this.memberQuery(workspaceId).where('m.account_id', '=', accountId).executeTakeFirst()
+    return r && this.toMember(r)
+  }
+
+  async listMembers(workspaceId: string, page: PageRequest): Promise<Page<MemberRow>> {
+    let q = this.memberQuery(workspaceId)
+    if (page.after !== undefined) {
+      const [joinedAt, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('m.created_at', '>', joinedAt), eb.and([eb('m.created_at', '=', joinedAt), eb('a.id', '>', id)])]))
+    }
+    const rows = await q.orderBy('m.created_at').orderBy('a.id').limit(page.limit + 1).execute()
+    return pageOf(rows.map((r) => this.toMember(r)), page.limit, (m) => [m.createdAt, m.account.id])
+  }
+
+  async updateMemberRole(workspaceId: string, accountId: string, role: string, now: number): Promise<MemberRow | undefined> {
+    await this.db.updateTable('workspace_members').set({ role, updated_at: now }).where('workspace_id', '=', workspaceId).where('account_id', '=', accountId).execute()
+    return this.getMember(workspaceId, accountId)
+  }
+
+  async removeMember(workspaceId: string, accountId: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('workspace_members').where('workspace_id', '=', workspaceId).where('account_id', '=', accountId).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
   async countWorkspaces(): Promise<number> {
     const r = await this.db.selectFrom('workspaces').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow()
     return Number(r.n)
@@ -144,10 +258,13 @@ export class KyselyStore implements Store {
       await trx
         .insertInto('bots')
         .values({
-          id: bot.id, workspace_id: bot.workspaceId, name: bot.name, tags: JSON.stringify(bot.tags), code: bot.code,
-          deployed_at: bot.deployedAt, created_at: bot.createdAt, updated_at: bot.updatedAt,
+          id: bot.id, workspace_id: bot.workspaceId, name: bot.name, description: bot.description, tags: JSON.stringify(bot.tags),
+          dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, deployed_at: bot.deployedAt,
+          created_at: bot.createdAt, updated_at: bot.updatedAt,
         })
         .execute()
+      const tags = Object.entries(bot.tags)
+      if (tags.length > 0) await trx.insertInto('bot_tags').values(tags.map(([key, value]) => ({ bot_id: bot.id, key, value }))).execute()
       for (const i of integrations) {
         await trx
           .insertInto('integrations')
@@ -163,6 +280,116 @@ export class KyselyStore implements Store {
   async getBot(id: string): Promise<BotRow | undefined> {
     const r = await this.db.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst()
     return r && toBot(r)
+  }
+
+  async listBots(filter: BotListFilter, page: PageRequest): Promise<Page<BotRow>> {
+    const column = filter.sortField === 'updatedAt' ? 'b.updated_at' : 'b.created_at'
+    const desc = filter.sortDirection === 'desc'
+    let q = this.db.selectFrom('bots as b').selectAll('b').where('b.workspace_id', '=', filter.workspaceId)
+    if (filter.dev !== undefined) q = q.where('b.dev', '=', filter.dev ? 1 : 0)
+    for (const [key, value] of Object.entries(filter.tags ?? {})) {
+      q = q.where((eb) => eb.exists(eb.selectFrom('bot_tags as t').select('t.bot_id').whereRef('t.bot_id', '=', 'b.id').where('t.key', '=', key).where('t.value', '=', value)))
+    }
+    for (const name of filter.integrationNames ?? []) {
+      q = q.where((eb) => eb.exists(eb.selectFrom('integrations as i').select('i.id').whereRef('i.bot_id', '=', 'b.id').where('i.name', '=', name).where('i.enabled', '=', 1)))
+    }
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      const op = desc ? '<' : '>'
+      q = q.where((eb) => eb.or([eb(column, op, at), eb.and([eb(column, '=', at), eb('b.id', op, id)])]))
+    }
+    const rows = await q.orderBy(column, desc ? 'desc' : 'asc').orderBy('b.id', desc ? 'desc' : 'asc').limit(page.limit + 1).execute()
+    return pageOf(rows.map(toBot), page.limit, (b) => [filter.sortField === 'updatedAt' ? b.updatedAt : b.createdAt, b.id])
+  }
+
+  async updateBot(id: string, patch: BotPatch, now: number): Promise<BotRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst()
+      if (!current) return undefined
+      const tags = JSON.parse(current.tags) as Record<string, string>
+      for (const [key, value] of Object.entries(patch.tags ?? {})) {
+        if (value === null) {
+          delete tags[key]
+          await trx.deleteFrom('bot_tags').where('bot_id', '=', id).where('key', '=', key).execute()
+        } else {
+          tags[key] = value
+          await trx.insertInto('bot_tags').values({ bot_id: id, key, value }).onConflict((oc) => oc.columns(['bot_id', 'key']).doUpdateSet({ value })).execute()
+        }
+      }
+      const r = await trx
+        .updateTable('bots')
+        .set({
+          ...(patch.name !== undefined && { name: patch.name }),
+          ...(patch.description !== undefined && { description: patch.description }),
+          ...(patch.dev !== undefined && { dev: patch.dev ? 1 : 0 }),
+          ...(patch.code !== undefined && { code: patch.code }),
+          ...(patch.deployedAt !== undefined && { deployed_at: patch.deployedAt }),
+          tags: JSON.stringify(tags),
+          updated_at: now,
+        })
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return r && toBot(r)
+    })
+  }
+
+  async deleteBot(id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('bots').where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async createIntegration(i: IntegrationRow): Promise<void> {
+    await this.db
+      .insertInto('integrations')
+      .values({
+        id: i.id, bot_id: i.botId, name: i.name, webhook_id: i.webhookId, encryption_key: i.encryptionKey,
+        enabled: i.enabled ? 1 : 0, configuration: JSON.stringify(i.configuration), created_at: i.createdAt, updated_at: i.updatedAt,
+      })
+      .execute()
+  }
+
+  async updateIntegration(id: string, patch: { enabled?: boolean; encryptionKey?: string; configuration?: JsonObject }, now: number): Promise<void> {
+    await this.db
+      .updateTable('integrations')
+      .set({
+        ...(patch.enabled !== undefined && { enabled: patch.enabled ? 1 : 0 }),
+        ...(patch.encryptionKey !== undefined && { encryption_key: patch.encryptionKey }),
+        ...(patch.configuration !== undefined && { configuration: JSON.stringify(patch.configuration) }),
+        updated_at: now,
+      })
+      .where('id', '=', id)
+      .execute()
+  }
+
+  async createBotApiKey(k: BotApiKeyRow & { tokenHash: string }): Promise<void> {
+    await this.db.insertInto('bot_api_keys').values({ id: k.id, bot_id: k.botId, token_hash: k.tokenHash, note: k.note, created_at: k.createdAt }).execute()
+  }
+
+  async listBotApiKeys(botId: string): Promise<BotApiKeyRow[]> {
+    const rows = await this.db.selectFrom('bot_api_keys').select(['id', 'bot_id', 'note', 'created_at']).where('bot_id', '=', botId).orderBy('created_at').orderBy('id').execute()
+    return rows.map((r) => ({ id: r.id, botId: r.bot_id, note: r.note, createdAt: Number(r.created_at) }))
+  }
+
+  async deleteBotApiKey(botId: string, id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('bot_api_keys').where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async findBotApiKeyByHash(tokenHash: string): Promise<BotApiKeyRow | undefined> {
+    const r = await this.db.selectFrom('bot_api_keys').select(['id', 'bot_id', 'note', 'created_at']).where('token_hash', '=', tokenHash).executeTakeFirst()
+    return r && { id: r.id, botId: r.bot_id, note: r.note, createdAt: Number(r.created_at) }
+  }
+
+  async getBotApiKey(id: string): Promise<BotApiKeyRow | undefined> {
+    const r = await this.db.selectFrom('bot_api_keys').select(['id', 'bot_id', 'note', 'created_at']).where('id', '=', id).executeTakeFirst()
+    return r && { id: r.id, botId: r.bot_id, note: r.note, createdAt: Number(r.created_at) }
+  }
+
+  async getOrCreateSetting(key: string, create: () => string): Promise<string> {
+    await this.db.insertInto('settings').values({ key, value: create() }).onConflict((oc) => oc.column('key').doNothing()).execute()
+    const r = await this.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow()
+    return r.value
   }
 
   async getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined> {

@@ -8,12 +8,18 @@ export interface Database {
     id: string
     workspace_id: string
     name: string
+    description: string | null
     tags: string
+    dev: number
+    signing_secret: string
     code: string | null
     deployed_at: number | null
     created_at: number
     updated_at: number
   }
+  bot_tags: { bot_id: string; key: string; value: string }
+  bot_api_keys: { id: string; bot_id: string; token_hash: string; note: string; created_at: number }
+  settings: { key: string; value: string }
   integrations: {
     id: string
     bot_id: string

@@ -1,0 +1,99 @@
+import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, MemberRow } from '../store/store.js'
+import type { BotWithIntegrations } from './bot-service.js'
+import type { WorkspaceWithStats } from './workspace-service.js'
+
+/** Row → wire object for the Admin API, in the shapes @botpress/client@1.45.0 declares. */
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export const accountView = (a: AccountRow) => ({
+  id: a.id, email: a.email, displayName: a.displayName, emailVerified: false, createdAt: iso(a.createdAt),
+})
+
+export const tokenView = (t: AccessTokenRow) => ({ id: t.id, createdAt: iso(t.createdAt), note: t.note })
+export const botApiKeyView = (k: BotApiKeyRow) => ({ id: k.id, createdAt: iso(k.createdAt), note: k.note })
+
+export const workspaceView = ({ workspace: w, ownerId, botCount }: WorkspaceWithStats) => ({
+  id: w.id,
+  name: w.name,
+  ownerId,
+  createdAt: iso(w.createdAt),
+  updatedAt: iso(w.updatedAt),
+  botCount,
+  // Fields the client declares that have no meaning for a self-hosted instance get fixed values.
+  billingVersion: 'v4' as const,
+  plan: 'community' as const,
+  blocked: false,
+  spendingLimit: 0,
+  activeTrialId: null,
+})
+
+export const memberView = (m: MemberRow) => ({
+  id: m.account.id,
+  userId: m.account.id,
+  email: m.account.email,
+  displayName: m.account.displayName,
+  createdAt: iso(m.createdAt),
+  role: m.role,
+})
+
+export const botSummaryView = (b: BotRow) => ({
+  id: b.id,
+  createdAt: iso(b.createdAt),
+  updatedAt: iso(b.updatedAt),
+  name: b.name,
+  ...(b.deployedAt !== null && { deployedAt: iso(b.deployedAt) }),
+  tags: b.tags,
+  dev: b.dev,
+})
+
+function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean) {
+  return {
+    id: i.id,
+    name: i.name,
+    version: '1.0.0',
+    enabled: i.enabled,
+    webhookId: i.webhookId,
+    webhookUrl: `${publicUrl}/${i.webhookId}`,
+    configurationType: null,
+    configuration: showSecrets ? { ...i.configuration, encryptionKey: i.encryptionKey } : { ...i.configuration },
+    status: 'registered' as const,
+    statusReason: null,
+    disabledChannels: [],
+    createdAt: iso(i.createdAt),
+    updatedAt: iso(i.updatedAt),
+    title: 'Chat',
+    description: 'Built-in Chat API for end-user clients (@botpress/chat)',
+    iconUrl: '',
+    public: true,
+    visibility: 'public' as const,
+    verificationStatus: 'approved' as const,
+    lifecycleStatus: 'published' as const,
+  }
+}
+
+/**
+ * The full bot. `showSecrets` (roles that may change the bot) includes each integration's
+ * encryption key: whoever holds it can mint user keys for any user of that integration.
+ */
+export function botView({ bot, integrations }: BotWithIntegrations, publicUrl: string, showSecrets: boolean) {
+  return {
+    ...botSummaryView(bot),
+    description: bot.description ?? undefined,
+    signingSecret: showSecrets ? bot.signingSecret : '',
+    integrations: Object.fromEntries(integrations.map((i) => [i.name, integrationView(i, publicUrl, showSecrets)])),
+    plugins: {},
+    user: { tags: {} },
+    conversation: { tags: {} },
+    message: { tags: {} },
+    states: {},
+    configuration: { data: {}, schema: {} },
+    events: {},
+    recurringEvents: {},
+    subscriptions: { events: null },
+    actions: {},
+    secrets: [],
+    alwaysAlive: false,
+    status: 'active' as const,
+    medias: [],
+  }
+}

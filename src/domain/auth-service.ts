@@ -1,0 +1,71 @@
+import { errors } from '../lib/errors.js'
+import { hashSecret } from '../lib/crypto.js'
+import type { AccountRow, BotRow, Store, WorkspaceRow } from '../store/store.js'
+import { assertCan, isRole, type Permission, type Role } from './permissions.js'
+
+/** Who is calling the Admin or Files API. */
+export type Principal =
+  | { kind: 'account'; account: AccountRow; tokenId: string }
+  | { kind: 'bot'; botId: string; keyId: string }
+
+const MAX_TOKEN_LENGTH = 512
+
+/**
+ * Bearer tokens: personal access tokens (`pat_…`, an account) and bot API keys (`bak_…`, one bot).
+ * Both are random 256-bit secrets stored as SHA-256 digests and looked up by digest.
+ * The spec's rules: missing or invalid credentials → 401; valid but not allowed → 403.
+ */
+export class AuthService {
+  constructor(private readonly store: Store) {}
+
+  async authenticate(authorization: string | undefined): Promise<Principal> {
+    if (!authorization) throw errors.unauthorized('The Authorization header is required: "Bearer <token>"')
+    const match = /^Bearer ([^\s]+)$/i.exec(authorization)
+    const token = match?.[1]
+    if (!token || token.length > MAX_TOKEN_LENGTH) throw errors.unauthorized('Invalid access token')
+    const hash = hashSecret(token)
+    if (token.startsWith('bak_')) {
+      const key = await this.store.findBotApiKeyByHash(hash)
+      if (key) return { kind: 'bot', botId: key.botId, keyId: key.id }
+    } else {
+      const pat = await this.store.findAccessTokenByHash(hash)
+      const account = pat && (await this.store.getAccount(pat.accountId))
+      if (pat && account) return { kind: 'account', account, tokenId: pat.id }
+    }
+    throw errors.unauthorized('Invalid access token')
+  }
+
+  requireAccount(principal: Principal): AccountRow {
+    if (principal.kind !== 'account') throw errors.forbidden('Bot API keys may only be used with the Files API')
+    return principal.account
+  }
+
+  /** The caller's role in a workspace: 401 for a missing or unknown workspace id, 403 for a non-member. */
+  async workspaceRole(principal: Principal, workspaceId: string | undefined): Promise<{ workspace: WorkspaceRow; role: Role }> {
+    if (!workspaceId) throw errors.unauthorized('The x-workspace-id header is required')
+    const workspace = workspaceId.length <= 200 ? await this.store.getWorkspace(workspaceId) : undefined
+    if (!workspace) throw errors.unauthorized('Invalid x-workspace-id: no such workspace')
+    const account = this.requireAccount(principal)
+    const member = await this.store.getMember(workspace.id, account.id)
+    if (!member || !isRole(member.role)) throw errors.forbidden('You are not a member of this workspace')
+    return { workspace, role: member.role }
+  }
+
+  /**
+   * Access to one bot (Files API): its own bot API key, or an account whose role in the bot's
+   * workspace grants `permission`.
+   */
+  async botAccess(principal: Principal, botId: string | undefined, permission: Permission): Promise<BotRow> {
+    if (!botId) throw errors.unauthorized('The x-bot-id header is required')
+    const bot = botId.length <= 200 ? await this.store.getBot(botId) : undefined
+    if (!bot) throw errors.unauthorized('Invalid x-bot-id: no such bot')
+    if (principal.kind === 'bot') {
+      if (principal.botId !== bot.id) throw errors.forbidden('This bot API key belongs to another bot')
+      return bot
+    }
+    const member = await this.store.getMember(bot.workspaceId, principal.account.id)
+    if (!member || !isRole(member.role)) throw errors.forbidden('You are not a member of this bot\'s workspace')
+    assertCan(member.role, permission)
+    return bot
+  }
+}

@@ -1,0 +1,156 @@
+import { errors } from '../lib/errors.js'
+import { hashSecret } from '../lib/crypto.js'
+import { randomSecret, uuidv7 } from '../lib/ids.js'
+import type { AccessTokenRow, AccountRow, MemberRow, Page, Store, WorkspaceRow } from '../store/store.js'
+import type { BotService } from './bot-service.js'
+import { assertCan, rank, type Role } from './permissions.js'
+
+export const ADMIN_PAGE_SIZE = { default: 20, max: 100 }
+
+export interface WorkspaceWithStats { workspace: WorkspaceRow; ownerId: string; botCount: number }
+
+/** Accounts, their personal access tokens, workspaces and memberships. */
+export class WorkspaceService {
+  constructor(
+    private readonly store: Store,
+    private readonly bots: BotService,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  // ---- personal access tokens ----
+
+  /** Issues a token: the value is returned once, only its digest is kept. */
+  async createAccessToken(accountId: string, note: string): Promise<AccessTokenRow & { value: string }> {
+    const value = randomSecret('pat')
+    const row: AccessTokenRow = { id: uuidv7(), accountId, note, createdAt: this.clock() }
+    await this.store.createAccessToken({ ...row, tokenHash: hashSecret(value) })
+    return { ...row, value }
+  }
+
+  listAccessTokens(accountId: string): Promise<AccessTokenRow[]> {
+    return this.store.listAccessTokens(accountId)
+  }
+
+  async revokeAccessToken(accountId: string, id: string): Promise<void> {
+    if (!(await this.store.deleteAccessToken(accountId, id))) throw errors.notFound('Personal access token', id)
+  }
+
+  // ---- workspaces ----
+
+  private async withStats(workspace: WorkspaceRow): Promise<WorkspaceWithStats> {
+    const [members, botCount] = await Promise.all([this.store.listMembers(workspace.id, { limit: ADMIN_PAGE_SIZE.max }), this.store.countBots(workspace.id)])
+    const owner = members.items.find((m) => m.role === 'owner')
+    return { workspace, ownerId: owner?.account.id ?? '', botCount }
+  }
+
+  async createWorkspace(account: AccountRow, name: string): Promise<WorkspaceWithStats> {
+    const now = this.clock()
+    const workspace: WorkspaceRow = { id: uuidv7(), name, createdAt: now, updatedAt: now }
+    await this.store.createWorkspace(workspace)
+    await this.store.addWorkspaceMember(workspace.id, account.id, 'owner', now)
+    return this.withStats(workspace)
+  }
+
+  async listWorkspaces(account: AccountRow, nextToken: string | undefined, pageSize: number): Promise<Page<WorkspaceWithStats>> {
+    const page = await this.store.listWorkspacesOf(account.id, { after: nextToken, limit: pageSize })
+    return { items: await Promise.all(page.items.map((w) => this.withStats(w))), next: page.next }
+  }
+
+  /** A workspace the account belongs to, with the account's role; 404 when it does not belong. */
+  async membership(account: AccountRow, workspaceId: string): Promise<{ workspace: WorkspaceRow; role: Role }> {
+    const [workspace, member] = await Promise.all([this.store.getWorkspace(workspaceId), this.store.getMember(workspaceId, account.id)])
+    if (!workspace || !member) throw errors.notFound('Workspace', workspaceId)
+    return { workspace, role: member.role as Role }
+  }
+
+  async getWorkspace(account: AccountRow, workspaceId: string): Promise<WorkspaceWithStats> {
+    const { workspace, role } = await this.membership(account, workspaceId)
+    assertCan(role, 'workspace.read')
+    return this.withStats(workspace)
+  }
+
+  async updateWorkspace(account: AccountRow, workspaceId: string, name: string | undefined): Promise<WorkspaceWithStats> {
+    const { workspace, role } = await this.membership(account, workspaceId)
+    assertCan(role, 'workspace.update')
+    const updated = name === undefined ? workspace : await this.store.updateWorkspace(workspaceId, name, this.clock())
+    return this.withStats(updated ?? workspace)
+  }
+
+  async deleteWorkspace(account: AccountRow, workspaceId: string): Promise<void> {
+    const { role } = await this.membership(account, workspaceId)
+    assertCan(role, 'workspace.delete')
+    // Bot by bot, so that each bot's resources outside the database (file blobs) go too.
+    for (;;) {
+      const page = await this.store.listBots({ workspaceId, sortField: 'createdAt', sortDirection: 'asc' }, { limit: 100 })
+      for (const bot of page.items) await this.bots.deleteBot(workspaceId, bot.id)
+      if (!page.next) break
+    }
+    await this.store.deleteWorkspace(workspaceId)
+  }
+
+  // ---- members ----
+
+  listMembers(workspaceId: string, nextToken: string | undefined, pageSize: number): Promise<Page<MemberRow>> {
+    return this.store.listMembers(workspaceId, { after: nextToken, limit: pageSize })
+  }
+
+  async getMember(workspaceId: string, accountId: string): Promise<MemberRow> {
+    const member = await this.store.getMember(workspaceId, accountId)
+    if (!member) throw errors.notFound('Workspace member', accountId)
+    return member
+  }
+
+  /** Only an owner may hand out or take away the owner role. */
+  private assertMayAssign(callerRole: Role, role: Role): void {
+    if (role === 'owner' && callerRole !== 'owner') throw errors.forbidden('Only an owner may grant the owner role')
+    if (rank(role) > rank(callerRole)) throw errors.forbidden(`You may not grant a role above your own ("${callerRole}")`)
+  }
+
+  private async assertNotLastOwner(workspaceId: string, member: MemberRow): Promise<void> {
+    if (member.role !== 'owner') return
+    const members = await this.store.listMembers(workspaceId, { limit: ADMIN_PAGE_SIZE.max })
+    if (members.items.filter((m) => m.role === 'owner').length <= 1) {
+      throw errors.invalidPayload('A workspace must keep at least one owner')
+    }
+  }
+
+  /**
+   * Adds an account by email. Self-hosted Parley has no email invitations: when the email has no
+   * account yet, the account is created and its first personal access token is returned once,
+   * for the administrator to hand over.
+   */
+  async addMember(workspaceId: string, callerRole: Role, email: string, role: Role): Promise<{ member: MemberRow; firstToken?: AccessTokenRow & { value: string } }> {
+    this.assertMayAssign(callerRole, role)
+    const now = this.clock()
+    let account = await this.store.getAccountByEmail(email)
+    let firstToken: (AccessTokenRow & { value: string }) | undefined
+    if (!account) {
+      account = { id: uuidv7(), email, displayName: email.split('@')[0] ?? email, createdAt: now, updatedAt: now }
+      await this.store.createAccount(account)
+      firstToken = await this.createAccessToken(account.id, `first token for ${email}`)
+    }
+    if (await this.store.getMember(workspaceId, account.id)) throw errors.alreadyExists('Workspace member', email)
+    await this.store.addWorkspaceMember(workspaceId, account.id, role, now)
+    return { member: await this.getMember(workspaceId, account.id), ...(firstToken && { firstToken }) }
+  }
+
+  async updateMemberRole(workspaceId: string, callerRole: Role, accountId: string, role: Role | undefined): Promise<MemberRow> {
+    const member = await this.getMember(workspaceId, accountId)
+    if (role === undefined || role === member.role) return member
+    this.assertMayAssign(callerRole, role)
+    if (member.role === 'owner' && callerRole !== 'owner') throw errors.forbidden('Only an owner may change an owner\'s role')
+    await this.assertNotLastOwner(workspaceId, member)
+    return (await this.store.updateMemberRole(workspaceId, accountId, role, this.clock()))!
+  }
+
+  async removeMember(workspaceId: string, caller: AccountRow, callerRole: Role, accountId: string): Promise<void> {
+    const member = await this.getMember(workspaceId, accountId)
+    // Anyone may leave; removing someone else takes members.write, and an owner only by an owner.
+    if (accountId !== caller.id) {
+      assertCan(callerRole, 'members.write')
+      if (member.role === 'owner' && callerRole !== 'owner') throw errors.forbidden('Only an owner may remove an owner')
+    }
+    await this.assertNotLastOwner(workspaceId, member)
+    await this.store.removeMember(workspaceId, accountId)
+  }
+}

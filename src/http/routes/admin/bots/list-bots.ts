@@ -1,0 +1,41 @@
+import { Type } from 'typebox'
+import type { App } from '../../../types.js'
+import { botSummaryView } from '../../../../domain/admin-views.js'
+import { ADMIN_PAGE_SIZE } from '../../../../domain/workspace-service.js'
+import { BotSummarySchema, PageSizeQuery } from '../../../schemas/admin.js'
+import { ListMeta } from '../../../schemas/common.js'
+import { adminSchema, pageMeta } from '../common.js'
+
+const Query = Type.Object({
+  dev: Type.Optional(Type.Boolean()),
+  tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Dot notation: tags.env=prod' })),
+  integrationNames: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+  pluginNames: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
+  nextToken: Type.Optional(Type.String()),
+  pageSize: PageSizeQuery,
+  sortField: Type.Optional(Type.Union([Type.Literal('createdAt'), Type.Literal('updatedAt')])),
+  sortDirection: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')])),
+})
+
+export default function listBots(app: App): void {
+  app.get('/bots', {
+    config: { permission: 'bots.read' },
+    schema: adminSchema('listBots', 'Bots of the x-workspace-id workspace, with keyset paging', { querystring: Query },
+      { 200: Type.Object({ bots: Type.Array(BotSummarySchema), meta: ListMeta }) }),
+  }, async (request) => {
+    const q = request.query
+    const page = await app.services.bots.listBots(
+      {
+        workspaceId: request.workspace.id,
+        dev: q.dev,
+        tags: q.tags,
+        integrationNames: q.integrationNames,
+        sortField: q.sortField ?? 'createdAt',
+        sortDirection: q.sortDirection ?? 'desc',
+      },
+      q.nextToken,
+      q.pageSize ?? ADMIN_PAGE_SIZE.default,
+    )
+    return { bots: page.items.map(botSummaryView), meta: pageMeta(page.next) }
+  })
+}

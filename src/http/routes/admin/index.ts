@@ -1,0 +1,67 @@
+import type { App } from '../../types.js'
+import { assertCan } from '../../../domain/permissions.js'
+import getAccount from './account/get-account.js'
+import listPersonalAccessTokens from './account/list-personal-access-tokens.js'
+import createPersonalAccessToken from './account/create-personal-access-token.js'
+import deletePersonalAccessToken from './account/delete-personal-access-token.js'
+import listWorkspaces from './workspaces/list-workspaces.js'
+import createWorkspace from './workspaces/create-workspace.js'
+import getWorkspace from './workspaces/get-workspace.js'
+import updateWorkspace from './workspaces/update-workspace.js'
+import deleteWorkspace from './workspaces/delete-workspace.js'
+import listWorkspaceMembers from './members/list-workspace-members.js'
+import getWorkspaceMember from './members/get-workspace-member.js'
+import createWorkspaceMember from './members/create-workspace-member.js'
+import updateWorkspaceMember from './members/update-workspace-member.js'
+import deleteWorkspaceMember from './members/delete-workspace-member.js'
+import listBots from './bots/list-bots.js'
+import getBot from './bots/get-bot.js'
+import createBot from './bots/create-bot.js'
+import updateBot from './bots/update-bot.js'
+import deleteBot from './bots/delete-bot.js'
+import createBotApiKey from './bots/create-bot-api-key.js'
+import listBotApiKeys from './bots/list-bot-api-keys.js'
+import deleteBotApiKey from './bots/delete-bot-api-key.js'
+
+/**
+ * The Admin API under /v1/admin. Auth is decided by scope:
+ * - every route needs a valid Bearer personal access token (401 otherwise; bot keys get 403);
+ * - account routes (the caller's account, tokens, workspace list/create, workspaces by path id) need nothing more;
+ * - workspace routes also need x-workspace-id (401 when missing or unknown, 403 for non-members),
+ *   and the route's `config.permission` is checked against the caller's role here, in one place.
+ */
+export async function adminRoutes(app: App): Promise<void> {
+  app.decorateRequest('principal', null as never)
+  app.decorateRequest('account', null as never)
+  app.decorateRequest('workspace', null as never)
+  app.decorateRequest('role', null as never)
+
+  // Admin bodies may carry bot code: the spec's 50 MB limit instead of the default 1 MB.
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit = app.services.config.adminBodyLimit
+  })
+  app.addHook('onRequest', async (request) => {
+    request.principal = await app.services.auth.authenticate(request.headers.authorization)
+    request.account = app.services.auth.requireAccount(request.principal)
+  })
+
+  for (const route of [
+    getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken,
+    listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace,
+  ]) route(app)
+
+  await app.register(async function workspaceScoped(scope: App) {
+    scope.addHook('onRequest', async (request) => {
+      const header = request.headers['x-workspace-id']
+      const { workspace, role } = await app.services.auth.workspaceRole(request.principal, Array.isArray(header) ? undefined : header)
+      request.workspace = workspace
+      request.role = role
+      const permission = request.routeOptions.config.permission
+      if (permission) assertCan(role, permission)
+    })
+    for (const route of [
+      listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
+      listBots, getBot, createBot, updateBot, deleteBot, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+    ]) route(scope)
+  })
+}

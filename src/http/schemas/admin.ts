@@ -1,0 +1,96 @@
+import { Type } from 'typebox'
+import { IsoDate } from './common.js'
+
+/** Admin API shapes, following @botpress/client@1.45.0. */
+export const RoleSchema = Type.Union(['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'].map((r) => Type.Literal(r)))
+
+export const AccountSchema = Type.Object({
+  id: Type.String(), email: Type.String(), displayName: Type.Optional(Type.String()), emailVerified: Type.Boolean(), createdAt: IsoDate,
+})
+
+export const TokenSchema = Type.Object({ id: Type.String(), createdAt: IsoDate, note: Type.String() })
+export const NewTokenSchema = Type.Object({
+  id: Type.String(), createdAt: IsoDate, note: Type.String(), value: Type.String({ description: 'Shown once; only a digest is stored' }),
+})
+
+export const WorkspaceSchema = Type.Object({
+  id: Type.String(),
+  name: Type.String(),
+  ownerId: Type.String(),
+  createdAt: IsoDate,
+  updatedAt: IsoDate,
+  botCount: Type.Integer(),
+  billingVersion: Type.String(),
+  plan: Type.String(),
+  blocked: Type.Boolean(),
+  spendingLimit: Type.Number(),
+  activeTrialId: Type.Null(),
+})
+
+export const MemberSchema = Type.Object({
+  id: Type.String(), userId: Type.String(), email: Type.String(), displayName: Type.Optional(Type.String()), createdAt: IsoDate, role: Type.String(),
+  pat: Type.Optional(NewTokenSchema),
+})
+
+const Tags = Type.Record(Type.String(), Type.String())
+
+export const BotSummarySchema = Type.Object({
+  id: Type.String(), createdAt: IsoDate, updatedAt: IsoDate, name: Type.String(), deployedAt: Type.Optional(IsoDate), tags: Tags, dev: Type.Boolean(),
+})
+
+const IntegrationSchema = Type.Object(
+  {
+    id: Type.String(),
+    name: Type.String(),
+    enabled: Type.Boolean(),
+    webhookId: Type.String(),
+    webhookUrl: Type.String({ description: 'Full Chat API base: pass it as apiUrl to @botpress/chat' }),
+    configuration: Type.Record(Type.String(), Type.Unknown()),
+  },
+  { additionalProperties: true },
+)
+
+export const BotSchema = Type.Object(
+  {
+    id: Type.String(),
+    createdAt: IsoDate,
+    updatedAt: IsoDate,
+    name: Type.String(),
+    description: Type.Optional(Type.String()),
+    deployedAt: Type.Optional(IsoDate),
+    tags: Tags,
+    dev: Type.Boolean(),
+    signingSecret: Type.String(),
+    integrations: Type.Record(Type.String(), IntegrationSchema),
+  },
+  { additionalProperties: true },
+)
+
+const IntegrationInput = Type.Union([
+  Type.Null(),
+  Type.Object(
+    {
+      enabled: Type.Optional(Type.Boolean()),
+      configuration: Type.Optional(Type.Object({ encryptionKey: Type.Optional(Type.String({ minLength: 16, maxLength: 512 })) }, { additionalProperties: true })),
+    },
+    { additionalProperties: true },
+  ),
+])
+
+/**
+ * createBot / updateBot bodies. Botpress bots carry many more fields (states, events, actions…);
+ * they are accepted for compatibility with existing tooling and ignored (see README).
+ */
+export const BotInputSchema = Type.Object(
+  {
+    name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+    description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
+    tags: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Union([Type.String({ maxLength: 500 }), Type.Null()]))),
+    dev: Type.Optional(Type.Boolean()),
+    code: Type.Optional(Type.String()),
+    integrations: Type.Optional(Type.Record(Type.String(), IntegrationInput)),
+  },
+  { additionalProperties: true },
+)
+
+export const PageSizeQuery = Type.Optional(Type.Integer({ minimum: 1, maximum: 100 }))
