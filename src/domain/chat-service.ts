@@ -15,6 +15,18 @@ export const FOREIGN_ID = /^[A-Za-z0-9_-]{1,100}$/
 export const CHAT_PAGE_SIZE = 20
 const MAX_KEY_LENGTH = 4096
 
+/**
+ * What the bot runtime needs to see of incoming messages and events: its beforeIncoming hook
+ * runs before they are stored, and it is told about them once they are.
+ */
+export interface IncomingInterceptor {
+  beforeIncoming(
+    integration: IntegrationRow,
+    draft: { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean },
+  ): Promise<{ payload: JsonObject; stop: boolean }>
+  announce(integrationId: string, conversationId: string): Promise<void>
+}
+
 export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
 
 function assertForeignId(id: string, what: string): void {
@@ -32,6 +44,7 @@ export class ChatService {
   constructor(
     private readonly store: Store,
     private readonly pubsub: PubSub,
+    private readonly incoming?: IncomingInterceptor,
     private readonly clock: () => number = Date.now,
   ) {}
 
@@ -98,7 +111,17 @@ export class ChatService {
     return updated
   }
 
+  /** Leaves every conversation first (recording participant_removed, which ends the user's streams). */
   async deleteUser(user: UserRow): Promise<void> {
+    for (;;) {
+      const page = await this.store.listConversationsOf(user.integrationId, user.id, { limit: 100 })
+      for (const conversation of page.items) {
+        if (await this.store.removeParticipant(user.integrationId, conversation.id, user.id, this.clock())) {
+          await this.notify(user.integrationId, conversation.id)
+        }
+      }
+      if (!page.next) break
+    }
     await this.store.deleteUser(user.integrationId, user.id)
   }
 
@@ -187,18 +210,21 @@ export class ChatService {
 
   // ---- messages and events ----
 
-  async createMessage(user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
+  async createMessage(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
     await this.getConversation(user, conversationId)
+    const id = uuidv7()
+    const hooked = this.incoming ? await this.incoming.beforeIncoming(integration, { id, conversationId, userId: user.id, payload, custom: false }) : undefined
     const message = await this.store.appendMessage({
-      id: uuidv7(), integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
-      payload, metadata: metadata ?? null, now: this.clock(),
+      id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
+      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, now: this.clock(),
     })
     if (!message) throw errors.notFound('Conversation', conversationId)
     await this.notify(user.integrationId, conversationId)
+    if (!message.botSkip) await this.incoming?.announce(user.integrationId, conversationId)
     return message
   }
 
-  /** A message of a conversation the caller takes part in; 404 otherwise, so ids reveal nothing. */
+  /** A message of a conversation the caller takes part in (404 if unknown, 403 if not a participant). */
   private async visibleMessage(user: UserRow, id: string): Promise<MessageRow> {
     const message = await this.store.getMessage(user.integrationId, id)
     if (!message) throw errors.notFound('Message', id)
@@ -223,13 +249,17 @@ export class ChatService {
     return this.store.listMessages(user.integrationId, conversationId, { after: nextToken, limit: CHAT_PAGE_SIZE })
   }
 
-  async createEvent(user: UserRow, conversationId: string, payload: JsonObject): Promise<EventRow> {
+  async createEvent(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject): Promise<EventRow> {
     await this.getConversation(user, conversationId)
+    const id = uuidv7()
+    const hooked = this.incoming ? await this.incoming.beforeIncoming(integration, { id, conversationId, userId: user.id, payload, custom: true }) : undefined
     const event = await this.store.appendEvent({
-      id: uuidv7(), integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload, now: this.clock(),
+      id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload: hooked?.payload ?? payload,
+      botSkip: hooked?.stop ?? false, now: this.clock(),
     })
     if (!event) throw errors.notFound('Conversation', conversationId)
     await this.notify(user.integrationId, conversationId)
+    if (!event.botSkip) await this.incoming?.announce(user.integrationId, conversationId)
     return event
   }
 

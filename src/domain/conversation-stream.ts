@@ -59,7 +59,10 @@ export class ConversationStreams {
       await unsubscribe?.()
     }
 
-    const pump = async (): Promise<void> => {
+    // Only a 'deleted' notification makes the stream look up whether the conversation still exists.
+    let checkExists = false
+    const pump = async (deleted = false): Promise<void> => {
+      checkExists ||= deleted
       if (pumping) {
         again = true
         return
@@ -82,7 +85,7 @@ export class ConversationStreams {
               }
             }
           } while (batch.length === REPLAY_BATCH)
-          if (!(await this.store.getConversation(integrationId, conversationId))) {
+          if (checkExists && !(await this.store.getConversation(integrationId, conversationId))) {
             await finish('conversation deleted')
             return
           }
@@ -100,17 +103,18 @@ export class ConversationStreams {
       },
       close: () => finish(undefined),
     }
+    // The starting position is read before subscribing: anything committed after this read has a
+    // higher sequence number and is found by the first pump, so nothing is missed or replayed twice.
+    const conversation = await this.store.getConversation(integrationId, conversationId)
+    const current = conversation?.lastSeq ?? 0
+    position = lastEventId === undefined ? current : Math.min(Math.max(0, lastEventId), current)
     this.streams.add(handle)
     sink.open(handle)
-    // Subscribe before reading the starting position, so nothing committed in between is missed.
-    unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), () => void pump())
+    unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), (message) => void pump(message === 'deleted'))
     if (closed) {
       await unsubscribe()
       return handle
     }
-    const conversation = await this.store.getConversation(integrationId, conversationId)
-    const current = conversation?.lastSeq ?? 0
-    position = lastEventId === undefined ? current : Math.min(Math.max(0, lastEventId), current)
     void pump()
     return handle
   }

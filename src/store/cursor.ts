@@ -19,7 +19,8 @@ export function decodeCursor(token: string, shape: ('string' | 'number')[]): (st
   }
   if (!Array.isArray(parts) || parts.length !== shape.length) throw invalid()
   parts.forEach((part, i) => {
-    const ok = shape[i] === 'number' ? Number.isSafeInteger(part) : typeof part === 'string'
+    // Strings must be storable by every engine (PostgreSQL refuses NUL and lone surrogates).
+    const ok = shape[i] === 'number' ? Number.isSafeInteger(part) : typeof part === 'string' && !part.includes('\u0000') && part.isWellFormed()
     if (!ok) throw invalid()
   })
   return parts as (string | number)[]
