@@ -14,7 +14,7 @@ import { adminRoutes } from './http/routes/admin/index.js'
 import { filesRoutes } from './http/routes/files/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
-import { registerErrorHandling } from './http/plugins/error-handler.js'
+import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
 import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
@@ -22,12 +22,18 @@ import { chatRoutes } from './http/routes/chat/index.js'
 import healthRoutes from './http/routes/health.js'
 import type { App, Services } from './http/types.js'
 import type { PubSub } from './pubsub/pubsub.js'
+import { BotRuntime } from './runtime/bot-runtime.js'
+import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
+import { DEFAULT_LIMITS, type BotSandbox } from './runtime/sandbox.js'
+import { validateMessagePayload } from './http/schemas/validate-payload.js'
 import type { Store } from './store/store.js'
 
 export interface AppDeps {
   config: Config
   store: Store
   pubsub: PubSub
+  /** Where bot code runs; a QuickJS worker pool unless given. Closed with the app when created here. */
+  sandbox?: BotSandbox
   /** pino options, or false for silence (tests). */
   logger?: FastifyServerOptions['logger']
 }
@@ -47,6 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
     serverFactory: (handler) =>
@@ -56,12 +63,17 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       ),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  const chat = new ChatService(store, pubsub)
+  const sandbox = deps.sandbox ?? new QuickJsSandbox({ limits: config.sandboxLimits })
+  const runtime = new BotRuntime(store, pubsub, sandbox, { limits: config.sandboxLimits, validatePayload: validateMessagePayload })
+  const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
-  const bots = new BotService(store)
+  const bots = new BotService(store, async (code) => {
+    const result = await sandbox.check(code)
+    return result.ok ? undefined : result.error
+  })
   const files = new FileService({ config, store, bots })
   const services: Services = {
-    config, chat, streams, store, bots, files,
+    config, chat, streams, store, bots, files, runtime,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }
@@ -81,6 +93,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     methods: ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'],
     allowedHeaders: CORS_HEADERS,
     maxAge: 600,
+    // An OPTIONS request that is not a preflight is answered like any other, not with a text/plain 400.
+    strictPreflight: false,
   })
 
   await app.register(swagger, {
@@ -105,9 +119,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(chatRoutes, { prefix: '/:webhookId' })
 
-  // Open streams would hold server.close() forever: end them first.
+  app.addHook('onReady', async () => {
+    await runtime.start()
+  })
+  // Open streams would hold server.close() forever: end them first; let running turns finish.
   app.addHook('preClose', async () => {
     await streams.closeAll()
+    await runtime.stop()
+  })
+  app.addHook('onClose', async () => {
+    if (!deps.sandbox) await sandbox.close()
   })
   return app
 }

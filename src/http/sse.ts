@@ -29,7 +29,7 @@ export class SseWriter {
       'x-accel-buffering': 'no',
     })
     raw.flushHeaders()
-    raw.socket?.setNoDelay(true)
+    if (typeof raw.socket?.setNoDelay === "function") raw.socket.setNoDelay(true)
     this.keepAlive = setInterval(() => this.write({ type: 'ping', data: {} }, position()), keepAliveMs)
     this.keepAlive.unref()
     const cleanup = () => {

@@ -3,6 +3,7 @@
  * - nesting deeper than MAX_DEPTH: JSON.stringify/structuredClone fail past ~4000 levels, so a
  *   small body could otherwise become a 500 anywhere it is re-serialized;
  * - `__proto__` / `constructor` keys: prototype pollution in any later merge;
+ * - numbers that overflow to Infinity (JSON cannot carry them back);
  * - NUL characters and lone surrogates: PostgreSQL refuses them, so SQLite and PostgreSQL would
  *   answer the same request differently.
  * Returns a message describing the first problem, or undefined when the value is acceptable.
@@ -24,6 +25,11 @@ export function findJsonProblem(root: unknown): string | undefined {
     if (typeof value === 'string') {
       const problem = badString(value)
       if (problem) return `${path} ${problem}`
+      continue
+    }
+    if (typeof value === 'number') {
+      // 1e400 parses to Infinity, which JSON cannot represent: it would be stored as null.
+      if (!Number.isFinite(value)) return `${path} is a number too large to represent`
       continue
     }
     if (typeof value !== 'object' || value === null) continue

@@ -2,7 +2,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { ApiError, errors, type ErrorBody } from '../../lib/errors.js'
 
 /** Fastify's own error codes → our registry, so that framework errors keep the wire shape too. */
-function fromFastifyError(err: FastifyError): ApiError | undefined {
+export function fromFastifyError(err: FastifyError): ApiError | undefined {
   switch (err.code) {
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ApiError('PayloadTooLarge', 'Request body is larger than this API accepts')
@@ -14,6 +14,8 @@ function fromFastifyError(err: FastifyError): ApiError | undefined {
       return new ApiError('InvalidPayload', err.message)
     case 'FST_ERR_BAD_URL':
       return new ApiError('InvalidPayload', 'The request URL is not valid')
+    case 'FST_ERR_MAX_PARAM_LENGTH':
+      return new ApiError('ResourceNotFound', 'No resource has an id that long')
   }
   if (err.validation) {
     return new ApiError(err.validationContext === 'querystring' ? 'InvalidQuery' : 'InvalidPayload', err.message)
@@ -46,9 +48,14 @@ function routeMatcher(app: FastifyInstance) {
       .split('/')
       .map((segment) => (segment.startsWith(':') ? '[^/]+' : segment === '*' ? '.*' : segment.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')))
       .join('/')
-    for (const method of [route.method].flat()) routes.push({ method, pattern: new RegExp(`^${source}/?$`) })
+    for (const method of [route.method].flat()) routes.push({ method, pattern: new RegExp(`^${source}$`) })
   })
   return (method: string, path: string) => routes.some((r) => r.method !== method && r.method !== 'OPTIONS' && r.pattern.test(path))
+}
+
+/** For Fastify's `frameworkErrors` option: router errors (bad URL encoding, overlong ids) skip setErrorHandler. */
+export function frameworkErrorHandler(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  void sendError(request, reply, fromFastifyError(err) ?? new ApiError('InvalidPayload', 'The request is not valid'))
 }
 
 export function registerErrorHandling(app: FastifyInstance): void {

@@ -9,9 +9,16 @@ import { findJsonProblem } from '../../lib/json-guard.js'
  */
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
-  app.addContentTypeParser('application/json', { parseAs: 'string' }, (_request, body, done) => {
-    const text = body as string
-    if (text.length === 0) return done(null, undefined)
+  const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+    const bytes = body as Buffer
+    if (bytes.length === 0) return done(null, undefined)
+    let text: string
+    try {
+      text = utf8.decode(bytes)
+    } catch {
+      return done(new ApiError('InvalidPayload', 'The request body is not valid UTF-8'), undefined)
+    }
     let value: unknown
     try {
       value = JSON.parse(text)

@@ -17,8 +17,8 @@ export const EmptyObject = Type.Object({}, { additionalProperties: false })
 export const EmptyBody = Type.Object({}, { additionalProperties: false, description: "Empty; the official clients send {}" })
 
 export const NextTokenQuery = Type.Object(
+  // Unknown parameters (cache busters like `_=…`) are ignored, not refused.
   { nextToken: Type.Optional(Type.String({ maxLength: 512, description: 'Token from the previous page\'s meta.nextToken' })) },
-  { additionalProperties: false },
 )
 
 export const ListMeta = Type.Object({ nextToken: Type.Optional(Type.String()) }, { additionalProperties: false })
