@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import type { AddressInfo } from 'node:net'
+import { createServer, type AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
@@ -10,6 +10,14 @@ import type { App } from '../../src/http/types.js'
 import { MemoryPubSub } from '../../src/pubsub/memory.js'
 import { createSqliteStore } from '../../src/store/sqlite.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
 
 export interface Harness {
   app: App
@@ -30,22 +38,26 @@ export interface Harness {
  * `npm start` does. With `listen: true` it also listens on a free 127.0.0.1 port for the
  * official clients; otherwise tests use `app.inject`.
  */
-export async function startParley(options: { listen?: boolean; config?: Partial<Config> } = {}): Promise<Harness> {
+/**
+ * `demoBot: true` keeps the demo bot's code (it answers every message); by default the demo bot has
+ * no code, so tests see exactly the messages they create.
+ */
+export async function startParley(options: { listen?: boolean; config?: Partial<Config>; demoBot?: boolean } = {}): Promise<Harness> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'))
-  let config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0' }, options.config)
+  // The port is chosen before the app is built, so every URL the app writes (webhookUrl, upload URLs) is reachable.
+  const port = options.listen ? await freePort() : 0
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, options.config)
   const store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
   const pubsub = new MemoryPubSub()
   let app = await buildApp({ config, store, pubsub, logger: false })
   let baseUrl = config.publicUrl
   if (options.listen) {
-    await app.listen({ port: 0, host: '127.0.0.1' })
-    const port = (app.server.address() as AddressInfo).port
-    baseUrl = `http://127.0.0.1:${port}`
-    config = { ...config, publicUrl: baseUrl }
+    await app.listen({ port, host: '127.0.0.1' })
+    baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   } else {
     await app.ready()
   }
-  const boot = await bootstrap(store, dataDir, baseUrl)
+  const boot = await bootstrap(store, dataDir, baseUrl, { demoCode: options.demoBot ?? false })
   const credentials = boot.credentials!
   const bots = new BotService(store)
 

@@ -6,7 +6,7 @@ import { MemberSchema, RoleSchema } from '../../../schemas/admin.js'
 import { adminSchema } from '../common.js'
 
 const Body = Type.Object(
-  { email: Type.String({ format: 'email', maxLength: 320 }), role: RoleSchema, sendEmail: Type.Optional(Type.Boolean()) },
+  { email: Type.String({ pattern: '^[^@\\s]+@[^@\\s]+$', maxLength: 320, description: 'Any address of the form local@domain (local domains such as owner@localhost included)' }), role: RoleSchema, sendEmail: Type.Optional(Type.Boolean()) },
   { additionalProperties: false },
 )
 
