@@ -1,4 +1,5 @@
 import { resolve } from 'node:path'
+import type { SandboxLimits } from './runtime/sandbox.js'
 
 /** The only module that reads process.env. Everything else receives a Config. */
 export interface Config {
@@ -25,6 +26,8 @@ export interface Config {
   maxFileBytes: number
   /** Lifetime of signed upload and download URLs. */
   signedUrlTtlSeconds: number
+  /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
+  sandboxLimits: SandboxLimits
 }
 
 type Env = Record<string, string | undefined>
@@ -66,6 +69,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     filesBodyLimit: 1024 * 1024,
     maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
     signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
+    sandboxLimits: {
+      budgetMs: int(env, 'PARLEY_BOT_TIMEOUT_MS', 5_000, 10),
+      timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
+      memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
+    },
     ...overrides,
   }
   return Object.freeze(config)

@@ -117,6 +117,8 @@ CREATE TABLE conversations (
   owner_id TEXT NOT NULL,
   last_seq INTEGER NOT NULL,
   last_at INTEGER NOT NULL,
+  -- The bot has processed every incoming message and event up to this sequence number.
+  bot_seq INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (integration_id, id)
@@ -142,6 +144,8 @@ CREATE TABLE messages (
   is_bot INTEGER NOT NULL,
   payload TEXT NOT NULL,
   metadata TEXT,
+  -- 1 when the bot's beforeIncoming hook stopped this message: stored and delivered, but no turn runs.
+  bot_skip INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   UNIQUE (integration_id, conversation_id, seq),
   FOREIGN KEY (integration_id, conversation_id) REFERENCES conversations(integration_id, id) ON DELETE CASCADE
@@ -155,10 +159,32 @@ CREATE TABLE events (
   user_id TEXT NOT NULL,
   is_bot INTEGER NOT NULL,
   payload TEXT NOT NULL,
+  bot_skip INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   UNIQUE (integration_id, conversation_id, seq),
   FOREIGN KEY (integration_id, conversation_id) REFERENCES conversations(integration_id, id) ON DELETE CASCADE
 ) STRICT;
+
+-- Bot state saved between turns: scope 'user' | 'conversation' | 'bot' | 'flow'.
+CREATE TABLE bot_states (
+  bot_id TEXT NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+  scope TEXT NOT NULL,
+  scope_id TEXT NOT NULL,
+  data TEXT NOT NULL,
+  updated_at INTEGER NOT NULL,
+  PRIMARY KEY (bot_id, scope, scope_id)
+) STRICT;
+
+-- What bot code writes with console.* and the runtime's own failure records.
+CREATE TABLE bot_logs (
+  id TEXT PRIMARY KEY NOT NULL,
+  bot_id TEXT NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
+  at INTEGER NOT NULL,
+  level TEXT NOT NULL,
+  message TEXT NOT NULL,
+  conversation_id TEXT
+) STRICT;
+CREATE INDEX bot_logs_bot_at ON bot_logs (bot_id, at, id);
 
 -- Signals that have no row of their own (participant changes, message deletions), kept so
 -- that a stream reconnecting with Last-Event-ID can replay them.

@@ -4,6 +4,7 @@ import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { Store } from '../store/store.js'
 import { BotService } from './bot-service.js'
+import { DEMO_BOT_CODE } from './demo-bot.js'
 
 /** What a new user needs to talk to Parley; tools and tests rely on these exact fields. */
 export interface Credentials {
@@ -21,7 +22,12 @@ export const credentialsPath = (dataDir: string) => join(dataDir, 'credentials.j
  * demo bot with the chat integration. The token is shown once and stored hashed, so the only
  * plaintext copy is credentials.json (mode 0600). Later starts create nothing.
  */
-export async function bootstrap(store: Store, dataDir: string, publicUrl: string): Promise<{ created: boolean; credentials?: Credentials }> {
+export async function bootstrap(
+  store: Store,
+  dataDir: string,
+  publicUrl: string,
+  options: { demoCode?: boolean } = {},
+): Promise<{ created: boolean; credentials?: Credentials }> {
   if ((await store.countWorkspaces()) > 0) {
     const credentials = await readFile(credentialsPath(dataDir), 'utf8')
       .then((text) => JSON.parse(text) as Credentials)
@@ -36,7 +42,11 @@ export async function bootstrap(store: Store, dataDir: string, publicUrl: string
   await store.addWorkspaceMember(workspaceId, accountId, 'owner', now)
   const token = randomSecret('pat')
   await store.createAccessToken({ id: uuidv7(), accountId, tokenHash: hashSecret(token), note: 'created at first start', createdAt: now })
-  const { bot, integrations } = await new BotService(store).createBot(workspaceId, { name: 'Demo bot', integrations: { chat: { enabled: true } } })
+  const { bot, integrations } = await new BotService(store).createBot(workspaceId, {
+    name: 'Demo bot',
+    ...(options.demoCode !== false && { code: DEMO_BOT_CODE }),
+    integrations: { chat: { enabled: true } },
+  })
   const chat = integrations[0]!
   const credentials: Credentials = {
     apiUrl: publicUrl,

@@ -2,7 +2,10 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
-import type { BotApiKeyRow, BotListFilter, BotRow, IntegrationRow, Page, Store } from '../store/store.js'
+import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, IntegrationRow, Page, Store } from '../store/store.js'
+
+/** Loads bot code in a sandbox: its load error (with the line), or nothing when it loads. */
+export type CodeChecker = (code: string) => Promise<string | undefined>
 
 /** Built-in integrations, keyed by name. Each enabled one gets its own webhook id and key. */
 export const BUILT_IN_INTEGRATIONS = ['chat'] as const
@@ -65,14 +68,28 @@ export class BotService {
 
   constructor(
     private readonly store: Store,
+    private readonly checkCode?: CodeChecker,
     private readonly clock: () => number = Date.now,
   ) {}
+
+  /** Code that does not load is refused with its error, and the previous code stays live. */
+  private async assertLoads(code: string | undefined): Promise<void> {
+    if (code === undefined || !this.checkCode) return
+    const error = await this.checkCode(code)
+    if (error) throw errors.invalidPayload(`Bot code does not load: ${error}`)
+  }
+
+  async getLogs(workspaceId: string, botId: string, range: { from?: number | undefined; to?: number | undefined }, nextToken: string | undefined): Promise<Page<BotLogRow>> {
+    await this.getBot(workspaceId, botId)
+    return this.store.listBotLogs(botId, range, { after: nextToken, limit: 100 })
+  }
 
   addCleaner(cleaner: BotResourceCleaner): void {
     this.cleaners.push(cleaner)
   }
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
+    await this.assertLoads(input.code)
     const now = this.clock()
     const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
     const bot: BotRow = {
@@ -113,6 +130,7 @@ export class BotService {
 
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
+    await this.assertLoads(input.code)
     const now = this.clock()
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)

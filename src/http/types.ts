@@ -9,6 +9,7 @@ import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
+import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { AccountRow, IntegrationRow, UserRow, WorkspaceRow } from '../store/store.js'
 
 /** What routes may use: domain services only (no store access from routes, except readiness). */
@@ -20,6 +21,7 @@ export interface Services {
   workspaces: WorkspaceService
   bots: BotService
   files: FileService
+  runtime: BotRuntime
   store: Pick<Store, 'ping'>
 }
 

@@ -70,6 +70,8 @@ export interface MessageRow {
   isBot: boolean
   payload: JsonObject
   metadata: JsonObject | null
+  /** The bot's beforeIncoming hook stopped it: no turn runs for it. */
+  botSkip: boolean
   createdAt: number
 }
 
@@ -81,6 +83,7 @@ export interface EventRow {
   userId: string
   isBot: boolean
   payload: JsonObject
+  botSkip: boolean
   createdAt: number
 }
 
@@ -105,6 +108,9 @@ export interface BotPatch {
   /** null removes the tag. */
   tags?: Record<string, string | null> | undefined
 }
+
+export interface BotLogRow { id: string; botId: string; at: number; level: string; message: string; conversationId: string | null }
+export interface BotStateKey { scope: 'user' | 'conversation' | 'bot' | 'flow'; scopeId: string }
 
 export interface ParticipantRow { user: UserRow; joinedAt: number }
 
@@ -147,6 +153,7 @@ export interface NewMessage {
   isBot: boolean
   payload: JsonObject
   metadata: JsonObject | null
+  botSkip?: boolean
   now: number
 }
 
@@ -157,6 +164,7 @@ export interface NewEvent {
   userId: string
   isBot: boolean
   payload: JsonObject
+  botSkip?: boolean
   now: number
 }
 
@@ -197,6 +205,7 @@ export interface Store {
   updateBot(id: string, patch: BotPatch, now: number): Promise<BotRow | undefined>
   deleteBot(id: string): Promise<boolean>
   getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined>
+  getIntegration(id: string): Promise<IntegrationRow | undefined>
   listIntegrations(botId: string): Promise<IntegrationRow[]>
   createIntegration(row: IntegrationRow): Promise<void>
   updateIntegration(id: string, patch: { enabled?: boolean; encryptionKey?: string; configuration?: JsonObject }, now: number): Promise<void>
@@ -238,6 +247,18 @@ export interface Store {
   listMessages(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<MessageRow>>
   appendEvent(event: NewEvent): Promise<EventRow | undefined>
   getEvent(integrationId: string, id: string): Promise<EventRow | undefined>
+
+  // Bot runtime
+  /** Conversations whose bot cursor is behind their sequence (work left after a restart). */
+  conversationsBehind(limit: number): Promise<{ integrationId: string; conversationId: string }[]>
+  getBotCursor(integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined>
+  /** Moves the cursor forward (never back). */
+  advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void>
+  getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]>
+  saveBotStates(botId: string, entries: (BotStateKey & { data: JsonObject })[], now: number): Promise<void>
+  appendBotLogs(rows: BotLogRow[]): Promise<void>
+  /** Oldest first within [from, to]; `after` pages forward. */
+  listBotLogs(botId: string, range: { from?: number | undefined; to?: number | undefined }, page: PageRequest): Promise<Page<BotLogRow>>
 
   /** Signals with seq > afterSeq in order, at most `limit`. */
   signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]>

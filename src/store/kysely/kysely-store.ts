@@ -4,7 +4,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import {
   UniqueViolation,
-  type AccessTokenRow, type AccountRow, type BotApiKeyRow, type BotListFilter, type BotPatch, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
   type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
   type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
 } from '../store.js'
@@ -40,6 +40,7 @@ const toMessage = (r: Selectable<Database['messages']>): MessageRow => ({
   isBot: Number(r.is_bot) === 1,
   payload: JSON.parse(r.payload) as JsonObject,
   metadata: r.metadata === null ? null : (JSON.parse(r.metadata) as JsonObject),
+  botSkip: Number(r.bot_skip) === 1,
   createdAt: Number(r.created_at),
 })
 
@@ -51,6 +52,7 @@ const toEvent = (r: Selectable<Database['events']>): EventRow => ({
   userId: r.user_id,
   isBot: Number(r.is_bot) === 1,
   payload: JSON.parse(r.payload) as JsonObject,
+  botSkip: Number(r.bot_skip) === 1,
   createdAt: Number(r.created_at),
 })
 
@@ -265,15 +267,7 @@ export class KyselyStore implements Store {
         .execute()
       const tags = Object.entries(bot.tags)
       if (tags.length > 0) await trx.insertInto('bot_tags').values(tags.map(([key, value]) => ({ bot_id: bot.id, key, value }))).execute()
-      for (const i of integrations) {
-        await trx
-          .insertInto('integrations')
-          .values({
-            id: i.id, bot_id: i.botId, name: i.name, webhook_id: i.webhookId, encryption_key: i.encryptionKey,
-            enabled: i.enabled ? 1 : 0, configuration: JSON.stringify(i.configuration), created_at: i.createdAt, updated_at: i.updatedAt,
-          })
-          .execute()
-      }
+      for (const i of integrations) await this.insertIntegration(trx, i, bot.name)
     })
   }
 
@@ -339,14 +333,26 @@ export class KyselyStore implements Store {
     return Number(r.numDeletedRows) > 0
   }
 
-  async createIntegration(i: IntegrationRow): Promise<void> {
-    await this.db
+  /** An integration and its bot user (id = the bot id), so no caller can claim that id first. */
+  private async insertIntegration(trx: Db, i: IntegrationRow, botName: string): Promise<void> {
+    await trx
       .insertInto('integrations')
       .values({
         id: i.id, bot_id: i.botId, name: i.name, webhook_id: i.webhookId, encryption_key: i.encryptionKey,
         enabled: i.enabled ? 1 : 0, configuration: JSON.stringify(i.configuration), created_at: i.createdAt, updated_at: i.updatedAt,
       })
       .execute()
+    await trx
+      .insertInto('users')
+      .values({ integration_id: i.id, id: i.botId, name: botName, picture_url: null, profile: null, is_bot: 1, created_at: i.createdAt, updated_at: i.createdAt })
+      .execute()
+  }
+
+  async createIntegration(i: IntegrationRow): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const bot = await trx.selectFrom('bots').select('name').where('id', '=', i.botId).executeTakeFirstOrThrow()
+      await this.insertIntegration(trx, i, bot.name)
+    })
   }
 
   async updateIntegration(id: string, patch: { enabled?: boolean; encryptionKey?: string; configuration?: JsonObject }, now: number): Promise<void> {
@@ -390,6 +396,11 @@ export class KyselyStore implements Store {
     await this.db.insertInto('settings').values({ key, value: create() }).onConflict((oc) => oc.column('key').doNothing()).execute()
     const r = await this.db.selectFrom('settings').select('value').where('key', '=', key).executeTakeFirstOrThrow()
     return r.value
+  }
+
+  async getIntegration(id: string): Promise<IntegrationRow | undefined> {
+    const r = await this.db.selectFrom('integrations').selectAll().where('id', '=', id).executeTakeFirst()
+    return r && toIntegration(r)
   }
 
   async getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined> {
@@ -476,7 +487,7 @@ export class KyselyStore implements Store {
     return this.db.transaction().execute(async (trx) => {
       const r = await trx
         .insertInto('conversations')
-        .values({ integration_id: integrationId, id, owner_id: ownerId, last_seq: 0, last_at: 0, created_at: now, updated_at: now })
+        .values({ integration_id: integrationId, id, owner_id: ownerId, last_seq: 0, last_at: 0, bot_seq: 0, created_at: now, updated_at: now })
         .onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing())
         .returningAll()
         .executeTakeFirst()
@@ -608,16 +619,16 @@ export class KyselyStore implements Store {
     return this.db.transaction().execute(async (trx) => {
       const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now)
       if (!next) return undefined
-      const row: MessageRow = { ...m, seq: next.seq, createdAt: next.at }
+      const { now: _now, botSkip = false, ...fields } = m
+      const row: MessageRow = { ...fields, botSkip, seq: next.seq, createdAt: next.at }
       await trx
         .insertInto('messages')
         .values({
           id: m.id, integration_id: m.integrationId, conversation_id: m.conversationId, seq: next.seq, user_id: m.userId,
           is_bot: m.isBot ? 1 : 0, payload: JSON.stringify(m.payload), metadata: m.metadata === null ? null : JSON.stringify(m.metadata),
-          created_at: next.at,
+          bot_skip: botSkip ? 1 : 0, created_at: next.at,
         })
         .execute()
-      delete (row as Partial<NewMessage>).now
       return row
     })
   }
@@ -655,12 +666,12 @@ export class KyselyStore implements Store {
         .insertInto('events')
         .values({
           id: e.id, integration_id: e.integrationId, conversation_id: e.conversationId, seq: next.seq, user_id: e.userId,
-          is_bot: e.isBot ? 1 : 0, payload: JSON.stringify(e.payload), created_at: next.at,
+          is_bot: e.isBot ? 1 : 0, payload: JSON.stringify(e.payload), bot_skip: e.botSkip ? 1 : 0, created_at: next.at,
         })
         .execute()
       return {
         id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.seq, userId: e.userId,
-        isBot: e.isBot, payload: e.payload, createdAt: next.at,
+        isBot: e.isBot, payload: e.payload, botSkip: e.botSkip ?? false, createdAt: next.at,
       }
     })
   }
@@ -668,6 +679,64 @@ export class KyselyStore implements Store {
   async getEvent(integrationId: string, id: string): Promise<EventRow | undefined> {
     const r = await this.db.selectFrom('events').selectAll().where('id', '=', id).where('integration_id', '=', integrationId).executeTakeFirst()
     return r && toEvent(r)
+  }
+
+  async conversationsBehind(limit: number): Promise<{ integrationId: string; conversationId: string }[]> {
+    const rows = await this.db.selectFrom('conversations').select(['integration_id', 'id']).whereRef('bot_seq', '<', 'last_seq').limit(limit).execute()
+    return rows.map((r) => ({ integrationId: r.integration_id, conversationId: r.id }))
+  }
+
+  async getBotCursor(integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined> {
+    const r = await this.db.selectFrom('conversations').select(['bot_seq', 'last_seq']).where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
+    return r && { botSeq: Number(r.bot_seq), lastSeq: Number(r.last_seq) }
+  }
+
+  async advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void> {
+    await this.db.updateTable('conversations').set({ bot_seq: seq })
+      .where('integration_id', '=', integrationId).where('id', '=', conversationId).where('bot_seq', '<', seq).execute()
+  }
+
+  async getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]> {
+    if (keys.length === 0) return []
+    const rows = await this.db.selectFrom('bot_states').select(['scope', 'scope_id', 'data']).where('bot_id', '=', botId)
+      .where((eb) => eb.or(keys.map((k) => eb.and([eb('scope', '=', k.scope), eb('scope_id', '=', k.scopeId)])))).execute()
+    return keys.map((k) => {
+      const row = rows.find((r) => r.scope === k.scope && r.scope_id === k.scopeId)
+      return row ? (JSON.parse(row.data) as JsonObject) : undefined
+    })
+  }
+
+  async saveBotStates(botId: string, entries: (BotStateKey & { data: JsonObject })[], now: number): Promise<void> {
+    if (entries.length === 0) return
+    await this.db.transaction().execute(async (trx) => {
+      for (const e of entries) {
+        const data = JSON.stringify(e.data)
+        await trx.insertInto('bot_states').values({ bot_id: botId, scope: e.scope, scope_id: e.scopeId, data, updated_at: now })
+          .onConflict((oc) => oc.columns(['bot_id', 'scope', 'scope_id']).doUpdateSet({ data, updated_at: now })).execute()
+      }
+    })
+  }
+
+  async appendBotLogs(rows: BotLogRow[]): Promise<void> {
+    if (rows.length === 0) return
+    await this.db.insertInto('bot_logs')
+      .values(rows.map((r) => ({ id: r.id, bot_id: r.botId, at: r.at, level: r.level, message: r.message, conversation_id: r.conversationId })))
+      .execute()
+  }
+
+  async listBotLogs(botId: string, range: { from?: number | undefined; to?: number | undefined }, page: PageRequest): Promise<Page<BotLogRow>> {
+    let q = this.db.selectFrom('bot_logs').selectAll().where('bot_id', '=', botId)
+    if (range.from !== undefined) q = q.where('at', '>=', range.from)
+    if (range.to !== undefined) q = q.where('at', '<=', range.to)
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('at', '>', at), eb.and([eb('at', '=', at), eb('id', '>', id)])]))
+    }
+    const rows = await q.orderBy('at').orderBy('id').limit(page.limit + 1).execute()
+    const toLog = (r: (typeof rows)[number]): BotLogRow => ({
+      id: r.id, botId: r.bot_id, at: Number(r.at), level: r.level, message: r.message, conversationId: r.conversation_id,
+    })
+    return pageOf(rows.map(toLog), page.limit, (l) => [l.at, l.id])
   }
 
   async signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]> {

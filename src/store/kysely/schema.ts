@@ -20,6 +20,8 @@ export interface Database {
   bot_tags: { bot_id: string; key: string; value: string }
   bot_api_keys: { id: string; bot_id: string; token_hash: string; note: string; created_at: number }
   settings: { key: string; value: string }
+  bot_states: { bot_id: string; scope: string; scope_id: string; data: string; updated_at: number }
+  bot_logs: { id: string; bot_id: string; at: number; level: string; message: string; conversation_id: string | null }
   integrations: {
     id: string
     bot_id: string
@@ -48,6 +50,7 @@ export interface Database {
     owner_id: string
     last_seq: number
     last_at: number
+    bot_seq: number
     created_at: number
     updated_at: number
   }
@@ -61,6 +64,7 @@ export interface Database {
     is_bot: number
     payload: string
     metadata: string | null
+    bot_skip: number
     created_at: number
   }
   events: {
@@ -71,6 +75,7 @@ export interface Database {
     user_id: string
     is_bot: number
     payload: string
+    bot_skip: number
     created_at: number
   }
   conversation_signals: {
@@ -81,4 +86,25 @@ export interface Database {
     data: string
     created_at: number
   }
+  /** Files API (migrations/<dialect>/0002_files.sql): metadata rows; content lives in the BlobStore. */
+  files: {
+    id: string
+    bot_id: string
+    key: string
+    content_type: string
+    size: number | null
+    status: string
+    failed_status_reason: string | null
+    blob_name: string | null
+    upload_nonce: string
+    metadata: string
+    access_policies: string
+    indexed: number
+    expires_at: number | null
+    owner_type: string
+    owner_id: string | null
+    created_at: number
+    updated_at: number
+  }
+  file_tags: { file_id: string; key: string; value: string }
 }

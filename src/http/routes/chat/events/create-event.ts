@@ -13,7 +13,7 @@ export default function createEvent(app: App): void {
     schema: chatSchema('createEvent', 'Send a custom event into a conversation the caller takes part in', { params: chatParams(), body: Body },
       { 201: Type.Object({ event: EventSchema }) }),
   }, async (request, reply) => {
-    const event = await app.services.chat.createEvent(request.chatUser, request.body.conversationId, request.body.payload as JsonObject)
+    const event = await app.services.chat.createEvent(request.integration, request.chatUser, request.body.conversationId, request.body.payload as JsonObject)
     return reply.code(201).send({ event: eventView(event) })
   })
 }

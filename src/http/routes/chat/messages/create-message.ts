@@ -17,7 +17,7 @@ export default function createMessage(app: App): void {
       { 201: Type.Object({ message: MessageSchema }) }),
   }, async (request, reply) => {
     const { conversationId, payload, metadata } = request.body
-    const message = await app.services.chat.createMessage(request.chatUser, conversationId, payload as JsonObject, metadata as JsonObject | undefined)
+    const message = await app.services.chat.createMessage(request.integration, request.chatUser, conversationId, payload as JsonObject, metadata as JsonObject | undefined)
     return reply.code(201).send({ message: messageView(message) })
   })
 }

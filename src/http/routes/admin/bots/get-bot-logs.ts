@@ -1,0 +1,35 @@
+import { Type } from 'typebox'
+import type { App } from '../../../types.js'
+import { IsoDate } from '../../../schemas/common.js'
+import { adminSchema } from '../common.js'
+
+const Query = Type.Object({
+  timeStart: Type.Optional(IsoDate),
+  timeEnd: Type.Optional(IsoDate),
+  level: Type.Optional(Type.String()),
+  conversationId: Type.Optional(Type.String()),
+  nextToken: Type.Optional(Type.String()),
+})
+
+const LogSchema = Type.Object({ timestamp: IsoDate, level: Type.String(), message: Type.String(), conversationId: Type.Optional(Type.String()) })
+
+export default function getBotLogs(app: App): void {
+  app.get('/bots/:id/logs', {
+    config: { permission: 'bots.read' },
+    schema: adminSchema('getBotLogs', 'What the bot\'s code wrote with console.* and the runtime\'s failure records, oldest first',
+      { params: Type.Object({ id: Type.String() }), querystring: Query },
+      { 200: Type.Object({ logs: Type.Array(LogSchema), nextToken: Type.Optional(Type.String()) }) }),
+  }, async (request) => {
+    const q = request.query
+    const page = await app.services.bots.getLogs(request.workspace.id, request.params.id, {
+      from: q.timeStart ? Date.parse(q.timeStart) : undefined,
+      to: q.timeEnd ? Date.parse(q.timeEnd) : undefined,
+    }, q.nextToken)
+    return {
+      logs: page.items.map((l) => ({
+        timestamp: new Date(l.at).toISOString(), level: l.level, message: l.message, ...(l.conversationId !== null && { conversationId: l.conversationId }),
+      })),
+      ...(page.next && { nextToken: page.next }),
+    }
+  })
+}

@@ -1,0 +1,338 @@
+import { createHash } from 'node:crypto'
+import { errors } from '../lib/errors.js'
+import { uuidv7 } from '../lib/ids.js'
+import { conversationChannel, CHAT_PAGE_SIZE, type IncomingInterceptor } from '../domain/chat-service.js'
+import { conversationView, messageView, eventView, userView } from '../domain/chat-views.js'
+import type { PubSub } from '../pubsub/pubsub.js'
+import type { BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
+import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
+import { previewOf } from './preview.js'
+import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
+
+/** The channel on which new incoming messages and events announce "this conversation has work". */
+export const TURNS_CHANNEL = 'bot-turns'
+const TURN_BATCH = 50
+
+export type PayloadValidator = (payload: unknown) => string | undefined
+
+export interface BotRuntimeOptions {
+  limits: SandboxLimits
+  /** Validates payloads sent by bot code with the same rules as the Chat API. */
+  validatePayload: PayloadValidator
+  clock?: () => number
+}
+
+type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }
+
+/** Deterministic ids for a turn's replies: a turn re-run after a crash cannot reply twice. */
+function replyId(sourceId: string, index: number): string {
+  const hex = createHash('sha256').update(`${sourceId}:${index}`).digest('hex')
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/**
+ * Runs bot code for conversations. The conversation's own signal log is the work queue: every
+ * incoming message or event after the conversation's bot cursor is a turn, processed in sequence
+ * order, one conversation at a time (different conversations in parallel). The cursor moves only
+ * after a turn ends, so after a restart unfinished turns run again; their replies have
+ * deterministic ids, so a user never gets one twice.
+ */
+export class BotRuntime implements IncomingInterceptor {
+  private readonly clock: () => number
+  private readonly active = new Map<string, Promise<void>>()
+  private readonly dirty = new Set<string>()
+  private readonly summaries = new Map<string, Promise<BotSummary | undefined>>()
+  private unsubscribe: (() => Promise<void>) | undefined
+  private stopped = false
+
+  constructor(
+    private readonly store: Store,
+    private readonly pubsub: PubSub,
+    private readonly sandbox: BotSandbox,
+    private readonly options: BotRuntimeOptions,
+  ) {
+    this.clock = options.clock ?? Date.now
+  }
+
+  async start(): Promise<void> {
+    this.unsubscribe = await this.pubsub.subscribe(TURNS_CHANNEL, (message) => {
+      const [integrationId, conversationId] = JSON.parse(message) as [string, string]
+      this.schedule(integrationId, conversationId)
+    })
+    // Work left by a previous run of the process.
+    for (const { integrationId, conversationId } of await this.store.conversationsBehind(10_000)) this.schedule(integrationId, conversationId)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    await this.unsubscribe?.()
+    await Promise.allSettled([...this.active.values()])
+  }
+
+  /** Announces new incoming work in a conversation (called after a user message or event is stored). */
+  async announce(integrationId: string, conversationId: string): Promise<void> {
+    await this.pubsub.publish(TURNS_CHANNEL, JSON.stringify([integrationId, conversationId]))
+  }
+
+  /** Resolves when the conversation has no turn running or pending (tests, shutdown). */
+  async idle(integrationId: string, conversationId: string): Promise<void> {
+    const key = `${integrationId}:${conversationId}`
+    while (this.active.has(key)) await this.active.get(key)
+  }
+
+  private schedule(integrationId: string, conversationId: string): void {
+    if (this.stopped) return
+    const key = `${integrationId}:${conversationId}`
+    if (this.active.has(key)) {
+      this.dirty.add(key)
+      return
+    }
+    const work = (async () => {
+      do {
+        this.dirty.delete(key)
+        await this.drain(integrationId, conversationId)
+      } while (this.dirty.has(key) && !this.stopped)
+    })()
+      .catch(() => {})
+      .finally(() => this.active.delete(key))
+    this.active.set(key, work)
+  }
+
+  /** The bot's export summary for its current code, loaded once per deployed version. */
+  async summary(bot: BotRow): Promise<BotSummary | undefined> {
+    if (bot.code === null) return undefined
+    const key = `${bot.id}@${bot.deployedAt}`
+    let summary = this.summaries.get(key)
+    if (!summary) {
+      summary = this.sandbox.check(bot.code).then((r) => (r.ok ? r.summary : undefined))
+      this.summaries.set(key, summary)
+    }
+    return summary
+  }
+
+  private async botOf(integrationId: string): Promise<{ bot: BotRow; integration: IntegrationRow } | undefined> {
+    const integration = await this.store.getIntegration(integrationId)
+    if (!integration) return undefined
+    const bot = await this.store.getBot(integration.botId)
+    return bot && { bot, integration }
+  }
+
+  private async drain(integrationId: string, conversationId: string): Promise<void> {
+    const owner = await this.botOf(integrationId)
+    const cursor = await this.store.getBotCursor(integrationId, conversationId)
+    if (!owner || !cursor) return
+    const { bot, integration } = owner
+    if (bot.code === null) {
+      // No code deployed: nothing to run, and nothing to replay later when code arrives.
+      await this.store.advanceBotCursor(integrationId, conversationId, cursor.lastSeq)
+      return
+    }
+    let position = cursor.botSeq
+    for (;;) {
+      const batch = await this.store.signalsSince(integrationId, conversationId, position, TURN_BATCH)
+      for (const signal of batch) {
+        if (this.stopped) return
+        const incoming: Incoming | undefined =
+          signal.kind === 'message_created' && !signal.message.isBot && !signal.message.botSkip ? { kind: 'message', message: signal.message }
+          : signal.kind === 'event_created' && !signal.event.isBot && !signal.event.botSkip ? { kind: 'event', event: signal.event }
+          : undefined
+        if (incoming) await this.turn(bot, integration, incoming)
+        position = signal.seq
+        await this.store.advanceBotCursor(integrationId, conversationId, position)
+      }
+      if (batch.length < TURN_BATCH) return
+    }
+  }
+
+  // ---- the event object ----
+
+  private stateKeys(integrationId: string, conversationId: string, userId: string): BotStateKey[] {
+    return [
+      { scope: 'user', scopeId: `${integrationId}:${userId}` },
+      { scope: 'conversation', scopeId: `${integrationId}:${conversationId}` },
+      { scope: 'bot', scopeId: '' },
+      { scope: 'flow', scopeId: `${integrationId}:${conversationId}` },
+    ]
+  }
+
+  /** The spec's event object for an incoming message or custom event. */
+  buildEvent(bot: BotRow, integration: IntegrationRow, incoming: Incoming | { kind: 'draft'; id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean; createdAt: number }, state: TurnInput['event']['state']): TurnInput['event'] {
+    const base =
+      incoming.kind === 'message'
+        ? { id: incoming.message.id, conversationId: incoming.message.conversationId, userId: incoming.message.userId, payload: incoming.message.payload, createdAt: incoming.message.createdAt, messageId: incoming.message.id as string | undefined, custom: false }
+        : incoming.kind === 'event'
+          ? { id: incoming.event.id, conversationId: incoming.event.conversationId, userId: incoming.event.userId, payload: incoming.event.payload, createdAt: incoming.event.createdAt, messageId: undefined, custom: true }
+          : { id: incoming.id, conversationId: incoming.conversationId, userId: incoming.userId, payload: incoming.payload, createdAt: incoming.createdAt, messageId: incoming.custom ? undefined : incoming.id, custom: incoming.custom }
+    return {
+      botId: bot.id,
+      conversationId: base.conversationId,
+      createdOn: new Date(base.createdAt).toISOString(),
+      direction: 'incoming',
+      id: base.id,
+      integration: integration.name,
+      ...(base.messageId !== undefined && { messageId: base.messageId }),
+      payload: base.payload,
+      preview: previewOf(base.payload),
+      state,
+      tags: { conversation: {}, message: {}, user: {} },
+      type: base.custom ? 'custom' : String(base.payload.type),
+      userId: base.userId,
+    }
+  }
+
+  private async loadState(bot: BotRow, integrationId: string, conversationId: string, userId: string) {
+    const keys = this.stateKeys(integrationId, conversationId, userId)
+    const [user, conversation, botState, flow] = await this.store.getBotStates(bot.id, keys)
+    return { keys, state: { user: user ?? {}, conversation: conversation ?? {}, bot: botState ?? {} }, flow }
+  }
+
+  // ---- running code ----
+
+  private host(bot: BotRow, integration: IntegrationRow, conversationId: string, sourceId: string): SandboxHost & { flush(): Promise<void> } {
+    const logs: BotLogRow[] = []
+    let replies = 0
+    const ownConversation = async (id: unknown) => {
+      if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
+      const conversation = await this.store.getConversation(integration.id, id)
+      if (!conversation) throw errors.notFound('Conversation', id)
+      return conversation
+    }
+    const call = async (method: string, args: unknown): Promise<unknown> => {
+      const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
+      switch (method) {
+        case 'createMessage': {
+          const conversation = await ownConversation(a.conversationId)
+          const problem = this.options.validatePayload(a.payload)
+          if (problem) throw errors.invalidPayload(problem)
+          const id = replyId(sourceId, replies++)
+          const existing = await this.store.getMessage(integration.id, id)
+          if (existing) return { message: messageView(existing) }
+          const metadata = typeof a.metadata === 'object' && a.metadata !== null ? (a.metadata as JsonObject) : null
+          const message = await this.store.appendMessage({
+            id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
+            payload: a.payload as JsonObject, metadata, now: this.clock(),
+          })
+          if (!message) throw errors.notFound('Conversation', conversation.id)
+          await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
+          return { message: messageView(message) }
+        }
+        case 'createEvent': {
+          const conversation = await ownConversation(a.conversationId)
+          if (typeof a.payload !== 'object' || a.payload === null || Array.isArray(a.payload)) throw errors.invalidPayload('payload must be an object')
+          const event = await this.store.appendEvent({
+            id: uuidv7(), integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
+            payload: a.payload as JsonObject, now: this.clock(),
+          })
+          if (!event) throw errors.notFound('Conversation', conversation.id)
+          await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
+          return { event: eventView(event) }
+        }
+        case 'getMessage': {
+          const message = typeof a.id === 'string' ? await this.store.getMessage(integration.id, a.id) : undefined
+          if (!message) throw errors.notFound('Message', String(a.id))
+          return { message: messageView(message) }
+        }
+        case 'listMessages': {
+          const conversation = await ownConversation(a.conversationId)
+          const page = await this.store.listMessages(integration.id, conversation.id, {
+            after: typeof a.nextToken === 'string' ? a.nextToken : undefined, limit: CHAT_PAGE_SIZE,
+          })
+          return { messages: page.items.map(messageView), meta: { ...(page.next && { nextToken: page.next }) } }
+        }
+        case 'getConversation':
+          return { conversation: conversationView(await ownConversation(a.id)) }
+        case 'getUser': {
+          const user = typeof a.id === 'string' ? await this.store.getUser(integration.id, a.id) : undefined
+          if (!user) throw errors.notFound('User', String(a.id))
+          return { user: userView(user) }
+        }
+        default:
+          throw errors.invalidPayload(`Unknown client method "${method}"`)
+      }
+    }
+    return {
+      call,
+      log: (level: LogLevel, text: string) => {
+        logs.push({ id: uuidv7(), botId: bot.id, at: this.clock(), level, message: text, conversationId })
+      },
+      flush: async () => {
+        const rows = logs.splice(0)
+        await this.store.appendBotLogs(rows).catch(() => {})
+      },
+    }
+  }
+
+  private async recordFailure(bot: BotRow, conversationId: string | null, what: string, err: unknown): Promise<void> {
+    const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}` : `${what} failed: ${(err as Error).message}`
+    await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message, conversationId }]).catch(() => {})
+  }
+
+  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<void> {
+    const conversationId = incoming.kind === 'message' ? incoming.message.conversationId : incoming.event.conversationId
+    const userId = incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId
+    const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.event.id
+    const { keys, state, flow } = await this.loadState(bot, integration.id, conversationId, userId)
+    const flowRecord = (flow ?? {}) as { started?: boolean; flow?: TurnInput['flow'] }
+    const input: TurnInput = {
+      event: this.buildEvent(bot, integration, incoming, state),
+      flow: flowRecord.flow ?? null,
+      conversationStarted: flowRecord.started !== true,
+      budgetMs: this.options.limits.budgetMs,
+    }
+    const host = this.host(bot, integration, conversationId, sourceId)
+    try {
+      const output = JSON.parse(await this.sandbox.run(
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code!, entry: 'turn', input: JSON.stringify(input), limits: this.options.limits },
+        host,
+      )) as TurnOutput
+      for (const error of output.errors ?? []) host.log('error', error)
+      const [userKey, conversationKey, botKey, flowKey] = keys as [BotStateKey, BotStateKey, BotStateKey, BotStateKey]
+      await this.store.saveBotStates(bot.id, [
+        { ...userKey, data: (output.state?.user ?? {}) as JsonObject },
+        { ...conversationKey, data: (output.state?.conversation ?? {}) as JsonObject },
+        { ...botKey, data: (output.state?.bot ?? {}) as JsonObject },
+        { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null } },
+      ], this.clock())
+    } catch (err) {
+      await this.recordFailure(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)
+    } finally {
+      await host.flush()
+    }
+  }
+
+  /**
+   * Runs the bot's beforeIncoming hook on a message or event before it is stored: the hook may
+   * change the payload (what is stored and delivered is the changed payload) or stop it.
+   */
+  async beforeIncoming(
+    integration: IntegrationRow,
+    draft: { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean },
+  ): Promise<{ payload: JsonObject; stop: boolean }> {
+    const unchanged = { payload: draft.payload, stop: false }
+    const bot = await this.store.getBot(integration.botId)
+    if (!bot?.code) return unchanged
+    const summary = await this.summary(bot)
+    if (!summary?.hooks.includes('beforeIncoming')) return unchanged
+    const { state } = await this.loadState(bot, integration.id, draft.conversationId, draft.userId)
+    const event = this.buildEvent(bot, integration, { kind: 'draft', ...draft, createdAt: this.clock() }, state)
+    const host = this.host(bot, integration, draft.conversationId, `before:${draft.id}`)
+    try {
+      const output = JSON.parse(await this.sandbox.run(
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'beforeIncoming', input: JSON.stringify({ event, budgetMs: this.options.limits.budgetMs }), limits: this.options.limits },
+        host,
+      )) as BeforeIncomingOutput
+      const payload = output.payload ?? draft.payload
+      const problem = draft.custom ? undefined : this.options.validatePayload(payload)
+      if (problem) {
+        host.log('error', `beforeIncoming returned an invalid payload (${problem}); the original payload was kept`)
+        return unchanged
+      }
+      return { payload: payload as JsonObject, stop: output.stop === true }
+    } catch (err) {
+      await this.recordFailure(bot, draft.conversationId, 'beforeIncoming hook', err)
+      return unchanged
+    } finally {
+      await host.flush()
+    }
+  }
+}

@@ -1,0 +1,83 @@
+/**
+ * The contract between the host (worker + QuickJS) and the in-sandbox runtime ("prelude").
+ *
+ * The prelude (src/runtime/prelude.ts, `parleyPrelude`) is trusted code that runs INSIDE the sandbox,
+ * next to the bot's untrusted code. It is injected by stringifying the function, so it must be
+ * self-contained: no imports and no references to anything outside its own body except its
+ * parameters and standard JavaScript built-ins available in QuickJS (ES2020+: async/await, Promise,
+ * RegExp, JSON, Map, Set, optional chaining...). No Node APIs, no timers (setTimeout does not exist).
+ * All data crossing the boundary is JSON text.
+ */
+
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
+
+/** Provided by the host to the prelude. */
+export interface PreludeHost {
+  /**
+   * Calls the platform on the bot's behalf. `argsJson` is a JSON object; resolves with the JSON text of
+   * the result, or rejects with an Error whose message explains the failure (e.g. "ResourceNotFound: Message x not found").
+   * Methods: createMessage {conversationId, payload, metadata?} → {message}; createEvent {conversationId, payload} → {event};
+   * getMessage {id} → {message}; listMessages {conversationId, nextToken?} → {messages, meta}; getConversation {id} →
+   * {conversation}; getUser {id} → {user}. All are limited to the bot's own data.
+   * createMessage here is the RAW persistence call: the prelude itself runs beforeOutgoing/afterOutgoing around it.
+   */
+  call(method: string, argsJson: string): Promise<string>
+  /**
+   * Sets the wall-time budget, in milliseconds, of the user code about to run (one hook, action or card).
+   * Call it before each piece of user code; the host stops the sandbox when the budget is exceeded.
+   */
+  budget(ms: number): void
+  log(level: LogLevel, text: string): void
+}
+
+/** Helpers the host passes in (also stringified). */
+export interface PreludeHelpers {
+  /** Plain-text form of a message payload (see src/runtime/preview.ts). */
+  previewOf(payload: unknown): string
+}
+
+/** Where a conversation stands in a workflow, persisted between turns by the host (opaque to it). */
+export type FlowState = Record<string, unknown> | null
+
+export interface TurnInput {
+  /** The spec's event object for this incoming event (direction 'incoming'), including `state`. */
+  event: Record<string, unknown> & { state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown> } }
+  flow: FlowState
+  /** True when this is the first incoming event of the conversation the bot processes. */
+  conversationStarted: boolean
+  /** Wall-time budget of each hook, action or card run, in ms. */
+  budgetMs: number
+}
+
+export interface TurnOutput {
+  /** The state after the turn: saved by the host and given back on the next turn. */
+  state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown> }
+  flow: FlowState
+  /** Errors raised by user code during the turn (the turn continues where it sensibly can). */
+  errors: string[]
+}
+
+export interface BeforeIncomingInput {
+  event: TurnInput['event']
+  budgetMs: number
+}
+
+export interface BeforeIncomingOutput {
+  /** The (possibly changed) payload to store and deliver. */
+  payload: Record<string, unknown>
+  stop: boolean
+}
+
+export interface BotSummary {
+  hooks: string[]
+  actions: string[]
+  workflows: string[]
+}
+
+/** What `parleyPrelude(host, helpers)` returns (frozen). */
+export interface PreludeApi {
+  /** Validates and keeps the bot module's exports (named or default). Throws an Error with a clear message if invalid. */
+  load(exports: unknown): string // JSON BotSummary
+  beforeIncoming(inputJson: string): Promise<string> // BeforeIncomingInput → BeforeIncomingOutput
+  turn(inputJson: string): Promise<string> // TurnInput → TurnOutput
+}

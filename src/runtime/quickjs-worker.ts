@@ -1,0 +1,303 @@
+/**
+ * A sandbox worker thread: hosts QuickJS (WebAssembly) virtual machines for bot code.
+ * Bot code only ever runs inside QuickJS; this thread's own globals (process, require, fs…) are
+ * unreachable from it. The only ways out are the three host functions installed below, which
+ * forward JSON to the main thread.
+ */
+import { parentPort } from 'node:worker_threads'
+import { getQuickJS, type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
+import { parleyPrelude } from './prelude.js'
+import { previewOf } from './preview.js'
+import type { LogLevel } from './prelude-contract.js'
+import type { SandboxFailure, SandboxLimits } from './sandbox.js'
+
+export type ToWorker =
+  | { type: 'check'; id: number; code: string; limits: SandboxLimits }
+  | { type: 'run'; id: number; botKey: string; code: string; entry: 'turn' | 'beforeIncoming'; input: string; limits: SandboxLimits }
+  | { type: 'hostResult'; id: number; callId: number; ok: boolean; value: string }
+
+export type FromWorker =
+  | { type: 'ready' }
+  | { type: 'checked'; id: number; ok: boolean; summary?: string; error?: string }
+  | { type: 'hostCall'; id: number; callId: number; method: string; args: string }
+  | { type: 'log'; id: number; level: LogLevel; text: string }
+  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string }
+
+const port = parentPort!
+const post = (message: FromWorker) => port.postMessage(message)
+
+/** Deep recursion must hit QuickJS's own check before the host's stack (measured: 256 KB is safe). */
+const MAX_STACK_BYTES = 256 * 1024
+const IDLE_VMS_PER_BOT = 4
+const MAX_LOG_LENGTH = 4000
+
+const SETUP = `(function () {
+  var call = globalThis.__host_call, budget = globalThis.__host_budget, log = globalThis.__host_log;
+  delete globalThis.__host_call; delete globalThis.__host_budget; delete globalThis.__host_log;
+  var __name = function (f) { return f };
+  function text(args) {
+    return args.map(function (a) {
+      if (typeof a === 'string') return a;
+      if (a instanceof Error) return a.name + ': ' + a.message;
+      try { return JSON.stringify(a) } catch (e) { return String(a) }
+    }).join(' ');
+  }
+  var console = {};
+  ['debug', 'info', 'warn', 'error'].forEach(function (level) { console[level] = function () { log(level, text([].slice.call(arguments))) } });
+  console.log = console.info;
+  Object.defineProperty(globalThis, 'console', { value: Object.freeze(console), writable: false, configurable: false });
+  var host = Object.freeze({
+    call: function (method, args) { return call(method, args) },
+    budget: function (ms) { budget(ms) },
+    log: function (level, message) { log(level, message) }
+  });
+  var api = (${parleyPrelude.toString()})(host, { previewOf: (${previewOf.toString()}) });
+  Object.defineProperty(globalThis, '__parley', { value: Object.freeze(api), writable: false, configurable: false });
+})()`
+
+interface Vm {
+  runtime: QuickJSRuntime
+  context: QuickJSContext
+  api: QuickJSHandle
+  deadline: number
+  maxBudgetMs: number
+  /** The run currently using this VM; host calls and logs are attributed to it. */
+  runId: number
+  pending: Map<number, QuickJSDeferredPromise>
+  broken: boolean
+}
+
+const QuickJS = await getQuickJS()
+const idle = new Map<string, Vm[]>()
+let nextCallId = 1
+const hostCalls = new Map<number, { vm: Vm; deferred: QuickJSDeferredPromise }>()
+
+function errorText(context: QuickJSContext, handle: QuickJSHandle): string {
+  const value = context.dump(handle) as { name?: string; message?: string; stack?: string; lineNumber?: number } | string
+  if (typeof value !== 'object' || value === null) return String(value)
+  const where = /at ([^\s(]*bot\.js:\d+(?::\d+)?)/.exec(value.stack ?? '')?.[1]
+  return `${value.name ?? 'Error'}: ${value.message ?? ''}${where ? ` (${where})` : ''}`
+}
+
+function classify(message: string): SandboxFailure {
+  if (/interrupted/.test(message)) return 'timeout'
+  if (/out of memory/.test(message)) return 'memory'
+  return 'error'
+}
+
+function disposeVm(vm: Vm): void {
+  vm.broken = true
+  for (const [callId, entry] of hostCalls) if (entry.vm === vm) hostCalls.delete(callId)
+  try {
+    vm.api.dispose()
+    vm.context.dispose()
+    vm.runtime.dispose()
+  } catch {
+    // A VM that ran out of memory may fail to tear down cleanly; it is unreachable either way.
+  }
+}
+
+/** A fresh VM with the prelude and the bot's module loaded. Throws the load error's text. */
+function createVm(code: string, limits: SandboxLimits): { vm: Vm; summary: string } {
+  const runtime = QuickJS.newRuntime()
+  runtime.setMemoryLimit(limits.memoryBytes)
+  runtime.setMaxStackSize(MAX_STACK_BYTES)
+  const vm: Vm = {
+    runtime, context: runtime.newContext(), api: undefined as never, deadline: Date.now() + limits.budgetMs,
+    maxBudgetMs: limits.budgetMs, runId: 0, pending: new Map(), broken: false,
+  }
+  runtime.setInterruptHandler(() => Date.now() > vm.deadline)
+  const { context } = vm
+  try {
+    const hostCall = context.newFunction('__host_call', (methodHandle, argsHandle) => {
+      const method = context.getString(methodHandle)
+      const args = context.getString(argsHandle)
+      const deferred = context.newPromise()
+      const callId = nextCallId++
+      hostCalls.set(callId, { vm, deferred })
+      post({ type: 'hostCall', id: vm.runId, callId, method, args })
+      return deferred.handle
+    })
+    const budget = context.newFunction('__host_budget', (msHandle) => {
+      const ms = Math.max(1, Math.min(vm.maxBudgetMs, Number(context.getNumber(msHandle)) || vm.maxBudgetMs))
+      vm.deadline = Date.now() + ms
+    })
+    const log = context.newFunction('__host_log', (levelHandle, textHandle) => {
+      const level = context.getString(levelHandle) as LogLevel
+      const text = context.getString(textHandle).slice(0, MAX_LOG_LENGTH)
+      post({ type: 'log', id: vm.runId, level: ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info', text })
+    })
+    for (const [name, fn] of [['__host_call', hostCall], ['__host_budget', budget], ['__host_log', log]] as const) {
+      context.setProp(context.global, name, fn)
+      fn.dispose()
+    }
+    context.unwrapResult(context.evalCode(SETUP, 'parley-prelude.js', { type: 'global' })).dispose()
+
+    const loaded = context.evalCode(code, 'bot.js', { type: 'module' })
+    if (loaded.error) {
+      const message = errorText(context, loaded.error)
+      loaded.error.dispose()
+      throw new Error(message)
+    }
+    let exports = loaded.value
+    const state = context.getPromiseState(exports)
+    if (state.type === 'pending') {
+      exports.dispose()
+      throw new Error('Bot code may not use top-level await')
+    }
+    if (state.type === 'rejected') {
+      const message = errorText(context, state.error)
+      state.error.dispose()
+      exports.dispose()
+      throw new Error(message)
+    }
+    if (state.notAPromise !== true) {
+      exports.dispose()
+      exports = state.value
+    }
+    vm.api = context.getProp(context.global, '__parley')
+    const loadFn = context.getProp(vm.api, 'load')
+    const summary = context.callFunction(loadFn, vm.api, exports)
+    loadFn.dispose()
+    exports.dispose()
+    if (summary.error) {
+      const message = errorText(context, summary.error)
+      summary.error.dispose()
+      throw new Error(message)
+    }
+    const text = context.getString(summary.value)
+    summary.value.dispose()
+    return { vm, summary: text }
+  } catch (err) {
+    if (vm.api) vm.api.dispose()
+    context.dispose()
+    runtime.dispose()
+    throw err
+  }
+}
+
+function takeVm(botKey: string, code: string, limits: SandboxLimits): Vm {
+  const pool = idle.get(botKey)
+  const vm = pool?.pop()
+  if (vm) return vm
+  // A new version of the bot: drop VMs of older versions of the same bot.
+  const botId = botKey.slice(0, botKey.lastIndexOf('@'))
+  for (const [key, vms] of idle) {
+    if (key !== botKey && key.startsWith(`${botId}@`)) {
+      vms.forEach(disposeVm)
+      idle.delete(key)
+    }
+  }
+  return createVm(code, limits).vm
+}
+
+function releaseVm(botKey: string, vm: Vm): void {
+  if (vm.broken) return
+  const pool = idle.get(botKey) ?? []
+  if (pool.length >= IDLE_VMS_PER_BOT) return disposeVm(vm)
+  pool.push(vm)
+  idle.set(botKey, pool)
+}
+
+async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
+  const { id, botKey, code, entry, input, limits } = message
+  let vm: Vm
+  try {
+    vm = takeVm(botKey, code, limits)
+  } catch (err) {
+    const text = (err as Error).message
+    return post({ type: 'done', id, ok: false, kind: classify(text), error: `Bot code failed to load: ${text}` })
+  }
+  vm.runId = id
+  vm.maxBudgetMs = limits.budgetMs
+  vm.deadline = Date.now() + limits.budgetMs
+  const { context, runtime } = vm
+  let timer: NodeJS.Timeout | undefined
+  try {
+    const fn = context.getProp(vm.api, entry)
+    const arg = context.newString(input)
+    const called = context.callFunction(fn, vm.api, arg)
+    fn.dispose()
+    arg.dispose()
+    if (called.error) {
+      const text = errorText(context, called.error)
+      called.error.dispose()
+      throw new Error(text)
+    }
+    const settled = context.resolvePromise(called.value)
+    called.value.dispose()
+    drain(vm)
+    // The whole run has a hard wall-time limit, even while it waits on host calls.
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), limits.timeoutMs)
+    })
+    const outcome = await Promise.race([settled, timeout])
+    if (outcome === 'timeout') throw new Error('interrupted: the run exceeded its time limit')
+    if (outcome.error) {
+      const text = errorText(context, outcome.error)
+      outcome.error.dispose()
+      throw new Error(text)
+    }
+    const output = context.getString(outcome.value)
+    outcome.value.dispose()
+    post({ type: 'done', id, ok: true, output })
+    releaseVm(botKey, vm)
+  } catch (err) {
+    const text = (err as Error).message
+    // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it.
+    disposeVm(vm)
+    post({ type: 'done', id, ok: false, kind: classify(text), error: text })
+  } finally {
+    clearTimeout(timer)
+  }
+}
+
+/** Runs pending promise jobs; an interrupt or OOM inside a job marks the VM broken. */
+function drain(vm: Vm): void {
+  if (vm.broken) return
+  const result = vm.runtime.executePendingJobs()
+  if (result.error) {
+    const text = errorText(vm.context, result.error)
+    result.error.dispose()
+    if (classify(text) !== 'error') vm.deadline = 0
+  }
+}
+
+function check(message: Extract<ToWorker, { type: 'check' }>): void {
+  try {
+    const { vm, summary } = createVm(message.code, message.limits)
+    disposeVm(vm)
+    post({ type: 'checked', id: message.id, ok: true, summary })
+  } catch (err) {
+    post({ type: 'checked', id: message.id, ok: false, error: (err as Error).message })
+  }
+}
+
+port.on('message', (message: ToWorker) => {
+  switch (message.type) {
+    case 'check':
+      return check(message)
+    case 'run':
+      return void run(message)
+    case 'hostResult': {
+      const entry = hostCalls.get(message.callId)
+      if (!entry) return
+      hostCalls.delete(message.callId)
+      const { vm, deferred } = entry
+      if (vm.broken) return
+      const { context } = vm
+      if (message.ok) {
+        const value = context.newString(message.value)
+        deferred.resolve(value)
+        value.dispose()
+      } else {
+        const error = context.newError(message.value)
+        deferred.reject(error)
+        error.dispose()
+      }
+      return drain(vm)
+    }
+  }
+})
+
+post({ type: 'ready' })
