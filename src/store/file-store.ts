@@ -1,6 +1,109 @@
+import type { JsonObject, Page, PageRequest } from './store.js'
+
 /**
  * File metadata (the Files API). Content lives in a BlobStore; only its random blob name is here.
- * Filled in by the Files API work; kept as its own interface so the Store stays readable.
+ * Every read and write is scoped by (botId, fileId) or (botId, key): a bot never reaches another
+ * bot's rows through this interface (threats T1).
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-object-type
-export interface FileStore {}
+
+export const FILE_STATUSES = ['upload_pending', 'upload_failed', 'upload_completed', 'indexing_pending', 'indexing_failed', 'indexing_completed'] as const
+export type FileStatus = (typeof FILE_STATUSES)[number]
+
+export const ACCESS_POLICIES = ['integrations', 'public_content'] as const
+export type AccessPolicy = (typeof ACCESS_POLICIES)[number]
+
+export type FileOwnerType = 'bot' | 'user' | 'integration'
+
+export interface FileRow {
+  id: string
+  botId: string
+  key: string
+  contentType: string
+  /** Bytes of the current content; null until an upload lands (and again after a re-upsert). */
+  size: number | null
+  status: FileStatus
+  failedStatusReason: string | null
+  /** Name of the current content in the BlobStore; null before the first upload. */
+  blobName: string | null
+  /** Rotated by every upsert; upload URLs carry it, so a superseded URL no longer matches. */
+  uploadNonce: string
+  tags: Record<string, string>
+  metadata: JsonObject
+  accessPolicies: AccessPolicy[]
+  index: boolean
+  expiresAt: number | null
+  ownerType: FileOwnerType
+  ownerId: string | null
+  createdAt: number
+  updatedAt: number
+}
+
+/** What an upsert writes. On an existing (botId, key) the row keeps its id, createdAt, owner and blob. */
+export interface NewFile {
+  id: string
+  botId: string
+  key: string
+  contentType: string
+  uploadNonce: string
+  tags: Record<string, string>
+  metadata: JsonObject
+  accessPolicies: AccessPolicy[]
+  index: boolean
+  expiresAt: number | null
+  ownerType: FileOwnerType
+  ownerId: string | null
+  now: number
+}
+
+export interface FilePatch {
+  /** Replaces the whole metadata object (the domain merges). */
+  metadata?: JsonObject | undefined
+  /** null removes the tag. */
+  tags?: Record<string, string | null> | undefined
+  accessPolicies?: AccessPolicy[] | undefined
+  /** null removes the expiry. */
+  expiresAt?: number | null | undefined
+}
+
+export const FILE_SORT_FIELDS = ['key', 'size', 'createdAt', 'updatedAt', 'status'] as const
+export type FileSortField = (typeof FILE_SORT_FIELDS)[number]
+
+export interface FileListFilter {
+  botId: string
+  /** Files whose expiresAt is at or before this instant are left out. */
+  now: number
+  tags?: Record<string, string> | undefined
+  ids?: string[] | undefined
+  indexed?: boolean | undefined
+  sortField: FileSortField
+  sortDirection: 'asc' | 'desc'
+}
+
+export interface CompleteUpload {
+  botId: string
+  id: string
+  /** The upload URL's nonce: the write only happens while it is still the file's current nonce. */
+  uploadNonce: string
+  /** The blob the caller saw; the write only happens if it is still the current one (compare-and-set). */
+  expectedBlobName: string | null
+  blobName: string
+  size: number
+  now: number
+}
+
+export interface FileStore {
+  /** Creates the file, or resets the bot's file with this key for a new upload (status upload_pending, size null). */
+  upsertFile(file: NewFile): Promise<{ file: FileRow; created: boolean }>
+  getFile(botId: string, id: string): Promise<FileRow | undefined>
+  getFileByKey(botId: string, key: string): Promise<FileRow | undefined>
+  listFiles(filter: FileListFilter, page: PageRequest): Promise<Page<FileRow>>
+  updateFile(botId: string, id: string, patch: FilePatch, now: number): Promise<FileRow | undefined>
+  /** Deletes the row (and its tags); returns it so that the caller can delete its blob. */
+  deleteFile(botId: string, id: string): Promise<FileRow | undefined>
+  /** Points the file at newly uploaded content; undefined when the nonce or the expected blob no longer match. */
+  completeUpload(upload: CompleteUpload): Promise<FileRow | undefined>
+  /** Every blob the bot's files reference (bot deletion). */
+  listBlobNames(botId: string): Promise<string[]>
+  /** Files whose expiresAt is at or before `now`, oldest expiry first. */
+  listExpired(now: number, limit: number): Promise<FileRow[]>
+}

@@ -1,7 +1,225 @@
-import type { Kysely } from 'kysely'
+import { sql, type Expression, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
-import type { FileStore } from '../file-store.js'
+import { decodeCursor, encodeCursor } from '../cursor.js'
+import { errors } from '../../lib/errors.js'
+import type {
+  AccessPolicy, CompleteUpload, FileListFilter, FileOwnerType, FilePatch, FileRow, FileSortField, FileStatus, FileStore, NewFile,
+} from '../file-store.js'
+import type { JsonObject, Page, PageRequest } from '../store.js'
 
+type Db = Kysely<Database> | Transaction<Database>
+type FileRecord = Selectable<Database['files']>
+
+const toFile = (r: FileRecord, tags: Record<string, string>): FileRow => ({
+  id: r.id,
+  botId: r.bot_id,
+  key: r.key,
+  contentType: r.content_type,
+  size: r.size === null ? null : Number(r.size),
+  status: r.status as FileStatus,
+  failedStatusReason: r.failed_status_reason,
+  blobName: r.blob_name,
+  uploadNonce: r.upload_nonce,
+  tags,
+  metadata: JSON.parse(r.metadata) as JsonObject,
+  accessPolicies: JSON.parse(r.access_policies) as AccessPolicy[],
+  index: Number(r.indexed) === 1,
+  expiresAt: r.expires_at === null ? null : Number(r.expires_at),
+  ownerType: r.owner_type as FileOwnerType,
+  ownerId: r.owner_id,
+  createdAt: Number(r.created_at),
+  updatedAt: Number(r.updated_at),
+})
+
+/** Sort keys of listFiles. `size` is NULL while an upload is pending: those rows sort as -1. */
+const sortExpression = (field: FileSortField): Expression<string | number> => {
+  switch (field) {
+    case 'key': return sql.ref<string>('f.key')
+    case 'status': return sql.ref<string>('f.status')
+    case 'createdAt': return sql.ref<number>('f.created_at')
+    case 'updatedAt': return sql.ref<number>('f.updated_at')
+    case 'size': return sql<number>`coalesce(${sql.ref('f.size')}, ${sql.lit(-1)})`
+  }
+}
+
+const sortValue = (file: FileRow, field: FileSortField): string | number => {
+  switch (field) {
+    case 'key': return file.key
+    case 'status': return file.status
+    case 'createdAt': return file.createdAt
+    case 'updatedAt': return file.updatedAt
+    case 'size': return file.size ?? -1
+  }
+}
+
+const isTextSort = (field: FileSortField) => field === 'key' || field === 'status'
+
+/**
+ * The Files API's rows. Portable SQL only (ON CONFLICT, RETURNING, COALESCE, EXISTS); tags are rows
+ * of file_tags so that tag filters need no JSON functions.
+ */
 export class KyselyFileStore implements FileStore {
   constructor(readonly db: Kysely<Database>) {}
+
+  private async tagsOf(db: Db, ids: string[]): Promise<Map<string, Record<string, string>>> {
+    const byFile = new Map<string, Record<string, string>>(ids.map((id) => [id, {}]))
+    if (ids.length === 0) return byFile
+    const rows = await db.selectFrom('file_tags').selectAll().where('file_id', 'in', ids).orderBy('file_id').orderBy('key').execute()
+    for (const r of rows) byFile.get(r.file_id)![r.key] = r.value
+    return byFile
+  }
+
+  private async withTags(db: Db, r: FileRecord | undefined): Promise<FileRow | undefined> {
+    if (!r) return undefined
+    const tags = await this.tagsOf(db, [r.id])
+    return toFile(r, tags.get(r.id) ?? {})
+  }
+
+  async upsertFile(f: NewFile): Promise<{ file: FileRow; created: boolean }> {
+    return this.db.transaction().execute(async (trx) => {
+      const reset = {
+        content_type: f.contentType,
+        size: null,
+        status: 'upload_pending',
+        failed_status_reason: null,
+        upload_nonce: f.uploadNonce,
+        metadata: JSON.stringify(f.metadata),
+        access_policies: JSON.stringify(f.accessPolicies),
+        indexed: f.index ? 1 : 0,
+        expires_at: f.expiresAt,
+        updated_at: f.now,
+      }
+      const r = await trx
+        .insertInto('files')
+        .values({
+          ...reset,
+          id: f.id,
+          bot_id: f.botId,
+          key: f.key,
+          blob_name: null,
+          owner_type: f.ownerType,
+          owner_id: f.ownerId,
+          created_at: f.now,
+        })
+        .onConflict((oc) => oc.columns(['bot_id', 'key']).doUpdateSet(reset))
+        .returningAll()
+        .executeTakeFirstOrThrow()
+      await trx.deleteFrom('file_tags').where('file_id', '=', r.id).execute()
+      const tags = Object.entries(f.tags)
+      if (tags.length > 0) await trx.insertInto('file_tags').values(tags.map(([key, value]) => ({ file_id: r.id, key, value }))).execute()
+      return { file: toFile(r, Object.fromEntries(tags)), created: r.id === f.id }
+    })
+  }
+
+  async getFile(botId: string, id: string): Promise<FileRow | undefined> {
+    const r = await this.db.selectFrom('files').selectAll().where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
+    return this.withTags(this.db, r)
+  }
+
+  async getFileByKey(botId: string, key: string): Promise<FileRow | undefined> {
+    const r = await this.db.selectFrom('files').selectAll().where('bot_id', '=', botId).where('key', '=', key).executeTakeFirst()
+    return this.withTags(this.db, r)
+  }
+
+  async listFiles(filter: FileListFilter, page: PageRequest): Promise<Page<FileRow>> {
+    const { sortField, sortDirection } = filter
+    const order = sortExpression(sortField)
+    const desc = sortDirection === 'desc'
+    let q = this.db
+      .selectFrom('files as f')
+      .selectAll('f')
+      .where('f.bot_id', '=', filter.botId)
+      .where((eb) => eb.or([eb('f.expires_at', 'is', null), eb('f.expires_at', '>', filter.now)]))
+    if (filter.indexed !== undefined) q = q.where('f.indexed', '=', filter.indexed ? 1 : 0)
+    if (filter.ids !== undefined) {
+      if (filter.ids.length === 0) return { items: [] }
+      q = q.where('f.id', 'in', filter.ids)
+    }
+    for (const [key, value] of Object.entries(filter.tags ?? {})) {
+      q = q.where((eb) =>
+        eb.exists(eb.selectFrom('file_tags as t').select('t.file_id').whereRef('t.file_id', '=', 'f.id').where('t.key', '=', key).where('t.value', '=', value)),
+      )
+    }
+    if (page.after !== undefined) {
+      const [field, direction, value, id] = decodeCursor(page.after, ['string', 'string', isTextSort(sortField) ? 'string' : 'number', 'string']) as [string, string, string | number, string]
+      if (field !== sortField || direction !== sortDirection) {
+        throw errors.invalidQuery('nextToken belongs to a listing with another sortField or sortDirection')
+      }
+      const op = desc ? '<' : '>'
+      q = q.where((eb) => eb.or([eb(order, op, value), eb.and([eb(order, '=', value), eb('f.id', op, id)])]))
+    }
+    const rows = await q.orderBy(order, desc ? 'desc' : 'asc').orderBy('f.id', desc ? 'desc' : 'asc').limit(page.limit + 1).execute()
+    const items = rows.slice(0, page.limit)
+    const tags = await this.tagsOf(this.db, items.map((r) => r.id))
+    const files = items.map((r) => toFile(r, tags.get(r.id) ?? {}))
+    if (rows.length <= page.limit) return { items: files }
+    const last = files[files.length - 1]!
+    return { items: files, next: encodeCursor([sortField, sortDirection, sortValue(last, sortField), last.id]) }
+  }
+
+  async updateFile(botId: string, id: string, patch: FilePatch, now: number): Promise<FileRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx.selectFrom('files').select('id').where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
+      if (!current) return undefined
+      for (const [key, value] of Object.entries(patch.tags ?? {})) {
+        if (value === null) {
+          await trx.deleteFrom('file_tags').where('file_id', '=', id).where('key', '=', key).execute()
+        } else {
+          await trx.insertInto('file_tags').values({ file_id: id, key, value }).onConflict((oc) => oc.columns(['file_id', 'key']).doUpdateSet({ value })).execute()
+        }
+      }
+      const r = await trx
+        .updateTable('files')
+        .set({
+          ...(patch.metadata !== undefined && { metadata: JSON.stringify(patch.metadata) }),
+          ...(patch.accessPolicies !== undefined && { access_policies: JSON.stringify(patch.accessPolicies) }),
+          ...(patch.expiresAt !== undefined && { expires_at: patch.expiresAt }),
+          updated_at: now,
+        })
+        .where('bot_id', '=', botId)
+        .where('id', '=', id)
+        .returningAll()
+        .executeTakeFirst()
+      return this.withTags(trx, r)
+    })
+  }
+
+  async deleteFile(botId: string, id: string): Promise<FileRow | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const tags = await this.tagsOf(trx, [id])
+      const r = await trx.deleteFrom('files').where('bot_id', '=', botId).where('id', '=', id).returningAll().executeTakeFirst()
+      return r && toFile(r, tags.get(id) ?? {})
+    })
+  }
+
+  async completeUpload(u: CompleteUpload): Promise<FileRow | undefined> {
+    let q = this.db
+      .updateTable('files')
+      .set({ blob_name: u.blobName, size: u.size, status: 'upload_completed', failed_status_reason: null, updated_at: u.now })
+      .where('bot_id', '=', u.botId)
+      .where('id', '=', u.id)
+      .where('upload_nonce', '=', u.uploadNonce)
+    q = u.expectedBlobName === null ? q.where('blob_name', 'is', null) : q.where('blob_name', '=', u.expectedBlobName)
+    const r = await q.returningAll().executeTakeFirst()
+    return this.withTags(this.db, r)
+  }
+
+  async listBlobNames(botId: string): Promise<string[]> {
+    const rows = await this.db.selectFrom('files').select('blob_name').where('bot_id', '=', botId).where('blob_name', 'is not', null).execute()
+    return rows.map((r) => r.blob_name!).filter(Boolean)
+  }
+
+  async listExpired(now: number, limit: number): Promise<FileRow[]> {
+    const rows = await this.db
+      .selectFrom('files')
+      .selectAll()
+      .where('expires_at', 'is not', null)
+      .where('expires_at', '<=', now)
+      .orderBy('expires_at')
+      .orderBy('id')
+      .limit(limit)
+      .execute()
+    const tags = await this.tagsOf(this.db, rows.map((r) => r.id))
+    return rows.map((r) => toFile(r, tags.get(r.id) ?? {}))
+  }
 }

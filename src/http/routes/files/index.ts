@@ -1,4 +1,64 @@
 import type { App } from '../../types.js'
+import upsertFile from './upsert-file.js'
+import getFile from './get-file.js'
+import listFiles from './list-files.js'
+import updateFileMetadata from './update-file-metadata.js'
+import deleteFile from './delete-file.js'
+import uploadContent from './upload-content.js'
+import downloadContent from './download-content.js'
 
-/** The Files API under /v1/files (filled in by the Files API work). */
-export async function filesRoutes(_app: App): Promise<void> {}
+/**
+ * The Files API under /v1/files (wire-compat §2.5). Two scopes:
+ *
+ * - Signed URLs, no auth headers (the URL is the credential):
+ *   `PUT /v1/files/uploads/{token}`          upload URL returned by upsertFile (raw body, any Content-Type)
+ *   `GET /v1/files/content/{botId}/{fileId}`  file.url (signed `?expires&signature`, or unsigned for public_content)
+ * - Bearer token + x-bot-id (401 when missing or unknown, 403 without the route's permission):
+ *   `PUT /v1/files`, `GET /v1/files`, `GET|PUT|DELETE /v1/files/{id}` (id or key).
+ *
+ * `uploads` and `content` are the only reserved first segments: static routes win over `/{id}`, so
+ * the later `/v1/files/search`, `/v1/files/tags/…` and `/v1/files/knowledge-bases/…` routes can be
+ * added as siblings without touching these. x-integration-id/-alias/-name and x-user-id/-role are
+ * accepted and ignored.
+ */
+export async function filesRoutes(app: App): Promise<void> {
+  const { auth, config, files } = app.services
+
+  // With PORT=0 the configured public URL names port 0; once listening, use the real port.
+  app.addHook('onListen', (done) => {
+    try {
+      const base = new URL(files.baseUrl)
+      const address = app.server.address()
+      if (base.port === '0' && address !== null && typeof address === 'object') {
+        base.port = String(address.port)
+        files.setPublicUrl(`${base.origin}${base.pathname}`)
+      }
+    } catch {
+      // an unparsable publicUrl is left alone
+    }
+    done()
+  })
+
+  await app.register(async function signedUrls(scope: App) {
+    scope.removeAllContentTypeParsers()
+    // Leave the body unread: the upload handler streams request.raw itself.
+    scope.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined))
+    uploadContent(scope)
+    downloadContent(scope)
+  })
+
+  await app.register(async function authenticated(scope: App) {
+    if (!scope.hasRequestDecorator('principal')) scope.decorateRequest('principal', null as never)
+    scope.decorateRequest('filesBot', null as never)
+    // The spec's Files API JSON limit (1 MB); file content goes through the upload URL instead.
+    scope.addHook('onRoute', (route) => {
+      route.bodyLimit = config.filesBodyLimit
+    })
+    scope.addHook('onRequest', async (request) => {
+      request.principal = await auth.authenticate(request.headers.authorization)
+      const botId = request.headers['x-bot-id']
+      request.filesBot = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? 'files.write')
+    })
+    for (const route of [upsertFile, listFiles, getFile, updateFileMetadata, deleteFile]) route(scope)
+  })
+}

@@ -1,0 +1,88 @@
+import { Type } from 'typebox'
+import type { BotRow } from '../../../store/store.js'
+import { MAX_KEY_LENGTH } from '../../../domain/file-service.js'
+import { ErrorBody, IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The x-bot-id bot the caller was authorized for (authenticated Files API scope). */
+    filesBot: BotRow
+  }
+}
+
+const errorResponses = { '4XX': ErrorBody, '5XX': ErrorBody }
+
+/** Route schema for the Files API: tags, summary, security for OpenAPI, shared error responses. */
+export function filesSchema<S extends Record<string, unknown>, R extends Record<number, unknown>>(
+  operationId: string,
+  summary: string,
+  schema: S,
+  responses: R,
+  { authenticated = true } = {},
+) {
+  return {
+    operationId,
+    summary,
+    tags: ['files'],
+    ...(authenticated ? { security: [{ bearer: [], botId: [] }] } : { security: [] }),
+    ...schema,
+    response: { ...responses, ...errorResponses },
+  }
+}
+
+export const AccessPolicySchema = Type.Union([Type.Literal('integrations'), Type.Literal('public_content')])
+
+export const FileKey = Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, description: 'Unique per bot; an opaque string, never a path' })
+
+/** `{id}` path segment: a file id or a file key (URL-encoded). */
+export const FileIdParams = Type.Object({ id: Type.String({ minLength: 1, description: 'File id or file key' }) })
+
+export const FileSchema = Type.Object(
+  {
+    id: Type.String(),
+    botId: Type.String(),
+    key: Type.String(),
+    url: Type.String({ description: 'Download URL: stable for public_content files, otherwise signed and expiring' }),
+    size: Type.Union([Type.Integer(), Type.Null()], { description: 'Bytes; null until the upload completes' }),
+    contentType: Type.String(),
+    tags: Type.Record(Type.String(), Type.String()),
+    metadata: JsonObjectSchema,
+    createdAt: IsoDate,
+    updatedAt: IsoDate,
+    accessPolicies: Type.Array(AccessPolicySchema),
+    index: Type.Boolean(),
+    status: Type.Union([
+      Type.Literal('upload_pending'), Type.Literal('upload_failed'), Type.Literal('upload_completed'),
+      Type.Literal('indexing_pending'), Type.Literal('indexing_failed'), Type.Literal('indexing_completed'),
+    ]),
+    failedStatusReason: Type.Optional(Type.String()),
+    expiresAt: Type.Optional(IsoDate),
+    owner: Type.Object({
+      type: Type.Union([Type.Literal('bot'), Type.Literal('user'), Type.Literal('integration')]),
+      id: Type.Optional(Type.String()),
+    }),
+  },
+  { additionalProperties: false },
+)
+
+export const UploadableFileSchema = Type.Object(
+  { ...FileSchema.properties, uploadUrl: Type.String({ description: 'Absolute signed URL: PUT the raw bytes there, no auth headers' }) },
+  { additionalProperties: false },
+)
+
+/** RFC 3986 unreserved characters stay; everything else, including RFC 5987's excluded `'()*`, is %-encoded. */
+function rfc5987(value: string): string {
+  return encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+}
+
+/**
+ * `Content-Disposition` for a file key (RFC 6266): the last path segment of the key as
+ * `filename*=UTF-8''…` (percent-encoded, so CR/LF/quotes can never reach the header), plus an
+ * ASCII-only `filename="…"` fallback for old clients.
+ */
+export function contentDisposition(key: string, type: 'inline' | 'attachment' = 'inline'): string {
+  const base = key.split(/[\\/]/).filter(Boolean).pop() ?? ''
+  const name = base.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f]/g, '') || 'file'
+  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\%;]/g, '_')
+  return `${type}; filename="${fallback}"; filename*=UTF-8''${rfc5987(name)}`
+}

@@ -1,0 +1,163 @@
+/**
+ * The BlobStore contract: every implementation (local disk now, S3-compatible later) must pass
+ * this suite unchanged. It only uses the BlobStore interface, plus an optional `residue()` hook
+ * through which an implementation lists everything it physically stores (blobs and temporary
+ * objects), so that "nothing is left behind" can be checked.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { Readable } from 'node:stream'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { BlobTooLargeError, InvalidBlobNameError, type BlobStore } from '../../src/blobs/blob-store.js'
+
+export interface BlobStoreFixture {
+  blobs: BlobStore
+  /** Everything the implementation stores, temporary objects included (sorted). */
+  residue(): Promise<string[]>
+  cleanup(): Promise<void>
+}
+
+export type BlobStoreFactory = () => Promise<BlobStoreFixture>
+
+async function readAll(stream: Readable): Promise<Buffer> {
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(Buffer.isBuffer(chunk) ? chunk : Buffer.from(chunk as Uint8Array))
+  return Buffer.concat(chunks)
+}
+
+async function content(blobs: BlobStore, name: string): Promise<Buffer | undefined> {
+  const blob = await blobs.get(name)
+  if (!blob) return undefined
+  const bytes = await readAll(blob.stream)
+  expect(blob.size).toBe(bytes.length)
+  return bytes
+}
+
+const sha = (b: Buffer) => createHash('sha256').update(b).digest('hex')
+
+/** Splits `data` into chunks of irregular sizes (1 byte to 64 KiB, with empty chunks) as a network would. */
+function* irregular(data: Buffer): Generator<Buffer> {
+  let offset = 0
+  let i = 0
+  while (offset < data.length) {
+    const size = [1, 7, 4096, 65_536, 0, 13, 1500][i++ % 7]!
+    yield data.subarray(offset, offset + size)
+    offset += size
+  }
+}
+
+export function blobStoreContract(name: string, factory: BlobStoreFactory): void {
+  describe(`BlobStore contract: ${name}`, () => {
+    let f: BlobStoreFixture
+    beforeEach(async () => {
+      f = await factory()
+    })
+    afterEach(async () => f.cleanup())
+
+    it('streams a multi-megabyte upload in irregular chunks and gives back the same bytes', async () => {
+      const data = randomBytes(3 * 1024 * 1024 + 17)
+      const { name, size } = await f.blobs.put(Readable.from(irregular(data)), { maxBytes: data.length })
+      expect(size).toBe(data.length)
+      const back = await content(f.blobs, name)
+      expect(back!.length).toBe(data.length)
+      expect(sha(back!)).toBe(sha(data))
+      expect(await f.blobs.exists(name)).toBe(true)
+    })
+
+    it('stores every byte value, Uint8Array chunks and an async generator source', async () => {
+      const all = new Uint8Array(Array.from({ length: 256 }, (_, i) => i))
+      async function* source() {
+        yield all.subarray(0, 100)
+        await new Promise((r) => setTimeout(r, 5))
+        yield all.subarray(100)
+      }
+      const { name, size } = await f.blobs.put(source(), { maxBytes: 256 })
+      expect(size).toBe(256)
+      expect(Buffer.compare((await content(f.blobs, name))!, Buffer.from(all))).toBe(0)
+    })
+
+    it('stores an empty blob', async () => {
+      const { name, size } = await f.blobs.put(Readable.from([]), { maxBytes: 0 })
+      expect(size).toBe(0)
+      expect((await content(f.blobs, name))!.length).toBe(0)
+    })
+
+    it('accepts exactly maxBytes; refuses maxBytes + 1 with BlobTooLargeError and leaves nothing behind', async () => {
+      const limit = 10_000
+      const ok = await f.blobs.put(Readable.from(irregular(randomBytes(limit))), { maxBytes: limit })
+      expect(ok.size).toBe(limit)
+      const before = await f.residue()
+      await expect(f.blobs.put(Readable.from(irregular(randomBytes(limit + 1))), { maxBytes: limit })).rejects.toBeInstanceOf(BlobTooLargeError)
+      expect(await f.residue()).toEqual(before)
+    })
+
+    it('stops reading the source as soon as the limit is passed (does not buffer the rest)', async () => {
+      let pulled = 0
+      async function* endless() {
+        for (;;) {
+          pulled++
+          yield Buffer.alloc(1024, 1)
+        }
+      }
+      const error = await f.blobs.put(endless(), { maxBytes: 4096 }).catch((e: unknown) => e)
+      expect(error).toBeInstanceOf(BlobTooLargeError)
+      expect((error as BlobTooLargeError).limit).toBe(4096)
+      expect(pulled).toBeLessThanOrEqual(6)
+    })
+
+    it('a source that fails midway rejects with its error and leaves nothing behind', async () => {
+      const before = await f.residue()
+      async function* broken() {
+        yield Buffer.alloc(5000, 2)
+        throw new Error('connection reset by peer')
+      }
+      await expect(f.blobs.put(broken(), { maxBytes: 1_000_000 })).rejects.toThrow('connection reset by peer')
+      expect(await f.residue()).toEqual(before)
+    })
+
+    it('concurrent puts get distinct names and keep their own content', async () => {
+      const inputs = Array.from({ length: 24 }, (_, i) => randomBytes(20_000 + i * 997))
+      const results = await Promise.all(inputs.map((data) => f.blobs.put(Readable.from(irregular(data)), { maxBytes: 1_000_000 })))
+      expect(new Set(results.map((r) => r.name)).size).toBe(inputs.length)
+      for (const [i, r] of results.entries()) {
+        expect(r.size).toBe(inputs[i]!.length)
+        expect(sha((await content(f.blobs, r.name))!)).toBe(sha(inputs[i]!))
+      }
+    })
+
+    it('names are chosen by the store: opaque, unique even for identical content, with no path characters', async () => {
+      const data = Buffer.from('same content')
+      const a = await f.blobs.put(Readable.from([data]), { maxBytes: 100 })
+      const b = await f.blobs.put(Readable.from([data]), { maxBytes: 100 })
+      expect(a.name).not.toBe(b.name)
+      for (const n of [a.name, b.name]) expect(n).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+    })
+
+    it('a missing blob: get → undefined, exists → false, delete → false', async () => {
+      const { name } = await f.blobs.put(Readable.from([Buffer.from('x')]), { maxBytes: 1 })
+      expect(await f.blobs.delete(name)).toBe(true)
+      expect(await f.blobs.get(name)).toBeUndefined()
+      expect(await f.blobs.exists(name)).toBe(false)
+      expect(await f.blobs.delete(name)).toBe(false)
+    })
+
+    it('a blob can be read several times, concurrently, and reads survive a concurrent delete', async () => {
+      const data = randomBytes(200_000)
+      const { name } = await f.blobs.put(Readable.from([data]), { maxBytes: data.length })
+      const [one, two] = await Promise.all([f.blobs.get(name), f.blobs.get(name)])
+      await f.blobs.delete(name)
+      const [x, y] = await Promise.all([readAll(one!.stream), readAll(two!.stream)])
+      expect(sha(x)).toBe(sha(data))
+      expect(sha(y)).toBe(sha(data))
+    })
+
+    it('refuses names it did not produce, without touching storage (no path tricks)', async () => {
+      const before = await f.residue()
+      for (const bad of ['', '..', '../x', '../../etc/passwd', '/etc/passwd', 'a/b', 'a\\b', 'x\u0000y', '%2e%2e%2f', 'A'.repeat(5000)]) {
+        await expect(f.blobs.get(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
+        await expect(f.blobs.exists(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
+        await expect(f.blobs.delete(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
+      }
+      expect(await f.residue()).toEqual(before)
+    })
+  })
+}
