@@ -54,7 +54,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     trustProxy: config.trustProxy,
     return503OnClosing: true,
     frameworkErrors: frameworkErrorHandler,
-    routerOptions: { maxParamLength: 1000, ignoreTrailingSlash: false, querystringParser: parseQueryString },
+    routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
     serverFactory: (handler) =>
       createServer(
@@ -71,7 +71,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     const result = await sandbox.check(code)
     return result.ok ? undefined : result.error
   })
-  const files = new FileService({ config, store, bots })
+  const files = new FileService({ config, store, bots, warn: (context, message) => app.log.warn(context, message) })
   const services: Services = {
     config, chat, streams, store, bots, files, runtime,
     auth: new AuthService(store),

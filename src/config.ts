@@ -62,7 +62,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     logLevel: env.LOG_LEVEL || 'info',
     sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 20_000, 10),
     headersTimeoutMs: int(env, 'PARLEY_HEADERS_TIMEOUT_MS', 10_000, 100),
-    requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 30_000, 100),
+    requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 120_000, 100),
     chatBodyLimit: 1024 * 1024,
     trustProxy: env.PARLEY_TRUST_PROXY === '1' || env.PARLEY_TRUST_PROXY === 'true',
     adminBodyLimit: 50 * 1024 * 1024,

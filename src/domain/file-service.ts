@@ -124,7 +124,7 @@ export class FileService {
   private readonly files: FileStore
   private readonly clock: () => number
   private secretPromise: Promise<string> | undefined
-  private publicUrl: string
+  private readonly publicUrl: string
   private lastPurge = 0
 
   constructor(private readonly deps: FileServiceDeps) {
@@ -140,15 +140,6 @@ export class FileService {
         }
       },
     })
-  }
-
-  /** The absolute base of generated URLs, e.g. once the real port of a `PORT=0` server is known. */
-  setPublicUrl(url: string): void {
-    this.publicUrl = url.replace(/\/+$/, '')
-  }
-
-  get baseUrl(): string {
-    return this.publicUrl
   }
 
   // ---- operations of the Files API ----

@@ -131,7 +131,13 @@ describe('findJsonProblem', () => {
     })
   })
 
-  it('does not touch non-JSON values it cannot see into (numbers, booleans)', () => {
-    expect(findJsonProblem({ n: Number.NaN, i: Infinity, b: false })).toBeUndefined()
+  it('accepts finite numbers, booleans and null', () => {
+    expect(findJsonProblem({ n: 1e308, m: -0, b: false, z: null })).toBeUndefined()
+  })
+
+  it('refuses numbers JSON cannot carry back (1e400 parses to Infinity)', () => {
+    expect(findJsonProblem(JSON.parse('{"n":1e400}'))).toMatch(/body\.n is a number too large/)
+    expect(findJsonProblem({ deep: [1, Number.NEGATIVE_INFINITY] })).toMatch(/body\.deep\[1\]/)
+    expect(findJsonProblem({ n: Number.NaN })).toMatch(/body\.n/)
   })
 })

@@ -24,21 +24,6 @@ import downloadContent from './download-content.js'
 export async function filesRoutes(app: App): Promise<void> {
   const { auth, config, files } = app.services
 
-  // With PORT=0 the configured public URL names port 0; once listening, use the real port.
-  app.addHook('onListen', (done) => {
-    try {
-      const base = new URL(files.baseUrl)
-      const address = app.server.address()
-      if (base.port === '0' && address !== null && typeof address === 'object') {
-        base.port = String(address.port)
-        files.setPublicUrl(`${base.origin}${base.pathname}`)
-      }
-    } catch {
-      // an unparsable publicUrl is left alone
-    }
-    done()
-  })
-
   await app.register(async function signedUrls(scope: App) {
     scope.removeAllContentTypeParsers()
     // Leave the body unread: the upload handler streams request.raw itself.
