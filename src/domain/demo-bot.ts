@@ -32,9 +32,9 @@ const help = { type: 'choice', text: 'I can show every message type, or sign you
 ] }
 
 export const hooks = {
-  async afterIncoming({ event, client, state }) {
+  async afterIncoming({ event, client, state, handledByWorkflow }) {
     state.conversation.messages = (state.conversation.messages || 0) + 1
-    if (event.trigger || event.type === 'custom') return
+    if (handledByWorkflow || event.type === 'custom') return
     const text = event.preview.trim().toLowerCase()
     const say = (payload) => client.createMessage({ conversationId: event.conversationId, payload })
     if (text === 'help' || text === 'menu') return say(help)

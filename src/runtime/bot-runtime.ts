@@ -183,7 +183,9 @@ export class BotRuntime implements IncomingInterceptor {
   private async loadState(bot: BotRow, integrationId: string, conversationId: string, userId: string) {
     const keys = this.stateKeys(integrationId, conversationId, userId)
     const [user, conversation, botState, flow] = await this.store.getBotStates(bot.id, keys)
-    return { keys, state: { user: user ?? {}, conversation: conversation ?? {}, bot: botState ?? {} }, flow }
+    // Workflow variables live with the conversation's flow position, so a capture's answers survive between turns.
+    const workflow = ((flow as { workflow?: JsonObject } | undefined)?.workflow ?? {}) as JsonObject
+    return { keys, state: { user: user ?? {}, conversation: conversation ?? {}, bot: botState ?? {}, workflow }, flow }
   }
 
   // ---- running code ----
@@ -291,7 +293,7 @@ export class BotRuntime implements IncomingInterceptor {
         { ...userKey, data: (output.state?.user ?? {}) as JsonObject },
         { ...conversationKey, data: (output.state?.conversation ?? {}) as JsonObject },
         { ...botKey, data: (output.state?.bot ?? {}) as JsonObject },
-        { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null } },
+        { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject } },
       ], this.clock())
     } catch (err) {
       await this.recordFailure(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)

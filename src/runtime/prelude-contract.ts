@@ -41,7 +41,9 @@ export type FlowState = Record<string, unknown> | null
 
 export interface TurnInput {
   /** The spec's event object for this incoming event (direction 'incoming'), including `state`. */
-  event: Record<string, unknown> & { state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown> } }
+  event: Record<string, unknown> & {
+    state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown>; workflow?: Record<string, unknown> }
+  }
   flow: FlowState
   /** True when this is the first incoming event of the conversation the bot processes. */
   conversationStarted: boolean
@@ -51,7 +53,7 @@ export interface TurnInput {
 
 export interface TurnOutput {
   /** The state after the turn: saved by the host and given back on the next turn. */
-  state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown> }
+  state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown>; workflow?: Record<string, unknown> }
   flow: FlowState
   /** Errors raised by user code during the turn (the turn continues where it sensibly can). */
   errors: string[]

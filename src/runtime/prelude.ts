@@ -18,6 +18,8 @@ interface Run {
   deadline: number
   errors: string[]
   visits: number
+  /** A workflow took this event (a capture it answered, or a trigger it fired): hooks see `ctx.handledByWorkflow`. */
+  handled: boolean
 }
 
 type Trigger = { kind: 'conversationStarted' } | { kind: 'message'; text?: string; regex?: RegExp } | { kind: 'event'; name: string }
@@ -163,7 +165,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
 
   function newRun(budgetMs: unknown): Run {
     const ms = typeof budgetMs === 'number' && budgetMs > 0 && budgetMs < Infinity ? budgetMs : DEFAULT_BUDGET_MS
-    return { budgetMs: ms, deadline: 0, errors: [], visits: 0 }
+    return { budgetMs: ms, deadline: 0, errors: [], visits: 0, handled: false }
   }
 
   /** A UUIDv7-shaped id (time-ordered; Math.random is the only randomness in the sandbox). */
@@ -648,7 +650,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   }
 
   function makeCtx(rt: Run, event: Json): Json {
-    return { event, client: makeClient(rt, event), actions: makeActions(rt, event), state: stateOf(rt, event) }
+    return { event, client: makeClient(rt, event), actions: makeActions(rt, event), state: stateOf(rt, event), handledByWorkflow: rt.handled }
   }
 
   function isStop(result: unknown): boolean {
@@ -1000,6 +1002,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       flow = waiting.pos
       if (event.type !== 'custom') {
         handled = true
+        rt.handled = true
         flow = await resumeCapture(rt, event, waiting.pos, waiting.card)
       }
     }
@@ -1021,6 +1024,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
           integration: event.integration,
         }
         stateOf(rt, event).workflow = {}
+        rt.handled = true
         flow = await runFlow(rt, event, match.flowId, started.start, 0)
       }
     }
