@@ -19,6 +19,7 @@ import { registerJsonBody } from './http/plugins/json-body.js'
 import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
+import { webchatRoutes } from './http/routes/webchat/index.js'
 import healthRoutes from './http/routes/health.js'
 import type { App, Services } from './http/types.js'
 import type { PubSub } from './pubsub/pubsub.js'
@@ -26,6 +27,7 @@ import { BotRuntime } from './runtime/bot-runtime.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { DEFAULT_LIMITS, type BotSandbox } from './runtime/sandbox.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
+import { errors } from './lib/errors.js'
 import type { Store } from './store/store.js'
 
 export interface AppDeps {
@@ -67,9 +69,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const runtime = new BotRuntime(store, pubsub, sandbox, { limits: config.sandboxLimits, validatePayload: validateMessagePayload })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
-  const bots = new BotService(store, async (code) => {
-    const result = await sandbox.check(code)
-    return result.ok ? undefined : result.error
+  const bots = new BotService(store, {
+    checkCode: async (code) => {
+      const result = await sandbox.check(code)
+      return result.ok ? undefined : result.error
+    },
+    onChanged: (botId) => runtime.botChanged(botId),
   })
   const files = new FileService({ config, store, bots, warn: (context, message) => app.log.warn(context, message) })
   const services: Services = {
@@ -82,6 +87,22 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   registerErrorHandling(app)
   registerJsonBody(app)
   registerValidation(app)
+  // Path parameters, query values and x-* headers reach store lookups without the JSON body guard:
+  // refuse NUL and lone surrogates here too, or PostgreSQL (which cannot hold them) would answer
+  // 500 where SQLite answers 404 (threats T10: same input, same answer on both engines).
+  app.addHook('onRequest', async (request) => {
+    const bad = (s: unknown) => typeof s === 'string' && (s.includes('\u0000') || !s.isWellFormed())
+    const values = (v: unknown): unknown[] => (Array.isArray(v) ? v : v !== null && typeof v === 'object' ? Object.entries(v).flat().flatMap(values) : [v])
+    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
+      if (bad(value)) throw errors.invalidQuery(`Path parameter ${name} contains a NUL character or a lone surrogate`)
+    }
+    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
+      if (bad(name) || values(value).some(bad)) throw errors.invalidQuery(`Query parameter ${name.replaceAll('\u0000', '\\0')} contains a NUL character or a lone surrogate`)
+    }
+    for (const [name, value] of Object.entries(request.headers)) {
+      if (name.startsWith('x-') && values(value).some(bad)) throw errors.invalidQuery(`Header ${name} contains a NUL character or a lone surrogate`)
+    }
+  })
   // Bodyless POST/PUT/DELETE (curl, fetch without body) validate as `{}` rather than failing on `undefined`.
   app.addHook('preValidation', async (request) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {}
@@ -117,6 +138,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(adminRoutes, { prefix: '/v1/admin' })
   await app.register(filesRoutes, { prefix: '/v1/files' })
+  await app.register(webchatRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
 
   app.addHook('onReady', async () => {

@@ -66,11 +66,24 @@ function checkEncryptionKey(input: IntegrationInput | null | undefined): string 
 export class BotService {
   private readonly cleaners: BotResourceCleaner[] = []
 
+  private readonly checkCode?: CodeChecker
+  private readonly clock: () => number
+
+  /**
+   * `checkCode` loads deployed code in the sandbox; `onChanged` is told about every bot that changed
+   * or was deleted (the runtime drops what it cached about it, on every instance).
+   */
   constructor(
     private readonly store: Store,
-    private readonly checkCode?: CodeChecker,
-    private readonly clock: () => number = Date.now,
-  ) {}
+    private readonly options: { checkCode?: CodeChecker; onChanged?: (botId: string) => Promise<void>; clock?: () => number } = {},
+  ) {
+    this.checkCode = options.checkCode
+    this.clock = options.clock ?? Date.now
+  }
+
+  private async changed(botId: string): Promise<void> {
+    await this.options.onChanged?.(botId)
+  }
 
   /** Code that does not load is refused with its error, and the previous code stays live. */
   private async assertLoads(code: string | undefined): Promise<void> {
@@ -131,6 +144,8 @@ export class BotService {
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
     await this.assertLoads(input.code)
+    // A bot's first code starts with the conversations' next message: their history is not replayed as turns.
+    if (input.code !== undefined && bot.code === null) await this.store.fastForwardBotCursors(bot.id)
     const now = this.clock()
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
@@ -157,6 +172,7 @@ export class BotService {
       now,
     )
     if (!updated) throw errors.notFound('Bot', id)
+    await this.changed(bot.id)
     return { bot: updated, integrations: await this.store.listIntegrations(bot.id) }
   }
 
@@ -164,6 +180,7 @@ export class BotService {
     await this.getBot(workspaceId, id)
     const finishers = await Promise.all(this.cleaners.map((c) => c.prepare(id)))
     await this.store.deleteBot(id)
+    await this.changed(id)
     for (const finish of finishers) await finish()
   }
 

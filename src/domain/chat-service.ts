@@ -140,8 +140,7 @@ export class ChatService {
 
   async getOrCreateConversation(user: UserRow, id: string): Promise<ConversationRow> {
     assertForeignId(id, 'Conversation')
-    const existing = await this.store.getConversation(user.integrationId, id)
-    if (existing) return this.assertParticipant(user, existing)
+    if (await this.store.getConversation(user.integrationId, id)) return this.getConversation(user, id)
     try {
       return await this.store.createConversation(user.integrationId, id, user.id, this.clock())
     } catch (err) {
@@ -151,18 +150,12 @@ export class ChatService {
     }
   }
 
-  private async assertParticipant(user: UserRow, conversation: ConversationRow): Promise<ConversationRow> {
-    if (!(await this.store.isParticipant(user.integrationId, conversation.id, user.id))) {
-      throw errors.forbidden('You are not a participant of this conversation')
-    }
-    return conversation
-  }
-
   /** The conversation, if it exists (404) and the caller takes part in it (403). */
   async getConversation(user: UserRow, id: string): Promise<ConversationRow> {
-    const conversation = await this.store.getConversation(user.integrationId, id)
-    if (!conversation) throw errors.notFound('Conversation', id)
-    return this.assertParticipant(user, conversation)
+    const access = await this.store.getConversationFor(user.integrationId, id, user.id)
+    if (!access) throw errors.notFound('Conversation', id)
+    if (!access.isParticipant) throw errors.forbidden('You are not a participant of this conversation')
+    return access.conversation
   }
 
   async deleteConversation(user: UserRow, id: string): Promise<void> {

@@ -11,6 +11,10 @@ import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } f
 
 /** The channel on which new incoming messages and events announce "this conversation has work". */
 export const TURNS_CHANNEL = 'bot-turns'
+/** Bots that changed (code deployed, integrations toggled, deleted): instances drop their cached copy. */
+export const BOTS_CHANNEL = 'bots-changed'
+/** Safety net for a missed change notification. */
+const BOT_CACHE_TTL_MS = 5_000
 const TURN_BATCH = 50
 
 export type PayloadValidator = (payload: unknown) => string | undefined
@@ -42,7 +46,8 @@ export class BotRuntime implements IncomingInterceptor {
   private readonly active = new Map<string, Promise<void>>()
   private readonly dirty = new Set<string>()
   private readonly summaries = new Map<string, Promise<BotSummary | undefined>>()
-  private unsubscribe: (() => Promise<void>) | undefined
+  private readonly owners = new Map<string, { at: number; owner: Promise<{ bot: BotRow; integration: IntegrationRow } | undefined> }>()
+  private readonly unsubscribes: (() => Promise<void>)[] = []
   private stopped = false
 
   constructor(
@@ -55,24 +60,41 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   async start(): Promise<void> {
-    this.unsubscribe = await this.pubsub.subscribe(TURNS_CHANNEL, (message) => {
-      const [integrationId, conversationId] = JSON.parse(message) as [string, string]
-      this.schedule(integrationId, conversationId)
-    })
+    this.unsubscribes.push(
+      await this.pubsub.subscribe(TURNS_CHANNEL, (message) => {
+        const [integrationId, conversationId] = JSON.parse(message) as [string, string]
+        this.schedule(integrationId, conversationId)
+      }),
+      await this.pubsub.subscribe(BOTS_CHANNEL, (botId) => this.forget(botId)),
+    )
     // Work left by a previous run of the process.
     for (const { integrationId, conversationId } of await this.store.conversationsBehind(10_000)) this.schedule(integrationId, conversationId)
   }
 
   async stop(): Promise<void> {
     this.stopped = true
-    await this.unsubscribe?.()
+    await Promise.all(this.unsubscribes.splice(0).map((u) => u()))
     await Promise.allSettled([...this.active.values()])
   }
 
   /** Announces new incoming work in a conversation (called after a user message or event is stored). */
   async announce(integrationId: string, conversationId: string): Promise<void> {
+    // A bot without code has nothing to run (its first deploy fast-forwards the cursors).
+    if ((await this.botOf(integrationId))?.bot.code == null) return
     await this.pubsub.publish(TURNS_CHANNEL, JSON.stringify([integrationId, conversationId]))
   }
+
+  /** Called when a bot changes anywhere: every instance drops its cached copy. */
+  async botChanged(botId: string): Promise<void> {
+    this.forget(botId)
+    await this.pubsub.publish(BOTS_CHANNEL, botId)
+  }
+
+  /** Bots change rarely: any change drops the whole cache. */
+  private forget(_botId: string): void {
+    this.owners.clear()
+  }
+
 
   /** Resolves when the conversation has no turn running or pending (tests, shutdown). */
   async idle(integrationId: string, conversationId: string): Promise<void> {
@@ -110,11 +132,18 @@ export class BotRuntime implements IncomingInterceptor {
     return summary
   }
 
-  private async botOf(integrationId: string): Promise<{ bot: BotRow; integration: IntegrationRow } | undefined> {
-    const integration = await this.store.getIntegration(integrationId)
-    if (!integration) return undefined
-    const bot = await this.store.getBot(integration.botId)
-    return bot && { bot, integration }
+  /** The bot behind an integration, cached (every message needs it; it changes only on deploys). */
+  private botOf(integrationId: string): Promise<{ bot: BotRow; integration: IntegrationRow } | undefined> {
+    const cached = this.owners.get(integrationId)
+    if (cached && this.clock() - cached.at < BOT_CACHE_TTL_MS) return cached.owner
+    const owner = (async () => {
+      const integration = await this.store.getIntegration(integrationId)
+      const bot = integration && (await this.store.getBot(integration.botId))
+      return bot && integration ? { bot, integration } : undefined
+    })()
+    this.owners.set(integrationId, { at: this.clock(), owner })
+    owner.catch(() => this.owners.delete(integrationId))
+    return owner
   }
 
   private async drain(integrationId: string, conversationId: string): Promise<void> {
@@ -311,7 +340,7 @@ export class BotRuntime implements IncomingInterceptor {
     draft: { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean },
   ): Promise<{ payload: JsonObject; stop: boolean }> {
     const unchanged = { payload: draft.payload, stop: false }
-    const bot = await this.store.getBot(integration.botId)
+    const bot = (await this.botOf(integration.id))?.bot
     if (!bot?.code) return unchanged
     const summary = await this.summary(bot)
     if (!summary?.hooks.includes('beforeIncoming')) return unchanged

@@ -234,6 +234,8 @@ export interface Store {
   deleteConversation(integrationId: string, id: string): Promise<boolean>
   listConversationsOf(integrationId: string, userId: string, page: PageRequest): Promise<Page<ConversationRow>>
   isParticipant(integrationId: string, conversationId: string, userId: string): Promise<boolean>
+  /** The conversation and whether the user takes part in it, in one round trip (the hot path's access check). */
+  getConversationFor(integrationId: string, conversationId: string, userId: string): Promise<{ conversation: ConversationRow; isParticipant: boolean } | undefined>
   /** Adds the participant and records a participant_added signal; false if already present. */
   addParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean>
   removeParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean>
@@ -254,6 +256,8 @@ export interface Store {
   getBotCursor(integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined>
   /** Moves the cursor forward (never back). */
   advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void>
+  /** Marks everything already in the bot's conversations as processed (first deploy: history is not replayed). */
+  fastForwardBotCursors(botId: string): Promise<void>
   getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]>
   saveBotStates(botId: string, entries: (BotStateKey & { data: JsonObject })[], now: number): Promise<void>
   appendBotLogs(rows: BotLogRow[]): Promise<void>

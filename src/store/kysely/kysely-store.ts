@@ -522,6 +522,19 @@ export class KyselyStore implements Store {
     return pageOf(rows.map(toConversation), page.limit, (c) => [c.createdAt, c.id])
   }
 
+  async getConversationFor(integrationId: string, conversationId: string, userId: string): Promise<{ conversation: ConversationRow; isParticipant: boolean } | undefined> {
+    const r = await this.db
+      .selectFrom('conversations as c')
+      .leftJoin('participants as p', (j) =>
+        j.onRef('p.integration_id', '=', 'c.integration_id').onRef('p.conversation_id', '=', 'c.id').on('p.user_id', '=', userId))
+      .selectAll('c')
+      .select('p.user_id as participant')
+      .where('c.integration_id', '=', integrationId)
+      .where('c.id', '=', conversationId)
+      .executeTakeFirst()
+    return r && { conversation: toConversation(r), isParticipant: r.participant !== null }
+  }
+
   async isParticipant(integrationId: string, conversationId: string, userId: string): Promise<boolean> {
     const r = await this.db
       .selectFrom('participants')
@@ -694,6 +707,12 @@ export class KyselyStore implements Store {
   async advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void> {
     await this.db.updateTable('conversations').set({ bot_seq: seq })
       .where('integration_id', '=', integrationId).where('id', '=', conversationId).where('bot_seq', '<', seq).execute()
+  }
+
+  async fastForwardBotCursors(botId: string): Promise<void> {
+    await this.db.updateTable('conversations').set((eb) => ({ bot_seq: eb.ref('last_seq') }))
+      .where('integration_id', 'in', (eb) => eb.selectFrom('integrations').select('id').where('bot_id', '=', botId))
+      .execute()
   }
 
   async getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]> {
