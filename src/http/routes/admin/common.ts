@@ -1,8 +1,6 @@
-import { ErrorBody } from '../../schemas/common.js'
+import { routeSchema } from '../route-schema.js'
 
-const errorResponses = { '4XX': ErrorBody, '5XX': ErrorBody }
-
-/** Route schema for the Admin API: tags, summary, security for OpenAPI, shared error responses. */
+/** Route schema of the Admin API (security: Bearer token, plus x-workspace-id on workspace routes). */
 export function adminSchema<S extends Record<string, unknown>, R extends Record<number, unknown>>(
   operationId: string,
   summary: string,
@@ -10,14 +8,7 @@ export function adminSchema<S extends Record<string, unknown>, R extends Record<
   responses: R,
   { workspaceScoped = true } = {},
 ) {
-  return {
-    operationId,
-    summary,
-    tags: ['admin'],
-    security: [(workspaceScoped ? { bearer: [], workspaceId: [] } : { bearer: [] }) as Record<string, string[]>],
-    ...schema,
-    response: { ...responses, ...errorResponses },
-  }
+  return routeSchema('admin', [workspaceScoped ? { bearer: [], workspaceId: [] } : { bearer: [] }], operationId, summary, schema, responses)
 }
 
 export const pageMeta = (next: string | undefined) => ({ ...(next && { nextToken: next }) })

@@ -1,7 +1,8 @@
 import { Type } from 'typebox'
 import type { BotRow } from '../../../store/store.js'
 import { MAX_KEY_LENGTH } from '../../../domain/file-service.js'
-import { ErrorBody, IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+import { IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+import { routeSchema } from '../route-schema.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -10,9 +11,7 @@ declare module 'fastify' {
   }
 }
 
-const errorResponses = { '4XX': ErrorBody, '5XX': ErrorBody }
-
-/** Route schema for the Files API: tags, summary, security for OpenAPI, shared error responses. */
+/** Route schema of the Files API (security: Bearer token and x-bot-id, except the signed-URL routes). */
 export function filesSchema<S extends Record<string, unknown>, R extends Record<number, unknown>>(
   operationId: string,
   summary: string,
@@ -20,14 +19,7 @@ export function filesSchema<S extends Record<string, unknown>, R extends Record<
   responses: R,
   { authenticated = true } = {},
 ) {
-  return {
-    operationId,
-    summary,
-    tags: ['files'],
-    ...(authenticated ? { security: [{ bearer: [], botId: [] }] } : { security: [] }),
-    ...schema,
-    response: { ...responses, ...errorResponses },
-  }
+  return routeSchema('files', authenticated ? [{ bearer: [], botId: [] }] : [], operationId, summary, schema, responses)
 }
 
 export const AccessPolicySchema = Type.Union([Type.Literal('integrations'), Type.Literal('public_content')])
