@@ -1,6 +1,7 @@
 import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, MemberRow } from '../store/store.js'
 import type { BotWithIntegrations } from './bot-service.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
+import { webchatUrl } from '../webchat/urls.js'
 
 /** Row → wire object for the Admin API, in the shapes @botpress/client@1.45.0 declares. */
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -54,6 +55,7 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
     enabled: i.enabled,
     webhookId: i.webhookId,
     webhookUrl: `${publicUrl}/${i.webhookId}`,
+    ...(i.name === 'chat' && { webchatUrl: webchatUrl(publicUrl, i.webhookId) }),
     configurationType: null,
     configuration: showSecrets ? { ...i.configuration, encryptionKey: i.encryptionKey } : { ...i.configuration },
     status: 'registered' as const,

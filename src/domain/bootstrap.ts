@@ -4,6 +4,7 @@ import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { Store } from '../store/store.js'
 import { BotService } from './bot-service.js'
+import { webchatUrl } from '../webchat/urls.js'
 import { DEMO_BOT_CODE } from './demo-bot.js'
 
 /** What a new user needs to talk to Parley; tools and tests rely on these exact fields. */
@@ -12,7 +13,8 @@ export interface Credentials {
   workspaceId: string
   token: string
   botId: string
-  chat: { webhookId: string; url: string; encryptionKey: string }
+  /** `webchatUrl`: the bot's webchat page (absent from credentials written before the webchat existed). */
+  chat: { webhookId: string; url: string; encryptionKey: string; webchatUrl?: string }
 }
 
 export const credentialsPath = (dataDir: string) => join(dataDir, 'credentials.json')
@@ -53,7 +55,7 @@ export async function bootstrap(
     workspaceId,
     token,
     botId: bot.id,
-    chat: { webhookId: chat.webhookId, url: `${publicUrl}/${chat.webhookId}`, encryptionKey: chat.encryptionKey },
+    chat: { webhookId: chat.webhookId, url: `${publicUrl}/${chat.webhookId}`, encryptionKey: chat.encryptionKey, webchatUrl: webchatUrl(publicUrl, chat.webhookId) },
   }
   const file = credentialsPath(dataDir)
   const temp = `${file}.${process.pid}.tmp`

@@ -16,7 +16,10 @@ export interface StreamSink {
 export interface OpenStream {
   /** Sequence number of the last signal delivered (or the starting point). */
   readonly position: number
+  /** Stops following (the client went away). */
   close(): Promise<void>
+  /** Stops following and ends the response (server shutdown). */
+  end(reason: string): Promise<void>
 }
 
 /**
@@ -102,6 +105,7 @@ export class ConversationStreams {
         return position
       },
       close: () => finish(undefined),
+      end: (reason: string) => finish(reason),
     }
     // The starting position is read before subscribing: anything committed after this read has a
     // higher sequence number and is found by the first pump, so nothing is missed or replayed twice.
@@ -121,6 +125,6 @@ export class ConversationStreams {
 
   /** Ends every open stream (graceful shutdown). */
   async closeAll(): Promise<void> {
-    await Promise.all([...this.streams].map((s) => s.close()))
+    await Promise.all([...this.streams].map((s) => s.end('server closing')))
   }
 }

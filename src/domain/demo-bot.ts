@@ -19,8 +19,8 @@ const samples = {
     { action: 'url', label: 'Open example.com', value: 'https://example.com' },
   ] },
   carousel: { type: 'carousel', items: [
-    { title: 'First card', subtitle: 'One', imageUrl: image, actions: [{ action: 'postback', label: 'Pick one', value: 'one' }] },
-    { title: 'Second card', subtitle: 'Two', imageUrl: image, actions: [{ action: 'postback', label: 'Pick two', value: 'two' }] },
+    { type: 'card', title: 'First card', subtitle: 'One', imageUrl: image, actions: [{ action: 'postback', label: 'Pick one', value: 'one' }] },
+    { type: 'card', title: 'Second card', subtitle: 'Two', imageUrl: image, actions: [{ action: 'postback', label: 'Pick two', value: 'two' }] },
   ] },
   choice: { type: 'choice', text: 'Pick a colour', options: [{ label: 'Red', value: 'red' }, { label: 'Green', value: 'green' }, { label: 'Blue', value: 'blue' }] },
   dropdown: { type: 'dropdown', text: 'Pick a country', options: [{ label: 'Canada', value: 'CA' }, { label: 'France', value: 'FR' }, { label: 'Japan', value: 'JP' }] },

@@ -3,6 +3,7 @@ import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { conversationChannel, CHAT_PAGE_SIZE, type IncomingInterceptor } from '../domain/chat-service.js'
 import { conversationView, messageView, eventView, userView } from '../domain/chat-views.js'
+import { normalizePayload } from '../domain/payloads.js'
 import type { PubSub } from '../pubsub/pubsub.js'
 import type { BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
@@ -241,7 +242,7 @@ export class BotRuntime implements IncomingInterceptor {
           const metadata = typeof a.metadata === 'object' && a.metadata !== null ? (a.metadata as JsonObject) : null
           const message = await this.store.appendMessage({
             id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
-            payload: a.payload as JsonObject, metadata, now: this.clock(),
+            payload: normalizePayload(a.payload as JsonObject), metadata, now: this.clock(),
           })
           if (!message) throw errors.notFound('Conversation', conversation.id)
           await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')

@@ -75,7 +75,7 @@ const hostCalls = new Map<number, { vm: Vm; deferred: QuickJSDeferredPromise }>(
 function errorText(context: QuickJSContext, handle: QuickJSHandle): string {
   const value = context.dump(handle) as { name?: string; message?: string; stack?: string; lineNumber?: number } | string
   if (typeof value !== 'object' || value === null) return String(value)
-  const where = /at ([^\s(]*bot\.js:\d+(?::\d+)?)/.exec(value.stack ?? '')?.[1]
+  const where = /(bot\.js:\d+(?::\d+)?)/.exec(value.stack ?? '')?.[1]
   return `${value.name ?? 'Error'}: ${value.message ?? ''}${where ? ` (${where})` : ''}`
 }
 

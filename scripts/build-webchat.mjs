@@ -1,0 +1,42 @@
+// Second step of `npm run build`, after tsc: bundles the webchat with esbuild into dist/webchat/assets
+// (served as-is by the server, no CDN), writes dist/sdk.d.ts for bot authors, and makes dist/cli.js executable.
+// Plain .mjs so that it runs with node alone on tsc's output.
+import { chmod, mkdir, writeFile } from 'node:fs/promises'
+import { fileURLToPath } from 'node:url'
+
+const root = new URL('../', import.meta.url)
+const dist = new URL('dist/', root)
+
+const { bundleWebchat } = await import(new URL('webchat/assets.js', dist).href)
+const { WEBCHAT_CSS } = await import(new URL('webchat/styles.js', dist).href)
+const assets = new URL('webchat/assets/', dist)
+await mkdir(assets, { recursive: true })
+const bundles = await bundleWebchat({ minify: true })
+for (const [name, text] of Object.entries({ ...bundles, 'webchat.css': WEBCHAT_CSS })) {
+  await writeFile(new URL(name, assets), text)
+  console.log(`webchat: dist/webchat/assets/${name} ${(Buffer.byteLength(text) / 1024).toFixed(1)} kB`)
+}
+
+// Declarations of the SDK only (the rest of the build has no use for .d.ts files).
+let ts
+try {
+  ts = (await import('typescript')).default
+} catch {
+  console.warn('sdk: typescript is not installed; dist/sdk.d.ts not written')
+}
+if (ts) {
+  const program = ts.createProgram([fileURLToPath(new URL('src/sdk.ts', root))], {
+    declaration: true, emitDeclarationOnly: true, strict: true, skipLibCheck: true,
+    target: ts.ScriptTarget.ES2022, module: ts.ModuleKind.NodeNext, moduleResolution: ts.ModuleResolutionKind.NodeNext,
+    rootDir: fileURLToPath(new URL('src/', root)), outDir: fileURLToPath(dist), types: [],
+  })
+  const result = program.emit()
+  const errors = ts.getPreEmitDiagnostics(program).concat(result.diagnostics)
+  if (errors.length) {
+    console.error(ts.formatDiagnostics(errors, { getCanonicalFileName: (f) => f, getCurrentDirectory: () => process.cwd(), getNewLine: () => '\n' }))
+    process.exit(1)
+  }
+  console.log('sdk: dist/sdk.d.ts')
+}
+
+await chmod(new URL('cli.js', dist), 0o755)
