@@ -1,12 +1,41 @@
-import { defineConfig } from 'vitest/config'
+import { configDefaults, defineConfig } from 'vitest/config'
+import { findPostgresBinaries } from './test/helpers/pg-cluster.js'
+
+/**
+ * The backend matrix, as vitest projects in one run:
+ * - `core`: unit and contract tests. They do not use the harness's store (each contract suite
+ *   names its engine: store.sqlite / store.postgres, pubsub.memory / pubsub.postgres), so they
+ *   run once.
+ * - `sqlite` and `postgres`: the suites that start Parley through test/helpers/harness.ts
+ *   (API, end-to-end, security, runtime), once per engine. PARLEY_TEST_STORE=postgres runs only the
+ *   PostgreSQL pass (`npm run test:postgres`), =sqlite only the SQLite one; unset runs both when
+ *   PostgreSQL is available or required (PARLEY_REQUIRE_POSTGRES=1), else SQLite alone.
+ * One PostgreSQL cluster serves the whole run (test/helpers/pg-global-setup.ts).
+ */
+const HARNESS_SUITES = ['test/api/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/security/**/*.test.ts', 'test/runtime/**/*.test.ts']
+
+const env = process.env
+const only = env.PARLEY_TEST_STORE === 'postgres' || env.PARLEY_TEST_STORE === 'sqlite' ? env.PARLEY_TEST_STORE : undefined
+const postgresAvailable = Boolean(env.PARLEY_TEST_DATABASE_URL) || findPostgresBinaries() !== undefined
+const stores = only ? [only] : postgresAvailable || env.PARLEY_REQUIRE_POSTGRES === '1' ? ['sqlite', 'postgres'] : ['sqlite']
 
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
     testTimeout: 20_000,
     hookTimeout: 30_000,
     pool: 'forks',
     // Tests that start servers pick free ports; files run in parallel on the 2 cores.
     fileParallelism: true,
+    globalSetup: ['test/helpers/pg-global-setup.ts'],
+    projects: [
+      {
+        extends: true as const,
+        test: { name: 'core', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...HARNESS_SUITES] },
+      },
+      ...stores.map((store) => ({
+        extends: true as const,
+        test: { name: store, include: HARNESS_SUITES, env: { PARLEY_TEST_STORE: store } },
+      })),
+    ],
   },
 })

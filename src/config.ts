@@ -10,6 +10,13 @@ export interface Config {
   dataDir: string
   /** SQLite durability: NORMAL survives process crashes, FULL also power loss (~3.7x slower writes). */
   sqliteSynchronous: 'NORMAL' | 'FULL'
+  /**
+   * PARLEY_DATABASE_URL: `postgres://user:password@host:5432/db` selects PostgreSQL (shared by every
+   * instance; pub/sub over LISTEN/NOTIFY). Unset: the embedded SQLite file in dataDir.
+   */
+  databaseUrl: string | undefined
+  /** Connections each instance keeps to PostgreSQL (PARLEY_DATABASE_POOL_SIZE). */
+  databasePoolSize: number
   logLevel: string
   /** SSE keep-alive interval; the official client's watchdog fires after 60 s without a data frame. */
   sseKeepAliveMs: number
@@ -48,6 +55,22 @@ function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], 
   return upper
 }
 
+/** PARLEY_DATABASE_URL, checked without ever echoing it (it usually carries a password). */
+function databaseUrl(env: Env): string | undefined {
+  const raw = env.PARLEY_DATABASE_URL?.trim()
+  if (!raw) return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new Error('PARLEY_DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)')
+  }
+  if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
+    throw new Error(`PARLEY_DATABASE_URL must start with postgres:// or postgresql://, got ${url.protocol}//…`)
+  }
+  return raw
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = int(env, 'PORT', 3000)
   if (port > 65535) throw new Error(`PORT must be <= 65535, got ${port}`)
@@ -59,6 +82,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     publicUrl: (env.PARLEY_PUBLIC_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
     dataDir: resolve(env.PARLEY_DATA_DIR || './data'),
     sqliteSynchronous: oneOf(env, 'PARLEY_SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
+    databaseUrl: databaseUrl(env),
+    databasePoolSize: int(env, 'PARLEY_DATABASE_POOL_SIZE', 10, 1),
     logLevel: env.LOG_LEVEL || 'info',
     sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 20_000, 10),
     headersTimeoutMs: int(env, 'PARLEY_HEADERS_TIMEOUT_MS', 10_000, 100),

@@ -3,27 +3,43 @@ import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
 import { MemoryPubSub } from './pubsub/memory.js'
+import { PostgresPubSub } from './pubsub/postgres.js'
+import type { PubSub } from './pubsub/pubsub.js'
+import { createPostgresStore, redactDatabaseUrl } from './store/postgres.js'
 import { createSqliteStore } from './store/sqlite.js'
+import { webchatUrl } from './webchat/urls.js'
 
 async function main(): Promise<void> {
   const config = loadConfig()
-  const store = await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-  const pubsub = new MemoryPubSub()
+  // Connection problems of idle pooled connections and of the LISTEN connection are logged once the app's logger exists.
+  let warn: (err: Error, what: string) => void = () => {}
+  const store = config.databaseUrl
+    ? await createPostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize, onPoolError: (err) => warn(err, 'PostgreSQL pool connection failed') })
+    : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+  const pubsub: PubSub = config.databaseUrl
+    ? new PostgresPubSub({ url: config.databaseUrl, onError: (err) => warn(err, 'PostgreSQL LISTEN connection failed; reconnecting') })
+    : new MemoryPubSub()
   const app = await buildApp({ config, store, pubsub })
   const log = app.log
+  warn = (err, what) => log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, what)
+  const storeLabel = config.databaseUrl
+    ? `PostgreSQL ${redactDatabaseUrl(config.databaseUrl)} (pool of ${config.databasePoolSize} connections)`
+    : `SQLite ${join(config.dataDir, 'parley.db')} (synchronous=${config.sqliteSynchronous})`
 
   const boot = await bootstrap(store, config.dataDir, config.publicUrl)
   await app.listen({ port: config.port, host: config.host })
-  log.info({ url: config.publicUrl, dataDir: config.dataDir, store: store.dialect }, `Parley listening on ${config.publicUrl}`)
+  log.info({ url: config.publicUrl, dataDir: config.dataDir, store: store.dialect, ...(config.databaseUrl && { database: redactDatabaseUrl(config.databaseUrl) }) }, `Parley listening on ${config.publicUrl}`)
 
   const c = boot.credentials
   const banner = [
     '',
     `  Parley is running at ${config.publicUrl}`,
-    `  Data directory:      ${config.dataDir} (SQLite, synchronous=${config.sqliteSynchronous})`,
+    `  Store:               ${storeLabel}`,
+    `  Data directory:      ${config.dataDir}`,
     ...(c
       ? [
           `  Demo bot:            ${c.botId}`,
+          `  Webchat:             ${webchatUrl(config.publicUrl, c.chat.webhookId)}   (open it in a browser to talk to the demo bot)`,
           `  Chat API URL:        ${c.chat.url}`,
           `  Workspace:           ${c.workspaceId}`,
           boot.created ? `  Access token:        ${c.token}   (shown once; also in ${credentialsPath(config.dataDir)})` : `  Credentials:         ${credentialsPath(config.dataDir)}`,

@@ -1190,16 +1190,19 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         for (let i = 0; i < 3; i++) await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
         const hostile = ['', '\u0000', 'a\u0000b', '\ud800', "' OR 1=1 --", '😀'.repeat(50), '%', '_']
         const numbers = [0, -1, Number.MAX_SAFE_INTEGER, Number.MIN_SAFE_INTEGER]
-        const attempts: Promise<unknown>[] = []
+        // settle at once: on an engine with real I/O (PostgreSQL) an early rejection would otherwise
+        // sit unhandled while the loop below awaits the attempts before it
+        const settle = (p: Promise<unknown>) => p.then((page) => ({ page }), (err: unknown) => ({ err }))
+        const attempts: Promise<{ page: unknown } | { err: unknown }>[] = []
         for (const n of numbers) {
-          attempts.push(store.listMessages(fx.a.id, conv.id, { after: encodeCursor([n]), limit: 2 }))
+          attempts.push(settle(store.listMessages(fx.a.id, conv.id, { after: encodeCursor([n]), limit: 2 })))
           for (const s of hostile) {
-            attempts.push(store.listConversationsOf(fx.a.id, owner.id, { after: encodeCursor([n, s]), limit: 2 }))
-            attempts.push(store.listParticipants(fx.a.id, conv.id, { after: encodeCursor([n, s]), limit: 2 }))
+            attempts.push(settle(store.listConversationsOf(fx.a.id, owner.id, { after: encodeCursor([n, s]), limit: 2 })))
+            attempts.push(settle(store.listParticipants(fx.a.id, conv.id, { after: encodeCursor([n, s]), limit: 2 })))
           }
         }
         for (const attempt of attempts) {
-          const outcome = await attempt.then((page) => ({ page }), (err: unknown) => ({ err }))
+          const outcome = await attempt
           if ('err' in outcome) {
             expect(outcome.err).toBeInstanceOf(ApiError)
             expect((outcome.err as ApiError).type).toBe('InvalidQuery')

@@ -8,8 +8,12 @@ import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
 import { BotService } from '../../src/domain/bot-service.js'
 import type { App } from '../../src/http/types.js'
 import { MemoryPubSub } from '../../src/pubsub/memory.js'
+import { PostgresPubSub } from '../../src/pubsub/postgres.js'
+import type { PubSub } from '../../src/pubsub/pubsub.js'
+import { createPostgresStore } from '../../src/store/postgres.js'
 import { createSqliteStore } from '../../src/store/sqlite.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
+import { dropDatabase, freshDatabase, testStoreKind } from './pg.js'
 
 async function freePort(): Promise<number> {
   const server = createServer()
@@ -19,10 +23,17 @@ async function freePort(): Promise<number> {
   return port
 }
 
+export type StoreKind = 'sqlite' | 'postgres'
+
 export interface Harness {
   app: App
   store: KyselyStore
-  pubsub: MemoryPubSub
+  /** MemoryPubSub on SQLite, PostgresPubSub (LISTEN/NOTIFY) on PostgreSQL. */
+  pubsub: PubSub & { subscriptionCount(): number }
+  /** Which engine this instance runs on. */
+  storeKind: StoreKind
+  /** The instance's own PostgreSQL database (fresh per startParley), when storeKind is postgres. */
+  databaseUrl: string | undefined
   config: Config
   credentials: Credentials
   dataDir: string
@@ -33,22 +44,42 @@ export interface Harness {
   close(): Promise<void>
 }
 
+export interface StartOptions {
+  listen?: boolean
+  config?: Partial<Config>
+  /**
+   * `demoBot: true` keeps the demo bot's code (it answers every message); by default the demo bot has
+   * no code, so tests see exactly the messages they create.
+   */
+  demoBot?: boolean
+  /** The engine; defaults to PARLEY_TEST_STORE (sqlite unless set to postgres). */
+  store?: StoreKind
+}
+
 /**
- * A real Parley on a real SQLite file in a fresh temporary directory, bootstrapped exactly as
- * `npm start` does. With `listen: true` it also listens on a free 127.0.0.1 port for the
- * official clients; otherwise tests use `app.inject`.
+ * A real Parley, bootstrapped exactly as `npm start` does, on a fresh store: a SQLite file in a
+ * fresh temporary directory, or (store 'postgres') a fresh database on the test run's PostgreSQL
+ * cluster with LISTEN/NOTIFY pub/sub. The temporary directory holds credentials.json and blobs
+ * either way. With `listen: true` it also listens on a free 127.0.0.1 port for the official
+ * clients; otherwise tests use `app.inject`.
  */
-/**
- * `demoBot: true` keeps the demo bot's code (it answers every message); by default the demo bot has
- * no code, so tests see exactly the messages they create.
- */
-export async function startParley(options: { listen?: boolean; config?: Partial<Config>; demoBot?: boolean } = {}): Promise<Harness> {
+export async function startParley(options: StartOptions = {}): Promise<Harness> {
+  const storeKind = options.store ?? testStoreKind()
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'))
   // The port is chosen before the app is built, so every URL the app writes (webhookUrl, upload URLs) is reachable.
   const port = options.listen ? await freePort() : 0
   const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, options.config)
-  const store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-  const pubsub = new MemoryPubSub()
+  let databaseUrl: string | undefined
+  let store: KyselyStore
+  let pubsub: PubSub & { subscriptionCount(): number }
+  if (storeKind === 'postgres') {
+    databaseUrl = await freshDatabase()
+    store = await createPostgresStore({ url: databaseUrl, poolSize: 5 })
+    pubsub = new PostgresPubSub({ url: databaseUrl, publishPoolSize: 2 })
+  } else {
+    store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+    pubsub = new MemoryPubSub()
+  }
   let app = await buildApp({ config, store, pubsub, logger: false })
   let baseUrl = config.publicUrl
   if (options.listen) {
@@ -65,6 +96,8 @@ export async function startParley(options: { listen?: boolean; config?: Partial<
     app,
     store,
     pubsub,
+    storeKind,
+    databaseUrl,
     config,
     credentials,
     dataDir,
@@ -76,7 +109,9 @@ export async function startParley(options: { listen?: boolean; config?: Partial<
     },
     async close() {
       await app.close()
+      await pubsub.close()
       await store.close()
+      if (databaseUrl) await dropDatabase(databaseUrl)
       rmSync(dataDir, { recursive: true, force: true })
     },
   }

@@ -298,7 +298,9 @@ export class KyselyStore implements Store {
 
   async updateBot(id: string, patch: BotPatch, now: number): Promise<BotRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const current = await trx.selectFrom('bots').selectAll().where('id', '=', id).executeTakeFirst()
+      // An UPDATE, not a SELECT: it takes the row lock first (PostgreSQL), so concurrent patches of the
+      // tags JSON apply one after the other instead of overwriting each other.
+      const current = await trx.updateTable('bots').set({ updated_at: now }).where('id', '=', id).returningAll().executeTakeFirst()
       if (!current) return undefined
       const tags = JSON.parse(current.tags) as Record<string, string>
       for (const [key, value] of Object.entries(patch.tags ?? {})) {
@@ -760,13 +762,21 @@ export class KyselyStore implements Store {
 
   async signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]> {
     const scope = { integration_id: integrationId, conversation_id: conversationId }
+    // Upper bound first: every signal up to the conversation's visible last_seq is committed (seqs are
+    // taken under the conversation's row lock, so they commit in order). Without it, the three reads
+    // below may see different commits on PostgreSQL (one snapshot per statement on a pool) and return
+    // seq n+1 without seq n, and a stream would skip n for good.
+    const bound = await this.db.selectFrom('conversations').select('last_seq')
+      .where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
+    if (!bound || Number(bound.last_seq) <= afterSeq) return []
+    const upper = Number(bound.last_seq)
     const [messages, events, others] = await Promise.all([
       this.db.selectFrom('messages').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
-        .where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute(),
+        .where('seq', '>', afterSeq).where('seq', '<=', upper).orderBy('seq').limit(limit).execute(),
       this.db.selectFrom('events').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
-        .where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute(),
+        .where('seq', '>', afterSeq).where('seq', '<=', upper).orderBy('seq').limit(limit).execute(),
       this.db.selectFrom('conversation_signals').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
-        .where('seq', '>', afterSeq).orderBy('seq').limit(limit).execute(),
+        .where('seq', '>', afterSeq).where('seq', '<=', upper).orderBy('seq').limit(limit).execute(),
     ])
     const records: SignalRecord[] = [
       ...messages.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'message_created', message: toMessage(r) })),

@@ -1,0 +1,267 @@
+import { createHash } from 'node:crypto'
+import pg from 'pg'
+import type { PubSub, PubSubHandler } from './pubsub.js'
+
+/**
+ * NOTIFY payloads must stay under PostgreSQL's 8000-byte limit; we keep a margin. Messages are
+ * ids and pokes, never bodies, so anything near this is a bug in the caller.
+ */
+export const MAX_NOTIFY_BYTES = 7900
+
+export interface PostgresPubSubOptions {
+  url: string
+  /** Connections used to publish (default 2); listening always uses one dedicated connection. */
+  publishPoolSize?: number | undefined
+  /** Reconnect backoff of the listening connection: doubles from `initialDelayMs` up to `maxDelayMs`. */
+  reconnect?: { initialDelayMs?: number | undefined; maxDelayMs?: number | undefined } | undefined
+  /** How long subscribe() waits for the listening connection before failing (default 10 s). */
+  subscribeTimeoutMs?: number | undefined
+  /** Connection problems (each failed attempt, each drop); the pub/sub keeps retrying by itself. */
+  onError?: ((err: Error) => void) | undefined
+}
+
+/** A PostgreSQL channel name for any string: `parley_` + 40 hex digits of its SHA-256 (a valid, case-stable identifier under 63 bytes). */
+export function pgChannelName(channel: string): string {
+  return `parley_${createHash('sha256').update(channel, 'utf8').digest('hex').slice(0, 40)}`
+}
+
+interface Subscription {
+  handler: PubSubHandler
+}
+
+/**
+ * PubSub over PostgreSQL LISTEN/NOTIFY, so that every Parley instance on one database hears what
+ * any of them publishes. One dedicated connection LISTENs to the channels that have local
+ * subscribers; a small pool publishes with `pg_notify` (each publish commits on its own, so
+ * sequential publishes are delivered in order). When the listening connection drops it reconnects
+ * with exponential backoff and LISTENs to every channel again; notifications sent while it was
+ * down are lost, which is why messages are only pokes and `onReconnect` lets subscribers re-read
+ * what they may have missed from the store.
+ */
+export class PostgresPubSub implements PubSub {
+  private readonly channels = new Map<string, Set<Subscription>>()
+  private readonly pool: pg.Pool
+  private readonly initialDelayMs: number
+  private readonly maxDelayMs: number
+  private readonly subscribeTimeoutMs: number
+  private readonly reconnectListeners = new Set<() => void>()
+  private client: pg.Client | undefined
+  private connecting: Promise<pg.Client> | undefined
+  private everConnected = false
+  private closed = false
+  private wake: (() => void) | undefined
+
+  constructor(private readonly options: PostgresPubSubOptions) {
+    this.initialDelayMs = options.reconnect?.initialDelayMs ?? 100
+    this.maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000
+    this.subscribeTimeoutMs = options.subscribeTimeoutMs ?? 10_000
+    this.pool = new pg.Pool({
+      connectionString: options.url,
+      max: options.publishPoolSize ?? 2,
+      idleTimeoutMillis: 30_000,
+      connectionTimeoutMillis: 10_000,
+      keepAlive: true,
+      application_name: 'parley-publish',
+    })
+    this.pool.on('error', (err) => this.options.onError?.(err))
+  }
+
+  /** Whether the listening connection is up right now. */
+  get connected(): boolean {
+    return this.client !== undefined
+  }
+
+  /** Called after the listening connection came back (not on the first connect). */
+  onReconnect(listener: () => void): () => void {
+    this.reconnectListeners.add(listener)
+    return () => void this.reconnectListeners.delete(listener)
+  }
+
+  /** Opens the listening connection now instead of at the first subscribe. */
+  async start(): Promise<void> {
+    await this.connection()
+  }
+
+  async publish(channel: string, message: string): Promise<void> {
+    if (this.closed) throw new Error('PostgresPubSub is closed')
+    if (message.includes('\u0000') || !message.isWellFormed()) {
+      throw new TypeError('a pub/sub message cannot contain NUL or lone surrogates')
+    }
+    const bytes = Buffer.byteLength(message, 'utf8')
+    if (bytes > MAX_NOTIFY_BYTES) {
+      throw new RangeError(`pub/sub message is ${bytes} bytes; PostgreSQL NOTIFY carries at most ${MAX_NOTIFY_BYTES} (publish ids, not bodies)`)
+    }
+    await this.pool.query('SELECT pg_notify($1, $2)', [pgChannelName(channel), message])
+  }
+
+  async subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
+    if (this.closed) throw new Error('PostgresPubSub is closed')
+    const name = pgChannelName(channel)
+    const subscription: Subscription = { handler }
+    let set = this.channels.get(name)
+    if (!set) this.channels.set(name, (set = new Set()))
+    set.add(subscription)
+    const unsubscribe = async () => {
+      const current = this.channels.get(name)
+      if (!current?.delete(subscription)) return
+      if (current.size > 0) return
+      this.channels.delete(name)
+      const client = this.client
+      if (client && !this.closed) await client.query(`UNLISTEN ${quote(name)}`).catch(() => {})
+    }
+    try {
+      await this.listen(name)
+    } catch (err) {
+      await unsubscribe()
+      throw err
+    }
+    return unsubscribe
+  }
+
+  /** Number of live subscriptions, for tests and metrics. */
+  subscriptionCount(): number {
+    let n = 0
+    for (const set of this.channels.values()) n += set.size
+    return n
+  }
+
+  /** The channels the listening connection LISTENs to right now, as PostgreSQL reports them (diagnostics). */
+  async listeningChannels(): Promise<string[]> {
+    const client = await this.connection()
+    const { rows } = await client.query<{ name: string }>('SELECT pg_listening_channels() AS name')
+    return rows.map((r) => r.name).sort()
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return
+    this.closed = true
+    this.channels.clear()
+    this.reconnectListeners.clear()
+    this.wake?.()
+    const client = this.client
+    this.client = undefined
+    await Promise.all([client?.end().catch(() => {}), this.pool.end().catch(() => {})])
+  }
+
+  /** Makes sure the listening connection LISTENs to `name` before subscribe() resolves. */
+  private async listen(name: string): Promise<void> {
+    const deadline = Date.now() + this.subscribeTimeoutMs
+    for (;;) {
+      const client = await this.withDeadline(this.connection(), deadline)
+      // Commands on one connection run in order, so a second subscriber of the channel waits
+      // behind the first one's LISTEN; repeating LISTEN is a no-op for PostgreSQL.
+      try {
+        await client.query(`LISTEN ${quote(name)}`)
+        return
+      } catch (err) {
+        if (this.closed) throw new Error('PostgresPubSub is closed')
+        if (Date.now() > deadline) throw err
+        // The connection died under us: the next one LISTENs to every registered channel.
+        this.lost(client, err instanceof Error ? err : new Error(String(err)))
+      }
+    }
+  }
+
+  private async withDeadline<T>(promise: Promise<T>, deadline: number): Promise<T> {
+    let timer: NodeJS.Timeout | undefined
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error('PostgreSQL pub/sub is not connected (LISTEN connection down)')), Math.max(0, deadline - Date.now()))
+    })
+    try {
+      return await Promise.race([promise, timeout])
+    } finally {
+      clearTimeout(timer)
+    }
+  }
+
+  private connection(): Promise<pg.Client> {
+    if (this.closed) return Promise.reject(new Error('PostgresPubSub is closed'))
+    if (this.client) return Promise.resolve(this.client)
+    this.connecting ??= this.connectLoop().finally(() => {
+      this.connecting = undefined
+    })
+    return this.connecting
+  }
+
+  private async connectLoop(): Promise<pg.Client> {
+    let delay = this.initialDelayMs
+    for (;;) {
+      if (this.closed) throw new Error('PostgresPubSub is closed')
+      const client = new pg.Client({ connectionString: this.options.url, keepAlive: true, application_name: 'parley-listen' })
+      let failed: Error | undefined
+      client.on('error', (err) => {
+        failed = err
+        this.lost(client, err)
+      })
+      client.on('end', () => this.lost(client, new Error('PostgreSQL pub/sub connection ended')))
+      client.on('notification', (n) => this.deliver(n.channel, n.payload ?? ''))
+      try {
+        await client.connect()
+        const names = [...this.channels.keys()]
+        if (names.length > 0) await client.query(names.map((name) => `LISTEN ${quote(name)}`).join('; '))
+        if (failed) throw failed
+        if (this.closed) {
+          await client.end().catch(() => {})
+          throw new Error('PostgresPubSub is closed')
+        }
+        this.client = client
+        const reconnected = this.everConnected
+        this.everConnected = true
+        if (reconnected) {
+          for (const listener of [...this.reconnectListeners]) {
+            try {
+              listener()
+            } catch {
+              // a failing listener must not stop the others
+            }
+          }
+        }
+        return client
+      } catch (err) {
+        await client.end().catch(() => {})
+        if (this.closed) throw new Error('PostgresPubSub is closed')
+        this.options.onError?.(err instanceof Error ? err : new Error(String(err)))
+        await this.sleep(delay + Math.floor(Math.random() * delay * 0.2))
+        delay = Math.min(delay * 2, this.maxDelayMs)
+      }
+    }
+  }
+
+  /** The listening connection failed or ended: forget it and reconnect (in the background). */
+  private lost(client: pg.Client, err: Error): void {
+    if (this.client !== client) return
+    this.client = undefined
+    if (this.closed) return
+    this.options.onError?.(err)
+    client.end().catch(() => {})
+    void this.connection().catch(() => {})
+  }
+
+  private deliver(name: string, payload: string): void {
+    const set = this.channels.get(name)
+    if (!set) return
+    for (const subscription of [...set]) {
+      try {
+        subscription.handler(payload)
+      } catch {
+        // A failing subscriber must not stop delivery to the others.
+      }
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms)
+      function done() {
+        clearTimeout(timer)
+        resolve()
+      }
+      this.wake = done
+    })
+  }
+}
+
+/** Channel names are our own hex digests; quoting keeps them exact anyway. */
+function quote(identifier: string): string {
+  return `"${identifier.replaceAll('"', '""')}"`
+}

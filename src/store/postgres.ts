@@ -1,0 +1,75 @@
+import pg from 'pg'
+import { Kysely, PostgresDialect, sql } from 'kysely'
+import type { Database } from './kysely/schema.js'
+import { KyselyStore } from './kysely/kysely-store.js'
+import { migrateToLatest } from './migrator.js'
+
+export interface PostgresOptions {
+  /** `postgres://user:password@host:port/database` (libpq-style query parameters such as sslmode work too). */
+  url: string
+  /** Connections in this instance's pool (default 10). */
+  poolSize?: number | undefined
+  /** How long a query waits for a free pool connection (or a new connection) before failing (default 10 s). */
+  connectionTimeoutMs?: number | undefined
+  /** Errors of idle pooled connections (the server went away); the pool drops the connection either way. */
+  onPoolError?: ((err: Error) => void) | undefined
+}
+
+/**
+ * Type parsers of this pool only (the global `pg.types` stay untouched): BIGINT (int8, e.g. our
+ * millisecond timestamps and sequence numbers, and `count(*)`) and NUMERIC become JS numbers, as
+ * they are on SQLite. Every value Parley stores is a safe integer, so nothing is rounded.
+ */
+export function parleyTypeParsers(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides()
+  const toNumber = (value: string) => Number(value)
+  types.setTypeParser(pg.types.builtins.INT8, toNumber)
+  types.setTypeParser(pg.types.builtins.NUMERIC, toNumber)
+  return types
+}
+
+/** The URL without its password, for logs and the startup banner. */
+export function redactDatabaseUrl(url: string): string {
+  try {
+    const u = new URL(url)
+    if (u.password) u.password = '***'
+    for (const key of [...u.searchParams.keys()]) if (/pass|secret|key/i.test(key)) u.searchParams.set(key, '***')
+    return u.toString()
+  } catch {
+    return 'postgres://(unparsable URL)'
+  }
+}
+
+/**
+ * PostgreSQL through node-postgres: the same KyselyStore (same queries) as SQLite, on a pool.
+ * Migrations run on open under Kysely's migration lock (a PostgreSQL advisory lock), so several
+ * instances can start at once on an empty database: one migrates, the others wait and find
+ * nothing left to do.
+ */
+export async function createPostgresStore(options: PostgresOptions): Promise<KyselyStore> {
+  const pool = new pg.Pool({
+    connectionString: options.url,
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    idleTimeoutMillis: 30_000,
+    keepAlive: true,
+    application_name: 'parley',
+    types: parleyTypeParsers(),
+  })
+  // Without a listener an idle connection's error (server restart, network cut) would crash the process.
+  pool.on('error', (err) => options.onPoolError?.(err))
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  try {
+    // Startup self-check, as for SQLite: an acknowledged write must be on disk before we answer.
+    const { rows } = await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(db)
+    const setting = rows[0]?.synchronous_commit
+    if (setting === 'off') {
+      throw new Error('PostgreSQL has synchronous_commit=off: acknowledged writes could be lost in a crash; Parley refuses to run with it (set it to on)')
+    }
+    await migrateToLatest(db, 'postgres')
+  } catch (err) {
+    await db.destroy().catch(() => {})
+    throw err
+  }
+  return new KyselyStore(db, 'postgres')
+}

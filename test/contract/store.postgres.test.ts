@@ -1,0 +1,148 @@
+import { sql } from 'kysely'
+import pg from 'pg'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
+import { createPostgresStore, redactDatabaseUrl } from '../../src/store/postgres.js'
+import { dropDatabase, freshDatabase, pgBaseUrl } from '../helpers/pg.js'
+import { botRow, describeStoreContract, newMessage, seed } from './store.contract.js'
+
+const T0 = 1_700_000_000_000
+const hasPg = pgBaseUrl() !== null
+
+/** One database for this file: the contract only uses ids unique per test, so one store serves all. */
+let url: string
+let shared: KyselyStore | undefined
+
+beforeAll(async () => {
+  if (!hasPg) return
+  url = await freshDatabase()
+})
+
+afterAll(async () => {
+  await shared?.close()
+  if (url) await dropDatabase(url)
+})
+
+describe.skipIf(!hasPg)('postgres', () => {
+  describeStoreContract('postgres', async () => {
+    shared ??= await createPostgresStore({ url, poolSize: 10 })
+    return { store: shared, cleanup: async () => {} }
+  })
+
+  describe('postgres store specifics', () => {
+    it('four instances starting at once on an empty database migrate it exactly once', async () => {
+      const empty = await freshDatabase()
+      const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ url: empty, poolSize: 3 })))
+      try {
+        const applied = await sql<{ name: string }>`SELECT name FROM parley_migrations ORDER BY name`.execute(stores[0]!.db)
+        expect(applied.rows.map((r) => r.name)).toEqual(['0001_init', '0002_files'])
+        // every instance works on the same schema
+        const fx = await seed(stores[1]!)
+        const owner = await stores[2]!.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+        await stores[3]!.createConversation(fx.a.id, 'conv', owner.id, T0)
+        const rows = await Promise.all(stores.flatMap((s) => Array.from({ length: 10 }, () => s.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0)))))
+        expect(rows.map((r) => r!.seq).sort((a, b) => a - b)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1))
+      } finally {
+        await Promise.all(stores.map((s) => s.close()))
+        await dropDatabase(empty)
+      }
+      // a fifth start later finds nothing to do
+      const again = await freshDatabase()
+      const first = await createPostgresStore({ url: again })
+      await first.close()
+      const second = await createPostgresStore({ url: again })
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM parley_migrations`.execute(second.db)
+      expect(rows[0]!.n).toBe(2)
+      await second.close()
+      await dropDatabase(again)
+    })
+
+    it('a reader following signalsSince during concurrent appends of messages and events never skips a seq', async () => {
+      shared ??= await createPostgresStore({ url, poolSize: 10 })
+      const store = shared
+      const fx = await seed(store)
+      const owner = await store.createUser({ integrationId: fx.a.id, id: 'follower', now: T0 })
+      for (let round = 0; round < 6; round++) {
+        const conv = `race-${round}`
+        await store.createConversation(fx.a.id, conv, owner.id, T0)
+        let done = false
+        let position = 0
+        const seen = new Set<number>()
+        const reader = (async () => {
+          for (let last = false; !last; ) {
+            last = done
+            for (const s of await store.signalsSince(fx.a.id, conv, position, 1000)) {
+              seen.add(s.seq)
+              position = s.seq
+            }
+          }
+        })()
+        await Promise.all(Array.from({ length: 6 }, async (_, w) => {
+          for (let i = 0; i < 25; i++) {
+            if ((i + w) % 2) await store.appendMessage(newMessage(fx.a.id, conv, owner.id, T0))
+            else await store.appendEvent({ id: `evt-${round}-${w}-${i}-${Math.random()}`, integrationId: fx.a.id, conversationId: conv, userId: owner.id, isBot: false, payload: { i }, now: T0 })
+          }
+        }))
+        done = true
+        await reader
+        expect([...seen].sort((a, b) => a - b)).toEqual(Array.from({ length: 150 }, (_, i) => i + 1))
+      }
+    })
+
+    it('concurrent updateBot tag patches all land (no lost update of the tags document)', async () => {
+      shared ??= await createPostgresStore({ url, poolSize: 10 })
+      const store = shared
+      const fx = await seed(store)
+      for (let round = 0; round < 5; round++) {
+        const bot = botRow(fx.workspace.id)
+        await store.createBot(bot, [])
+        await Promise.all(Array.from({ length: 8 }, (_, i) => store.updateBot(bot.id, { tags: { [`t${i}`]: `v${i}` } }, T0 + 1)))
+        const tags = (await store.getBot(bot.id))!.tags
+        expect(tags).toEqual(Object.fromEntries(Array.from({ length: 8 }, (_, i) => [`t${i}`, `v${i}`])))
+      }
+    })
+
+    it('BIGINT and count(*) come back as JS numbers; synchronous_commit is on', async () => {
+      shared ??= await createPostgresStore({ url, poolSize: 10 })
+      const { rows } = await sql<{ big: unknown; n: unknown; num: unknown; sync: string }>`
+        SELECT ${sql.lit(T0)}::bigint AS big, (SELECT count(*) FROM parley_migrations) AS n, 12.5::numeric AS num,
+               current_setting('synchronous_commit') AS sync`.execute(shared.db)
+      expect(rows[0]).toEqual({ big: T0, n: 2, num: 12.5, sync: 'on' })
+      expect(shared.dialect).toBe('postgres')
+    })
+
+    it('the int8 parser is this pool’s own: the global pg types are untouched', async () => {
+      const client = new pg.Client({ connectionString: url })
+      await client.connect()
+      try {
+        const { rows } = await client.query<{ big: unknown }>('SELECT 42::bigint AS big')
+        expect(rows[0]!.big).toBe('42')
+      } finally {
+        await client.end()
+      }
+    })
+
+    it('refuses a server with synchronous_commit=off', async () => {
+      const db = await freshDatabase()
+      const admin = new pg.Client({ connectionString: db })
+      await admin.connect()
+      const name = new URL(db).pathname.slice(1)
+      await admin.query(`ALTER DATABASE "${name}" SET synchronous_commit = off`)
+      await admin.end()
+      await expect(createPostgresStore({ url: db })).rejects.toThrow(/synchronous_commit=off/)
+      await dropDatabase(db)
+    })
+
+    it('an unreachable server fails the start with an error, not a hang', async () => {
+      const started = Date.now()
+      await expect(createPostgresStore({ url: 'postgres://parley:secret@127.0.0.1:1/none', connectionTimeoutMs: 2000 })).rejects.toThrow()
+      expect(Date.now() - started).toBeLessThan(10_000)
+    })
+
+    it('redactDatabaseUrl never shows the password', () => {
+      expect(redactDatabaseUrl('postgres://parley:s3cr%40t@db.example:5432/parley?sslmode=require')).toBe('postgres://parley:***@db.example:5432/parley?sslmode=require')
+      expect(redactDatabaseUrl('postgres://db.example/parley?password=hunter2')).not.toContain('hunter2')
+      expect(redactDatabaseUrl('not a url :: secret')).not.toContain('secret')
+    })
+  })
+})
