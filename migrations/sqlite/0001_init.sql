@@ -119,6 +119,9 @@ CREATE TABLE conversations (
   last_at INTEGER NOT NULL,
   -- The bot has processed every incoming message and event up to this sequence number.
   bot_seq INTEGER NOT NULL DEFAULT 0,
+  -- The instance running this conversation's turns, until bot_lease_until (ms): one at a time, cluster-wide.
+  bot_lease_owner TEXT,
+  bot_lease_until INTEGER NOT NULL DEFAULT 0,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL,
   PRIMARY KEY (integration_id, id)

@@ -265,6 +265,8 @@ export class ChatService {
 
   /** Wakes the conversation's streams; they read what is new from the store. */
   private async notify(integrationId: string, conversationId: string, message = 'changed'): Promise<void> {
-    await this.pubsub.publish(conversationChannel(integrationId, conversationId), message)
+    // The write is committed: a lost poke must not turn it into an error. Streams re-read the store
+    // on their next poke, or when the pub/sub reconnects.
+    await this.pubsub.publish(conversationChannel(integrationId, conversationId), message).catch(() => {})
   }
 }

@@ -53,12 +53,14 @@ export class ConversationStreams {
     let again = false
     let position = 0
     let unsubscribe: (() => Promise<void>) | undefined
+    let stopReconnectListener: (() => void) | undefined
 
     const finish = async (reason: string | undefined) => {
       if (closed) return
       closed = true
       this.streams.delete(handle)
       if (reason !== undefined) sink.end(reason)
+      stopReconnectListener?.()
       await unsubscribe?.()
     }
 
@@ -115,6 +117,8 @@ export class ConversationStreams {
     this.streams.add(handle)
     sink.open(handle)
     unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), (message) => void pump(message === 'deleted'))
+    // Pokes published while a distributed pub/sub was reconnecting are lost: re-read after a reconnect.
+    stopReconnectListener = this.pubsub.onReconnect?.(() => void pump(true))
     if (closed) {
       await unsubscribe()
       return handle

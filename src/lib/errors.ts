@@ -30,6 +30,9 @@ export const ERROR_STATUS = {
   LimitExceeded: 413,
   BreakingChanges: 400,
   OperationTimeout: 504,
+  // Parley's addition (no Botpress type exists): the database is unreachable; retry later.
+  // The official clients surface it as UnknownError with this status and message.
+  ServiceUnavailable: 503,
 } as const
 
 export type ErrorType = keyof typeof ERROR_STATUS
@@ -63,6 +66,22 @@ export const errors = {
   methodNotFound: (method: string, url: string) =>
     new ApiError('MethodNotFound', `Method ${method} is not allowed on ${url}`),
   internal: () => new ApiError('Internal', 'An internal error occurred; quote the error id when reporting it'),
+  unavailable: () => new ApiError('ServiceUnavailable', 'The database is unreachable; nothing was lost, retry in a moment'),
+}
+
+/** Network and server-state error codes of PostgreSQL (node-postgres) and SQLite that mean "try again later". */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EAI_AGAIN', 'EHOSTUNREACH', 'ENETUNREACH',
+  '57P01', '57P02', '57P03', '08000', '08001', '08003', '08004', '08006', '53300',
+  'SQLITE_BUSY', 'SQLITE_LOCKED',
+])
+
+/** Is this error the database being unreachable (503), as opposed to a bug (500)? */
+export function isUnavailableError(err: unknown): boolean {
+  if (typeof err !== 'object' || err === null) return false
+  const { code, message } = err as { code?: unknown; message?: unknown }
+  if (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) return true
+  return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connection error|Query read timeout/i.test(message)
 }
 
 /** The wire body of every non-2xx response. */

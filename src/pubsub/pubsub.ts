@@ -10,4 +10,9 @@ export interface PubSub {
   /** Returns a function that removes this subscription. */
   subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>>
   close(): Promise<void>
+  /**
+   * Distributed implementations lose what was published while their connection was down: after a
+   * reconnect, subscribers re-read the store. Returns a function that removes the listener.
+   */
+  onReconnect?(listener: () => void): () => void
 }

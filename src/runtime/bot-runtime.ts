@@ -22,6 +22,8 @@ export type PayloadValidator = (payload: unknown) => string | undefined
 
 export interface BotRuntimeOptions {
   limits: SandboxLimits
+  /** How often conversations left behind (a dead instance's expired lease, a missed notification) are picked up. */
+  sweepMs?: number
   /** Validates payloads sent by bot code with the same rules as the Chat API. */
   validatePayload: PayloadValidator
   clock?: () => number
@@ -50,6 +52,9 @@ export class BotRuntime implements IncomingInterceptor {
   private readonly owners = new Map<string, { at: number; owner: Promise<{ bot: BotRow; integration: IntegrationRow } | undefined> }>()
   private readonly unsubscribes: (() => Promise<void>)[] = []
   private stopped = false
+  private sweeper: NodeJS.Timeout | undefined
+  /** This instance's name on conversation leases. */
+  private readonly instanceId = uuidv7()
 
   constructor(
     private readonly store: Store,
@@ -68,12 +73,26 @@ export class BotRuntime implements IncomingInterceptor {
       }),
       await this.pubsub.subscribe(BOTS_CHANNEL, (botId) => this.forget(botId)),
     )
-    // Work left by a previous run of the process.
-    for (const { integrationId, conversationId } of await this.store.conversationsBehind(10_000)) this.schedule(integrationId, conversationId)
+    // Work left by a previous run of the process, then periodically: what another instance left behind.
+    await this.sweep()
+    const stopListening = this.pubsub.onReconnect?.(() => void this.sweep().catch(() => {}))
+    if (stopListening) this.unsubscribes.push(async () => stopListening())
+    this.sweeper = setInterval(() => void this.sweep().catch(() => {}), this.options.sweepMs ?? 5_000)
+    this.sweeper.unref()
+  }
+
+  private async sweep(): Promise<void> {
+    for (const { integrationId, conversationId } of await this.store.conversationsBehind(1_000)) this.schedule(integrationId, conversationId)
+  }
+
+  /** Leases outlive the longest turn, so a live owner never loses one mid-turn. */
+  private get leaseMs(): number {
+    return this.options.limits.timeoutMs + 10_000
   }
 
   async stop(): Promise<void> {
     this.stopped = true
+    clearInterval(this.sweeper)
     await Promise.all(this.unsubscribes.splice(0).map((u) => u()))
     await Promise.allSettled([...this.active.values()])
   }
@@ -147,28 +166,48 @@ export class BotRuntime implements IncomingInterceptor {
     return owner
   }
 
+  /**
+   * Runs the conversation's pending turns under its lease. Another instance holding the lease is
+   * running them already; a dead instance's lease expires and the sweep takes the work over (its
+   * unfinished turn runs again, and deterministic reply ids keep the user from seeing a reply twice).
+   */
   private async drain(integrationId: string, conversationId: string): Promise<void> {
     const owner = await this.botOf(integrationId)
+    if (!owner) return
+    if (!(await this.store.acquireBotLease(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs))) return
+    try {
+      await this.runPending(owner.bot, owner.integration, conversationId)
+    } finally {
+      await this.store.releaseBotLease(integrationId, conversationId, this.instanceId)
+    }
+    // Work that arrived while another instance's notification found the lease taken.
     const cursor = await this.store.getBotCursor(integrationId, conversationId)
-    if (!owner || !cursor) return
-    const { bot, integration } = owner
+    if (cursor && cursor.botSeq < cursor.lastSeq && owner.bot.code !== null && !this.stopped) this.dirty.add(`${integrationId}:${conversationId}`)
+  }
+
+  private async runPending(bot: BotRow, integration: IntegrationRow, conversationId: string): Promise<void> {
+    const cursor = await this.store.getBotCursor(integration.id, conversationId)
+    if (!cursor) return
     if (bot.code === null) {
       // No code deployed: nothing to run, and nothing to replay later when code arrives.
-      await this.store.advanceBotCursor(integrationId, conversationId, cursor.lastSeq)
+      await this.store.advanceBotCursor(integration.id, conversationId, cursor.lastSeq)
       return
     }
     let position = cursor.botSeq
     for (;;) {
-      const batch = await this.store.signalsSince(integrationId, conversationId, position, TURN_BATCH)
+      const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
         if (this.stopped) return
         const incoming: Incoming | undefined =
           signal.kind === 'message_created' && !signal.message.isBot && !signal.message.botSkip ? { kind: 'message', message: signal.message }
           : signal.kind === 'event_created' && !signal.event.isBot && !signal.event.botSkip ? { kind: 'event', event: signal.event }
           : undefined
-        if (incoming) await this.turn(bot, integration, incoming)
+        if (incoming) {
+          await this.turn(bot, integration, incoming)
+          await this.store.acquireBotLease(integration.id, conversationId, this.instanceId, this.clock(), this.leaseMs)
+        }
         position = signal.seq
-        await this.store.advanceBotCursor(integrationId, conversationId, position)
+        await this.store.advanceBotCursor(integration.id, conversationId, position)
       }
       if (batch.length < TURN_BATCH) return
     }

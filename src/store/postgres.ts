@@ -50,7 +50,9 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Kys
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
-    connectionTimeoutMillis: options.connectionTimeoutMs ?? 10_000,
+    // Bounded waits: while PostgreSQL is unreachable, requests fail fast (503) instead of piling up.
+    connectionTimeoutMillis: options.connectionTimeoutMs ?? 5_000,
+    query_timeout: 15_000,
     idleTimeoutMillis: 30_000,
     keepAlive: true,
     application_name: 'parley',

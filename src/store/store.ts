@@ -256,6 +256,12 @@ export interface Store {
   getBotCursor(integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined>
   /** Moves the cursor forward (never back). */
   advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void>
+  /**
+   * Takes (or renews) the right to run this conversation's turns until `now + ttlMs`: true when
+   * granted, false while another owner's lease is live. One instance at a time runs a conversation.
+   */
+  acquireBotLease(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<boolean>
+  releaseBotLease(integrationId: string, conversationId: string, owner: string): Promise<void>
   /** Marks everything already in the bot's conversations as processed (first deploy: history is not replayed). */
   fastForwardBotCursors(botId: string): Promise<void>
   getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { ApiError, ERROR_STATUS, errors, type ErrorType } from '../../src/lib/errors.js'
+import { ApiError, ERROR_STATUS, errors, isUnavailableError, type ErrorType } from '../../src/lib/errors.js'
 
 /** The Botpress wire contract: type → HTTP status. */
 const EXPECTED: Record<ErrorType, number> = {
@@ -29,7 +29,24 @@ const EXPECTED: Record<ErrorType, number> = {
   LimitExceeded: 413,
   BreakingChanges: 400,
   OperationTimeout: 504,
+  // Parley's one addition: the database is unreachable.
+  ServiceUnavailable: 503,
 }
+
+describe('isUnavailableError', () => {
+  it('recognises unreachable-database errors of both engines', () => {
+    expect(isUnavailableError(Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }))).toBe(true)
+    expect(isUnavailableError(Object.assign(new Error('terminating connection due to administrator command'), { code: '57P01' }))).toBe(true)
+    expect(isUnavailableError(new Error('timeout exceeded when trying to connect'))).toBe(true)
+    expect(isUnavailableError(Object.assign(new Error('database is locked'), { code: 'SQLITE_BUSY' }))).toBe(true)
+  })
+
+  it('leaves bugs and constraint errors alone', () => {
+    expect(isUnavailableError(new TypeError('x is undefined'))).toBe(false)
+    expect(isUnavailableError(Object.assign(new Error('duplicate key'), { code: '23505' }))).toBe(false)
+    expect(isUnavailableError(undefined)).toBe(false)
+  })
+})
 
 describe('error registry', () => {
   it('maps every Botpress error type to its status', () => {

@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, errors, type ErrorBody } from '../../lib/errors.js'
+import { ApiError, errors, isUnavailableError, type ErrorBody } from '../../lib/errors.js'
 
 /** Fastify's own error codes → our registry, so that framework errors keep the wire shape too. */
 export function fromFastifyError(err: FastifyError): ApiError | undefined {
@@ -66,6 +66,10 @@ export function registerErrorHandling(app: FastifyInstance): void {
     if (apiError) {
       if (apiError.status >= 500) request.log.error({ err }, 'request failed')
       return sendError(request, reply, apiError)
+    }
+    if (isUnavailableError(err)) {
+      request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable')
+      return sendError(request, reply.header('retry-after', '2'), errors.unavailable())
     }
     // Unexpected: log everything, reveal nothing but the id.
     request.log.error({ err }, 'unhandled error')

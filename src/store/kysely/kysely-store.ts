@@ -489,7 +489,7 @@ export class KyselyStore implements Store {
     return this.db.transaction().execute(async (trx) => {
       const r = await trx
         .insertInto('conversations')
-        .values({ integration_id: integrationId, id, owner_id: ownerId, last_seq: 0, last_at: 0, bot_seq: 0, created_at: now, updated_at: now })
+        .values({ integration_id: integrationId, id, owner_id: ownerId, last_seq: 0, last_at: 0, bot_seq: 0, bot_lease_owner: null, bot_lease_until: 0, created_at: now, updated_at: now })
         .onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing())
         .returningAll()
         .executeTakeFirst()
@@ -709,6 +709,20 @@ export class KyselyStore implements Store {
   async advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void> {
     await this.db.updateTable('conversations').set({ bot_seq: seq })
       .where('integration_id', '=', integrationId).where('id', '=', conversationId).where('bot_seq', '<', seq).execute()
+  }
+
+  async acquireBotLease(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<boolean> {
+    const r = await this.db.updateTable('conversations')
+      .set({ bot_lease_owner: owner, bot_lease_until: now + ttlMs })
+      .where('integration_id', '=', integrationId).where('id', '=', conversationId)
+      .where((eb) => eb.or([eb('bot_lease_until', '<', now), eb('bot_lease_owner', '=', owner), eb('bot_lease_owner', 'is', null)]))
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows) > 0
+  }
+
+  async releaseBotLease(integrationId: string, conversationId: string, owner: string): Promise<void> {
+    await this.db.updateTable('conversations').set({ bot_lease_owner: null, bot_lease_until: 0 })
+      .where('integration_id', '=', integrationId).where('id', '=', conversationId).where('bot_lease_owner', '=', owner).execute()
   }
 
   async fastForwardBotCursors(botId: string): Promise<void> {

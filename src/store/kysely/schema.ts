@@ -51,6 +51,8 @@ export interface Database {
     last_seq: number
     last_at: number
     bot_seq: number
+    bot_lease_owner: string | null
+    bot_lease_until: number
     created_at: number
     updated_at: number
   }
