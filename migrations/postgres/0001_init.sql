@@ -42,6 +42,8 @@ CREATE TABLE bots (
   dev BIGINT NOT NULL,
   signing_secret TEXT NOT NULL,
   code TEXT,
+  -- Seconds each hook, action or card run of this bot may take (null: the instance default).
+  max_execution_time BIGINT,
   deployed_at BIGINT,
   created_at BIGINT NOT NULL,
   updated_at BIGINT NOT NULL

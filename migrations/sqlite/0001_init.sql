@@ -42,6 +42,8 @@ CREATE TABLE bots (
   dev INTEGER NOT NULL,
   signing_secret TEXT NOT NULL,
   code TEXT,
+  -- Seconds each hook, action or card run of this bot may take (null: the instance default).
+  max_execution_time INTEGER,
   deployed_at INTEGER,
   created_at INTEGER NOT NULL,
   updated_at INTEGER NOT NULL

@@ -82,6 +82,7 @@ export function botView({ bot, integrations }: BotWithIntegrations, publicUrl: s
     ...botSummaryView(bot),
     description: bot.description ?? undefined,
     signingSecret: showSecrets ? bot.signingSecret : '',
+    ...(bot.maxExecutionTime !== null && { maxExecutionTime: bot.maxExecutionTime }),
     integrations: Object.fromEntries(integrations.map((i) => [i.name, integrationView(i, publicUrl, showSecrets)])),
     plugins: {},
     user: { tags: {} },

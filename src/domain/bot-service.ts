@@ -24,6 +24,8 @@ export interface BotInput {
   tags?: Record<string, string | null> | undefined
   dev?: boolean | undefined
   code?: string | undefined
+  /** Seconds each hook, action or card run may take (Botpress's maxExecutionTime); null restores the default. */
+  maxExecutionTime?: number | null | undefined
   /** Keyed by integration name (or, on update, the integration's id); null disables it. */
   integrations?: Record<string, IntegrationInput | null> | undefined
 }
@@ -114,6 +116,7 @@ export class BotService {
       dev: input.dev ?? false,
       signingSecret: randomBytes(24).toString('base64url'),
       code: input.code ?? null,
+      maxExecutionTime: input.maxExecutionTime ?? null,
       deployedAt: input.code !== undefined ? now : null,
       createdAt: now,
       updatedAt: now,
@@ -167,7 +170,9 @@ export class BotService {
         dev: input.dev,
         tags: input.tags,
         code: input.code,
-        ...(input.code !== undefined && { deployedAt: now }),
+        maxExecutionTime: input.maxExecutionTime,
+        // A new limit applies like new code: cached sandboxes of the old version are dropped.
+        ...((input.code !== undefined || input.maxExecutionTime !== undefined) && { deployedAt: now }),
       },
       now,
     )

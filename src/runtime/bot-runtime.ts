@@ -85,9 +85,9 @@ export class BotRuntime implements IncomingInterceptor {
     for (const { integrationId, conversationId } of await this.store.conversationsBehind(1_000)) this.schedule(integrationId, conversationId)
   }
 
-  /** Leases outlive the longest turn, so a live owner never loses one mid-turn. */
-  private get leaseMs(): number {
-    return this.options.limits.timeoutMs + 10_000
+  /** Leases outlive the bot's longest turn, so a live owner never loses one mid-turn. */
+  private leaseMs(bot: BotRow): number {
+    return this.limitsOf(bot).timeoutMs + 10_000
   }
 
   async stop(): Promise<void> {
@@ -174,7 +174,7 @@ export class BotRuntime implements IncomingInterceptor {
   private async drain(integrationId: string, conversationId: string): Promise<void> {
     const owner = await this.botOf(integrationId)
     if (!owner) return
-    if (!(await this.store.acquireBotLease(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs))) return
+    if (!(await this.store.acquireBotLease(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs(owner.bot)))) return
     try {
       await this.runPending(owner.bot, owner.integration, conversationId)
     } finally {
@@ -204,13 +204,21 @@ export class BotRuntime implements IncomingInterceptor {
           : undefined
         if (incoming) {
           await this.turn(bot, integration, incoming)
-          await this.store.acquireBotLease(integration.id, conversationId, this.instanceId, this.clock(), this.leaseMs)
+          await this.store.acquireBotLease(integration.id, conversationId, this.instanceId, this.clock(), this.leaseMs(bot))
         }
         position = signal.seq
         await this.store.advanceBotCursor(integration.id, conversationId, position)
       }
       if (batch.length < TURN_BATCH) return
     }
+  }
+
+  /** The instance's limits, with the bot's own maxExecutionTime (seconds) as its per-run budget. */
+  private limitsOf(bot: BotRow): SandboxLimits {
+    const { limits } = this.options
+    if (bot.maxExecutionTime === null) return limits
+    const budgetMs = bot.maxExecutionTime * 1000
+    return { ...limits, budgetMs, timeoutMs: Math.max(limits.timeoutMs, budgetMs) }
   }
 
   // ---- the event object ----
@@ -348,15 +356,15 @@ export class BotRuntime implements IncomingInterceptor {
       event: this.buildEvent(bot, integration, incoming, state),
       flow: flowRecord.flow ?? null,
       conversationStarted: flowRecord.started !== true,
-      budgetMs: this.options.limits.budgetMs,
+      budgetMs: this.limitsOf(bot).budgetMs,
     }
     const host = this.host(bot, integration, conversationId, sourceId)
     try {
       const output = JSON.parse(await this.sandbox.run(
-        { botId: bot.id, version: String(bot.deployedAt), code: bot.code!, entry: 'turn', input: JSON.stringify(input), limits: this.options.limits },
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code!, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
-      for (const error of output.errors ?? []) host.log('error', error)
+      // output.errors were already written to the log by the in-sandbox runtime (host.log).
       const [userKey, conversationKey, botKey, flowKey] = keys as [BotStateKey, BotStateKey, BotStateKey, BotStateKey]
       await this.store.saveBotStates(bot.id, [
         { ...userKey, data: (output.state?.user ?? {}) as JsonObject },
@@ -389,7 +397,7 @@ export class BotRuntime implements IncomingInterceptor {
     const host = this.host(bot, integration, draft.conversationId, `before:${draft.id}`)
     try {
       const output = JSON.parse(await this.sandbox.run(
-        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'beforeIncoming', input: JSON.stringify({ event, budgetMs: this.options.limits.budgetMs }), limits: this.options.limits },
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'beforeIncoming', input: JSON.stringify({ event, budgetMs: this.limitsOf(bot).budgetMs }), limits: this.limitsOf(bot) },
         host,
       )) as BeforeIncomingOutput
       const payload = output.payload ?? draft.payload

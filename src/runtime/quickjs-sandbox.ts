@@ -5,7 +5,7 @@ import type { FromWorker, ToWorker } from './quickjs-worker.js'
 import { DEFAULT_LIMITS, SandboxError, type BotSandbox, type CheckResult, type SandboxHost, type SandboxLimits, type SandboxRun } from './sandbox.js'
 
 /** Extra time a worker gets past a run's own limit before it is presumed stuck and replaced. */
-const STUCK_GRACE_MS = 2_000
+const STUCK_GRACE_MS = 1_000
 
 interface PendingRun {
   host: SandboxHost
@@ -31,10 +31,17 @@ export class QuickJsSandbox implements BotSandbox {
   private readonly size: number
   private nextId = 1
   private closed = false
+  /** Settles when close() is called, so that nothing waits on a worker that will never start. */
+  private readonly closing: Promise<never>
+  private signalClosing: (err: Error) => void = () => {}
 
   /** Workers start on first use (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
     this.size = Math.max(1, options.workers ?? Math.min(4, availableParallelism()))
+    this.closing = new Promise<never>((_resolve, reject) => {
+      this.signalClosing = reject
+    })
+    this.closing.catch(() => {})
   }
 
   private get limits(): SandboxLimits {
@@ -142,8 +149,9 @@ export class QuickJsSandbox implements BotSandbox {
   /** Waits for the worker to start; a worker that fails to start is dropped and the error reported. */
   private async ready(slot: Slot): Promise<void> {
     try {
-      await slot.ready
+      await Promise.race([slot.ready, this.closing])
     } catch (err) {
+      if (this.closed) throw new SandboxError('crashed', 'The sandbox is closing')
       this.replace(slot, 'crashed', `The sandbox worker failed to start: ${(err as Error).message}`)
       throw new SandboxError('crashed', `The sandbox worker failed to start: ${(err as Error).message}`)
     }
@@ -179,6 +187,7 @@ export class QuickJsSandbox implements BotSandbox {
 
   async close(): Promise<void> {
     this.closed = true
+    this.signalClosing(new SandboxError('crashed', 'The sandbox is closing'))
     await Promise.all(
       [...this.slots].map(async (slot) => {
         slot.worker.removeAllListeners('exit')

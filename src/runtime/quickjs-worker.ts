@@ -59,7 +59,10 @@ interface Vm {
   runtime: QuickJSRuntime
   context: QuickJSContext
   api: QuickJSHandle
+  /** End of the current unit of user code (a hook, action or card), set through host.budget. */
   deadline: number
+  /** End of the whole run: no budget call can reach past it. */
+  runDeadline: number
   maxBudgetMs: number
   /** The run currently using this VM; host calls and logs are attributed to it. */
   runId: number
@@ -104,7 +107,7 @@ function createVm(code: string, limits: SandboxLimits): { vm: Vm; summary: strin
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, deadline: Date.now() + limits.budgetMs,
-    maxBudgetMs: limits.budgetMs, runId: 0, pending: new Map(), broken: false,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId: 0, pending: new Map(), broken: false,
   }
   runtime.setInterruptHandler(() => Date.now() > vm.deadline)
   const { context } = vm
@@ -120,7 +123,8 @@ function createVm(code: string, limits: SandboxLimits): { vm: Vm; summary: strin
     })
     const budget = context.newFunction('__host_budget', (msHandle) => {
       const ms = Math.max(1, Math.min(vm.maxBudgetMs, Number(context.getNumber(msHandle)) || vm.maxBudgetMs))
-      vm.deadline = Date.now() + ms
+      // Budgets only ever shorten the run: code that re-enters the runtime cannot buy itself more time.
+      vm.deadline = Math.min(Date.now() + ms, vm.runDeadline)
     })
     const log = context.newFunction('__host_log', (levelHandle, textHandle) => {
       const level = context.getString(levelHandle) as LogLevel
@@ -210,7 +214,8 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   }
   vm.runId = id
   vm.maxBudgetMs = limits.budgetMs
-  vm.deadline = Date.now() + limits.budgetMs
+  vm.runDeadline = Date.now() + limits.timeoutMs
+  vm.deadline = Math.min(Date.now() + limits.budgetMs, vm.runDeadline)
   const { context, runtime } = vm
   let timer: NodeJS.Timeout | undefined
   try {
@@ -227,9 +232,12 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     const settled = context.resolvePromise(called.value)
     called.value.dispose()
     drain(vm)
-    // The whole run has a hard wall-time limit, even while it waits on host calls.
+    // While the run waits (on host calls, or on a promise that never settles) no interrupt can fire:
+    // a watch ends it once its unit's budget or the run's limit has passed.
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), limits.timeoutMs)
+      timer = setInterval(() => {
+        if (Date.now() > Math.min(vm.deadline, vm.runDeadline)) resolve('timeout')
+      }, 25)
     })
     const outcome = await Promise.race([settled, timeout])
     if (outcome === 'timeout') throw new Error('interrupted: the run exceeded its time limit')
@@ -248,18 +256,26 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     disposeVm(vm)
     post({ type: 'done', id, ok: false, kind: classify(text), error: text })
   } finally {
-    clearTimeout(timer)
+    clearInterval(timer)
   }
 }
 
-/** Runs pending promise jobs; an interrupt or OOM inside a job marks the VM broken. */
+/**
+ * Runs pending promise jobs in slices. A chain of jobs that keeps scheduling more (even one that
+ * catches its own interruption) is left unfinished once the budget has passed: the run's watch then
+ * ends the run and the VM is thrown away.
+ */
 function drain(vm: Vm): void {
   if (vm.broken) return
-  const result = vm.runtime.executePendingJobs()
-  if (result.error) {
-    const text = errorText(vm.context, result.error)
-    result.error.dispose()
-    if (classify(text) !== 'error') vm.deadline = 0
+  for (;;) {
+    const result = vm.runtime.executePendingJobs(256)
+    if (result.error) {
+      const text = errorText(vm.context, result.error)
+      result.error.dispose()
+      if (classify(text) !== 'error') vm.deadline = 0
+    }
+    if (!vm.runtime.hasPendingJob()) return
+    if (Date.now() > Math.min(vm.deadline, vm.runDeadline)) return
   }
 }
 

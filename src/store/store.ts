@@ -24,6 +24,8 @@ export interface BotRow {
   dev: boolean
   signingSecret: string
   code: string | null
+  /** Seconds per hook, action or card run; null: the instance default. */
+  maxExecutionTime: number | null
   deployedAt: number | null
   createdAt: number
   updatedAt: number
@@ -104,6 +106,7 @@ export interface BotPatch {
   description?: string | null | undefined
   dev?: boolean | undefined
   code?: string | undefined
+  maxExecutionTime?: number | null | undefined
   deployedAt?: number | undefined
   /** null removes the tag. */
   tags?: Record<string, string | null> | undefined

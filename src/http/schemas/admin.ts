@@ -88,6 +88,7 @@ export const BotInputSchema = Type.Object(
     tags: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Union([Type.String({ maxLength: 500 }), Type.Null()]))),
     dev: Type.Optional(Type.Boolean()),
     code: Type.Optional(Type.String()),
+    maxExecutionTime: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 300, description: 'Seconds per hook, action or card run' }), Type.Null()])),
     integrations: Type.Optional(Type.Record(Type.String(), IntegrationInput)),
   },
   { additionalProperties: true },

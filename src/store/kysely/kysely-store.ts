@@ -64,6 +64,7 @@ const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   tags: JSON.parse(r.tags) as Record<string, string>,
   dev: Number(r.dev) === 1,
   signingSecret: r.signing_secret,
+  maxExecutionTime: r.max_execution_time === null ? null : Number(r.max_execution_time),
   code: r.code,
   deployedAt: r.deployed_at === null ? null : Number(r.deployed_at),
   createdAt: Number(r.created_at),
@@ -261,7 +262,7 @@ export class KyselyStore implements Store {
         .insertInto('bots')
         .values({
           id: bot.id, workspace_id: bot.workspaceId, name: bot.name, description: bot.description, tags: JSON.stringify(bot.tags),
-          dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, deployed_at: bot.deployedAt,
+          dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, max_execution_time: bot.maxExecutionTime, deployed_at: bot.deployedAt,
           created_at: bot.createdAt, updated_at: bot.updatedAt,
         })
         .execute()
@@ -319,6 +320,7 @@ export class KyselyStore implements Store {
           ...(patch.description !== undefined && { description: patch.description }),
           ...(patch.dev !== undefined && { dev: patch.dev ? 1 : 0 }),
           ...(patch.code !== undefined && { code: patch.code }),
+          ...(patch.maxExecutionTime !== undefined && { max_execution_time: patch.maxExecutionTime }),
           ...(patch.deployedAt !== undefined && { deployed_at: patch.deployedAt }),
           tags: JSON.stringify(tags),
           updated_at: now,

@@ -13,6 +13,7 @@ export interface Database {
     dev: number
     signing_secret: string
     code: string | null
+    max_execution_time: number | null
     deployed_at: number | null
     created_at: number
     updated_at: number
