@@ -55,6 +55,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
+    // Two info lines per request cost a large share of a chat request; access lines go to debug instead.
+    disableRequestLogging: true,
     frameworkErrors: frameworkErrorHandler,
     routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
@@ -66,7 +68,11 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ limits: config.sandboxLimits })
-  const runtime = new BotRuntime(store, pubsub, sandbox, { limits: config.sandboxLimits, validatePayload: validateMessagePayload })
+  const runtime = new BotRuntime(store, pubsub, sandbox, {
+    limits: config.sandboxLimits,
+    validatePayload: validateMessagePayload,
+    onBotsChanged: () => chat.forgetIntegrations(),
+  })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
   const bots = new BotService(store, {
@@ -84,6 +90,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   app.decorate('services', services)
 
+  app.addHook('onResponse', async (request, reply) => {
+    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+  })
   registerErrorHandling(app)
   registerJsonBody(app)
   registerValidation(app)

@@ -14,6 +14,8 @@ export const FOREIGN_ID = /^[A-Za-z0-9_-]{1,100}$/
 /** The Chat API has no pageSize parameter; the server picks it. */
 export const CHAT_PAGE_SIZE = 20
 const MAX_KEY_LENGTH = 4096
+/** Safety net behind change notifications (another instance's change, a lost notification). */
+const INTEGRATION_CACHE_TTL_MS = 5_000
 
 /**
  * What the bot runtime needs to see of incoming messages and events: its beforeIncoming hook
@@ -48,8 +50,24 @@ export class ChatService {
     private readonly clock: () => number = Date.now,
   ) {}
 
+  /** Webhook id → integration, cached: every Chat API request needs it and it changes only with its bot. */
+  private readonly integrations = new Map<string, { at: number; row: Promise<IntegrationRow | undefined> }>()
+
+  /** Drops cached integrations (a bot changed somewhere: integration enabled, disabled, deleted). */
+  forgetIntegrations(): void {
+    this.integrations.clear()
+  }
+
   async resolveIntegration(webhookId: string): Promise<IntegrationRow> {
-    const integration = webhookId.length <= 200 ? await this.store.getIntegrationByWebhookId(webhookId) : undefined
+    if (webhookId.length > 200) throw errors.notFound('Webhook', webhookId)
+    let cached = this.integrations.get(webhookId)
+    if (!cached || this.clock() - cached.at > INTEGRATION_CACHE_TTL_MS) {
+      if (this.integrations.size >= 10_000) this.integrations.clear()
+      cached = { at: this.clock(), row: this.store.getIntegrationByWebhookId(webhookId) }
+      cached.row.catch(() => this.integrations.delete(webhookId))
+      this.integrations.set(webhookId, cached)
+    }
+    const integration = await cached.row
     if (!integration || !integration.enabled || integration.name !== 'chat') throw errors.notFound('Webhook', webhookId)
     return integration
   }

@@ -22,6 +22,8 @@ export type PayloadValidator = (payload: unknown) => string | undefined
 
 export interface BotRuntimeOptions {
   limits: SandboxLimits
+  /** Told when any bot changed on any instance (caches of integrations are dropped). */
+  onBotsChanged?: () => void
   /** How often conversations left behind (a dead instance's expired lease, a missed notification) are picked up. */
   sweepMs?: number
   /** Validates payloads sent by bot code with the same rules as the Chat API. */
@@ -110,9 +112,10 @@ export class BotRuntime implements IncomingInterceptor {
     await this.pubsub.publish(BOTS_CHANNEL, botId)
   }
 
-  /** Bots change rarely: any change drops the whole cache. */
+  /** Bots change rarely: any change drops the whole cache (and the Chat API's integration cache). */
   private forget(_botId: string): void {
     this.owners.clear()
+    this.options.onBotsChanged?.()
   }
 
 

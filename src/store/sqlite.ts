@@ -1,10 +1,32 @@
 import { mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, SqliteDialect, type SqliteDialectConfig } from 'kysely'
 import type { Database } from './kysely/schema.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { migrateToLatest } from './migrator.js'
+
+/**
+ * Kysely prepares every statement again on each query; preparing is a large share of a request's
+ * cost. Statements are reusable (Kysely runs them one at a time on this single connection and we
+ * never stream), so each distinct SQL text is prepared once. Query shapes are finite; the cap only
+ * guards against a pathological caller.
+ */
+function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfig['database'] {
+  const cache = new Map<string, SqliteDatabase.Statement>()
+  return {
+    close: () => sqlite.close(),
+    prepare: (sql: string) => {
+      let statement = cache.get(sql)
+      if (!statement) {
+        statement = sqlite.prepare(sql)
+        if (cache.size >= 2_000) cache.clear()
+        cache.set(sql, statement)
+      }
+      return statement
+    },
+  }
+}
 
 export interface SqliteOptions {
   file: string
@@ -27,7 +49,7 @@ export async function createSqliteStore(options: SqliteOptions): Promise<KyselyS
     sqlite.close()
     throw new Error(`SQLite refused the durability settings (journal_mode=${String(journal)}, synchronous=${String(sync)})`)
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await migrateToLatest(db, 'sqlite')
   return new KyselyStore(db, 'sqlite')
 }
