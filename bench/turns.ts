@@ -1,0 +1,671 @@
+/**
+ * Bot-turn benchmark: a user message → the reply of a sandboxed echo bot (afterIncoming sends the
+ * text back) seen on the conversation's SSE stream, on the embedded store (SQLite).
+ *
+ * - fixed rate: open-loop pacing at BENCH_TURNS_RATE turns/s (default 500) spread over
+ *   BENCH_TURNS_CONVERSATIONS conversations (default 50), for BENCH_TURNS_SECONDS (default 10) after a
+ *   warm-up; latency is measured from each message's *scheduled* send time (no coordinated omission)
+ *   to the moment its reply arrives on the stream; p50/p90/p99/max.
+ * - maximum: closed loop, one message in flight per conversation (each conversation sends its next
+ *   message when the reply to the previous one arrives), for each concurrency in
+ *   BENCH_TURNS_CONCURRENCY (default "50,100"); the best throughput is the maximum.
+ *
+ * The server is the compiled build (`node dist/main.js`, as `npm start` runs it) in its own process,
+ * with its data in a fresh directory; this process is the load generator (raw fetch + a small SSE
+ * parser, so the client's own cost stays low). Targets (issue 4): p50 ≤ 5 ms, p99 ≤ 25 ms at
+ * 500 turns/s, ≥ 1,500 turns/s.
+ *
+ * `export async function benchTurns(options?)` for bench/run.ts; `tsx bench/turns.ts` runs it
+ * alone (building first unless BENCH_SKIP_BUILD=1) and prints the figures as JSON and a table.
+ * BENCH_TURNS_PROFILE=1 adds an in-process count of store calls, sandbox runs and host calls per
+ * turn (where the time goes). Never throws because a target is missed; throws when something breaks.
+ */
+import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { cpus, tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+
+const ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+export const ECHO_BOT = String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    if (event.type === 'text') await client.createMessage({ payload: { type: 'text', text: event.payload.text } })
+  },
+}
+`
+
+export interface LatencySummary {
+  count: number
+  p50: number
+  p90: number
+  p99: number
+  max: number
+  mean: number
+}
+
+export interface FixedRateResult extends LatencySummary {
+  targetPerSec: number
+  seconds: number
+  conversations: number
+  sent: number
+  /** Replies received (each turn's reply, once). */
+  received: number
+  lost: number
+  duplicates: number
+  /** createMessage calls that failed (connection refused or timed out, non-2xx). */
+  errors: number
+  firstError?: string
+  achievedPerSec: number
+  /** Server CPU during the measurement, in cores (1 = one core busy). */
+  serverCpu?: number
+  /** This process (the load generator) during the measurement, in cores. */
+  clientCpu?: number
+}
+
+export interface ClosedLoopResult extends LatencySummary {
+  conversations: number
+  seconds: number
+  turnsPerSec: number
+  lost: number
+  errors: number
+  firstError?: string
+  serverCpu?: number
+  clientCpu?: number
+}
+
+export interface TurnsProfile {
+  turns: number
+  /** Store method calls per turn (user message + bot turn + reply + stream delivery), by method. */
+  storeCallsPerTurn: Record<string, number>
+  storeCallsPerTurnTotal: number
+  sandboxRunsPerTurn: number
+  hostCallsPerTurn: number
+  /** Mean wall time per turn of each step, measured in process (ms). */
+  meanMs: { postMessage: number; sandboxRun: number; turnToReply: number }
+}
+
+export interface TurnsResult {
+  fixedRate: FixedRateResult
+  maxRate: ClosedLoopResult
+  closedLoops: ClosedLoopResult[]
+  targets: { p50Ms: number; p99Ms: number; turnsPerSec: number }
+  met: { p50: boolean; p99: boolean; turnsPerSec: boolean }
+  server: string
+  machine: string
+  profile?: TurnsProfile
+}
+
+export interface TurnsOptions {
+  rate: number
+  seconds: number
+  warmupSeconds: number
+  conversations: number
+  concurrency: number[]
+  closedSeconds: number
+  /** Command that starts the server (PORT, HOST, PARLEY_DATA_DIR are set in its environment). */
+  serverCommand: string[]
+  dataRoot: string
+  logLevel: string
+  profile: boolean
+  log: (line: string) => void
+}
+
+const num = (name: string, fallback: number): number => {
+  const raw = process.env[name]
+  const value = raw === undefined || raw === '' ? fallback : Number(raw)
+  if (!Number.isFinite(value) || value <= 0) throw new Error(`${name} must be a positive number`)
+  return value
+}
+
+function defaults(): TurnsOptions {
+  return {
+    rate: num('BENCH_TURNS_RATE', 500),
+    seconds: num('BENCH_TURNS_SECONDS', 10),
+    warmupSeconds: num('BENCH_TURNS_WARMUP', 2),
+    conversations: num('BENCH_TURNS_CONVERSATIONS', 50),
+    concurrency: (process.env.BENCH_TURNS_CONCURRENCY || '50,100').split(',').map((s) => Number(s.trim())).filter((n) => n > 0),
+    closedSeconds: num('BENCH_TURNS_CLOSED_SECONDS', 8),
+    serverCommand: [process.execPath, join(ROOT, 'dist', 'main.js')],
+    dataRoot: process.env.BENCH_DATA_ROOT || tmpdir(),
+    logLevel: process.env.BENCH_TURNS_LOG_LEVEL || 'info',
+    profile: process.env.BENCH_TURNS_PROFILE === '1',
+    log: (line) => process.stdout.write(`${line}\n`),
+  }
+}
+
+// ---------------------------------------------------------------- stats
+
+function summarize(values: number[]): LatencySummary {
+  const s = [...values].sort((a, b) => a - b)
+  const at = (q: number) => (s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!)
+  const round = (n: number) => Math.round(n * 100) / 100
+  return {
+    count: s.length,
+    p50: round(at(0.5)),
+    p90: round(at(0.9)),
+    p99: round(at(0.99)),
+    max: round(s.at(-1) ?? NaN),
+    mean: round(s.reduce((a, b) => a + b, 0) / Math.max(1, s.length)),
+  }
+}
+
+const CLK_TCK = (() => {
+  try {
+    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
+  } catch {
+    return 100
+  }
+})()
+
+/** CPU seconds used so far by a process and its threads (user + system), from /proc; undefined elsewhere. */
+function processCpuSeconds(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    return (Number(fields[11]) + Number(fields[12])) / CLK_TCK
+  } catch {
+    return undefined
+  }
+}
+
+const ownCpuSeconds = () => {
+  const u = process.cpuUsage()
+  return (u.user + u.system) / 1e6
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+// ---------------------------------------------------------------- the server
+
+interface Server {
+  child: ChildProcess
+  port: number
+  base: string
+  dataDir: string
+  stderr: () => string
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer()
+    srv.once('error', reject)
+    srv.listen(0, '127.0.0.1', () => {
+      const address = srv.address()
+      const port = typeof address === 'object' && address ? address.port : 0
+      srv.close(() => resolve(port))
+    })
+  })
+}
+
+async function startServer(o: TurnsOptions): Promise<Server> {
+  const port = await freePort()
+  const dataDir = mkdtempSync(join(o.dataRoot, 'parley-bench-turns-'))
+  const [cmd, ...args] = o.serverCommand
+  const child = spawn(cmd!, args, {
+    cwd: dataDir,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', PARLEY_DATA_DIR: dataDir, LOG_LEVEL: o.logLevel, PARLEY_SSE_KEEPALIVE_MS: '1000' },
+    stdio: ['ignore', 'ignore', 'pipe'],
+  })
+  let stderr = ''
+  child.stderr!.on('data', (chunk: Buffer) => {
+    stderr = (stderr + chunk.toString()).slice(-20_000)
+  })
+  const server: Server = { child, port, base: `http://127.0.0.1:${port}`, dataDir, stderr: () => stderr }
+  const deadline = Date.now() + 30_000
+  for (;;) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the server exited during startup (code ${child.exitCode}):\n${stderr}`)
+    try {
+      if ((await fetch(`${server.base}/healthz`)).ok) break
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline) throw new Error(`the server did not become ready within 30 s:\n${stderr}`)
+    await sleep(100)
+  }
+  return server
+}
+
+async function stopServer(server: Server): Promise<void> {
+  const { child } = server
+  if (child.exitCode === null && child.signalCode === null) {
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    child.kill('SIGTERM')
+    const timer = setTimeout(() => child.kill('SIGKILL'), 10_000)
+    await exited
+    clearTimeout(timer)
+  }
+  rmSync(server.dataDir, { recursive: true, force: true })
+}
+
+async function json(url: string, init: RequestInit & { expect?: number[] } = {}): Promise<any> {
+  const res = await fetch(url, init)
+  const text = await res.text()
+  if (!(init.expect ?? [200, 201]).includes(res.status)) throw new Error(`${init.method ?? 'GET'} ${url} → ${res.status}: ${text}`)
+  return text ? JSON.parse(text) : undefined
+}
+
+// ---------------------------------------------------------------- conversations with a stream
+
+/** One user, one conversation, one SSE stream; calls `onReply(text, at)` for each bot message. */
+class Conversation {
+  private abort = new AbortController()
+  private closed = false
+
+  private constructor(
+    readonly id: string,
+    private readonly messagesUrl: string,
+    private readonly headers: Record<string, string>,
+  ) {}
+
+  static async open(chatUrl: string, onReply: (text: string, at: number) => void): Promise<Conversation> {
+    const { key } = (await json(`${chatUrl}/users`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' })) as { key: string }
+    const headers = { 'content-type': 'application/json', 'x-user-key': key }
+    const { conversation } = (await json(`${chatUrl}/conversations`, { method: 'POST', headers, body: '{}' })) as { conversation: { id: string } }
+    const c = new Conversation(conversation.id, `${chatUrl}/messages`, headers)
+    const res = await fetch(`${chatUrl}/conversations/${conversation.id}/listen`, { headers: { 'x-user-key': key, accept: 'text/event-stream' }, signal: c.abort.signal })
+    if (res.status !== 200 || !res.body) throw new Error(`listen → ${res.status}`)
+    void c.read(res.body, onReply)
+    return c
+  }
+
+  private async read(body: ReadableStream<Uint8Array>, onReply: (text: string, at: number) => void): Promise<void> {
+    const decoder = new TextDecoder()
+    let buffer = ''
+    try {
+      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
+        const at = performance.now()
+        buffer += decoder.decode(chunk, { stream: true })
+        let end: number
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const frame = buffer.slice(0, end)
+          buffer = buffer.slice(end + 2)
+          for (const line of frame.split('\n')) {
+            if (!line.startsWith('data: ')) continue
+            // cheap pre-filter: only bot messages matter
+            if (!line.includes('"isBot":true')) continue
+            const signal = JSON.parse(line.slice(6)) as { type: string; data: { isBot: boolean; payload: { text?: string } } }
+            if (signal.type === 'message_created' && signal.data.isBot && typeof signal.data.payload.text === 'string') onReply(signal.data.payload.text, at)
+          }
+        }
+      }
+    } catch (err) {
+      if (!this.closed) throw err
+    }
+  }
+
+  /** POSTs a text message; resolves when the server has stored it. */
+  async send(text: string): Promise<void> {
+    const res = await fetch(this.messagesUrl, { method: 'POST', headers: this.headers, body: JSON.stringify({ conversationId: this.id, payload: { type: 'text', text } }) })
+    await res.arrayBuffer()
+    if (res.status !== 201 && res.status !== 200) throw new Error(`createMessage → ${res.status}`)
+  }
+
+  close(): void {
+    this.closed = true
+    this.abort.abort()
+  }
+}
+
+/** Tracks messages in flight by their unique text. */
+class Tracker {
+  private readonly pending = new Map<string, { start: number; resolve?: () => void }>()
+  readonly latencies: number[] = []
+  duplicates = 0
+  unknown = 0
+  recording = true
+
+  expect(text: string, start: number, resolve?: () => void): void {
+    this.pending.set(text, { start, ...(resolve && { resolve }) })
+  }
+
+  reply = (text: string, at: number): void => {
+    const entry = this.pending.get(text)
+    if (!entry) {
+      if (text.startsWith('t')) this.duplicates++
+      else this.unknown++
+      return
+    }
+    this.pending.delete(text)
+    if (this.recording) this.latencies.push(at - entry.start)
+    entry.resolve?.()
+  }
+
+  get inFlight(): number {
+    return this.pending.size
+  }
+
+  /** Waits for outstanding replies (at most `ms`); returns how many never came. */
+  async drain(ms: number): Promise<number> {
+    const deadline = Date.now() + ms
+    while (this.pending.size > 0 && Date.now() < deadline) await sleep(20)
+    const lost = this.pending.size
+    this.pending.clear()
+    return lost
+  }
+}
+
+async function setUp(server: Server, count: number, tracker: Tracker): Promise<Conversation[]> {
+  const credentials = JSON.parse(readFileSync(join(server.dataDir, 'credentials.json'), 'utf8')) as { token: string; workspaceId: string; botId: string; chat: { webhookId: string } }
+  // The demo bot becomes the echo bot (deployed like any bot: updateBot with code).
+  await json(`${server.base}/v1/admin/bots/${credentials.botId}`, {
+    method: 'PUT',
+    headers: { authorization: `Bearer ${credentials.token}`, 'x-workspace-id': credentials.workspaceId, 'content-type': 'application/json' },
+    body: JSON.stringify({ code: ECHO_BOT }),
+  })
+  const chatUrl = `${server.base}/${credentials.chat.webhookId}`
+  const conversations: Conversation[] = []
+  for (let i = 0; i < count; i++) conversations.push(await Conversation.open(chatUrl, tracker.reply))
+  return conversations
+}
+
+let counter = 0
+const nextText = () => `t${++counter}`
+
+// ---------------------------------------------------------------- the two measurements
+
+async function fixedRate(server: Server, conversations: Conversation[], tracker: Tracker, o: TurnsOptions): Promise<FixedRateResult> {
+  const interval = 1000 / o.rate
+  let failures = 0
+  let firstFailure = ''
+  const run = async (seconds: number, record: boolean) => {
+    tracker.recording = record
+    const total = Math.round(seconds * o.rate)
+    const t0 = performance.now() + 5
+    let sent = 0
+    while (sent < total) {
+      const now = performance.now()
+      // send everything that is due (catching up if the timer fired late)
+      while (sent < total && t0 + sent * interval <= now) {
+        const due = t0 + sent * interval
+        const c = conversations[sent % conversations.length]!
+        const text = nextText()
+        tracker.expect(text, due)
+        c.send(text).catch((err: unknown) => {
+          failures++
+          firstFailure ||= String(err instanceof Error && err.cause ? `${err.message}: ${String(err.cause)}` : err)
+        })
+        sent++
+      }
+      const next = t0 + sent * interval - performance.now()
+      await new Promise<void>((resolve) => (next > 1 ? setTimeout(resolve, Math.floor(next)) : setImmediate(resolve)))
+    }
+    return total
+  }
+  await run(o.warmupSeconds, false)
+  await tracker.drain(5000)
+  const cpu0 = processCpuSeconds(server.child.pid)
+  const own0 = ownCpuSeconds()
+  const w0 = performance.now()
+  tracker.latencies.length = 0
+  tracker.duplicates = 0
+  const sent = await run(o.seconds, true)
+  const sendWall = (performance.now() - w0) / 1000
+  const lost = await tracker.drain(5000)
+  const wall = (performance.now() - w0) / 1000
+  const cpu1 = processCpuSeconds(server.child.pid)
+  const own1 = ownCpuSeconds()
+  const received = tracker.latencies.length
+  return {
+    targetPerSec: o.rate,
+    seconds: o.seconds,
+    conversations: conversations.length,
+    sent,
+    received,
+    lost,
+    duplicates: tracker.duplicates,
+    errors: failures,
+    ...(firstFailure && { firstError: firstFailure }),
+    achievedPerSec: Math.round(sent / sendWall),
+    ...summarize(tracker.latencies),
+    ...(cpu0 !== undefined && cpu1 !== undefined && { serverCpu: Math.round(((cpu1 - cpu0) / wall) * 100) / 100 }),
+    clientCpu: Math.round(((own1 - own0) / wall) * 100) / 100,
+  }
+}
+
+async function closedLoop(server: Server, conversations: Conversation[], tracker: Tracker, seconds: number): Promise<ClosedLoopResult> {
+  tracker.recording = true
+  tracker.latencies.length = 0
+  let stop = false
+  let failures = 0
+  let firstFailure = ''
+  const cpu0 = processCpuSeconds(server.child.pid)
+  const own0 = ownCpuSeconds()
+  const w0 = performance.now()
+  const loops = conversations.map(async (c) => {
+    while (!stop) {
+      const text = nextText()
+      const start = performance.now()
+      const replied = new Promise<void>((resolve) => tracker.expect(text, start, resolve))
+      try {
+        await c.send(text)
+      } catch (err) {
+        failures++
+        firstFailure ||= String(err)
+        return
+      }
+      // a reply that never comes ends this loop (counted as lost below)
+      const timedOut = await Promise.race([replied.then(() => false), sleep(10_000).then(() => true)])
+      if (timedOut) return
+    }
+  })
+  await sleep(seconds * 1000)
+  stop = true
+  const wall = (performance.now() - w0) / 1000
+  const cpu1 = processCpuSeconds(server.child.pid)
+  const own1 = ownCpuSeconds()
+  const completed = tracker.latencies.length
+  await Promise.all(loops)
+  const lost = await tracker.drain(5000)
+  return {
+    conversations: conversations.length,
+    seconds,
+    turnsPerSec: Math.round(completed / wall),
+    lost,
+    errors: failures,
+    ...(firstFailure && { firstError: firstFailure }),
+    ...summarize(tracker.latencies.slice(0, completed)),
+    ...(cpu0 !== undefined && cpu1 !== undefined && { serverCpu: Math.round(((cpu1 - cpu0) / wall) * 100) / 100 }),
+    clientCpu: Math.round(((own1 - own0) / wall) * 100) / 100,
+  }
+}
+
+// ---------------------------------------------------------------- profile (in process)
+
+/**
+ * Where the time goes: Parley in this process (tsx, SQLite in a temp dir), the store wrapped to
+ * count calls, the sandbox wrapped to count runs and host calls and time them; `turns` sequential
+ * echo turns through the real HTTP API and stream.
+ */
+async function profileTurns(turns: number): Promise<TurnsProfile> {
+  const src = (p: string) => pathToFileURL(join(ROOT, 'src', p)).href
+  const { buildApp } = (await import(src('app.ts'))) as typeof import('../src/app.js')
+  const { loadConfig } = (await import(src('config.ts'))) as typeof import('../src/config.js')
+  const { bootstrap } = (await import(src('domain/bootstrap.ts'))) as typeof import('../src/domain/bootstrap.js')
+  const { MemoryPubSub } = (await import(src('pubsub/memory.ts'))) as typeof import('../src/pubsub/memory.js')
+  const { createSqliteStore } = (await import(src('store/sqlite.ts'))) as typeof import('../src/store/sqlite.js')
+  const { QuickJsSandbox } = (await import(src('runtime/quickjs-sandbox.ts'))) as typeof import('../src/runtime/quickjs-sandbox.js')
+  type Sandbox = import('../src/runtime/sandbox.js').BotSandbox
+
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-profile-'))
+  const port = await freePort()
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port), LOG_LEVEL: 'warn' })
+  const realStore = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+  const calls = new Map<string, number>()
+  let counting = false
+  const store = new Proxy(realStore, {
+    get(target, prop, receiver) {
+      const value = Reflect.get(target, prop, receiver) as unknown
+      if (typeof value !== 'function' || typeof prop !== 'string') return value
+      return (...args: unknown[]) => {
+        if (counting) calls.set(prop, (calls.get(prop) ?? 0) + 1)
+        return (value as (...a: unknown[]) => unknown).apply(target, args)
+      }
+    },
+  })
+  const inner = new QuickJsSandbox({ limits: config.sandboxLimits })
+  let runs = 0
+  let hostCalls = 0
+  let runMs = 0
+  const sandbox: Sandbox = {
+    check: (code) => inner.check(code),
+    close: () => inner.close(),
+    async run(request, host) {
+      if (counting) runs++
+      const t = performance.now()
+      try {
+        return await inner.run(request, {
+          log: (level, text) => host.log(level, text),
+          call: (method, args) => {
+            if (counting) hostCalls++
+            return host.call(method, args)
+          },
+        })
+      } finally {
+        if (counting) runMs += performance.now() - t
+      }
+    },
+  }
+  const pubsub = new MemoryPubSub()
+  const app = await buildApp({ config, store: store as typeof realStore, pubsub, sandbox, logger: false })
+  await app.listen({ port, host: '127.0.0.1' })
+  const base = `http://127.0.0.1:${port}`
+  try {
+    const boot = await bootstrap(store as typeof realStore, dataDir, base, { demoCode: false })
+    const c = boot.credentials!
+    await json(`${base}/v1/admin/bots/${c.botId}`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${c.token}`, 'x-workspace-id': c.workspaceId, 'content-type': 'application/json' },
+      body: JSON.stringify({ code: ECHO_BOT }),
+    })
+    const tracker = new Tracker()
+    const conversation = await Conversation.open(`${base}/${c.chat.webhookId}`, tracker.reply)
+    const once = async (record: boolean) => {
+      const text = nextText()
+      const start = performance.now()
+      const replied = new Promise<void>((resolve) => tracker.expect(text, start, resolve))
+      await conversation.send(text)
+      const posted = performance.now() - start
+      await replied
+      return { posted, total: performance.now() - start, record }
+    }
+    for (let i = 0; i < 20; i++) await once(false) // warm-up
+    await sleep(200)
+    tracker.latencies.length = 0
+    counting = true
+    let postMs = 0
+    let totalMs = 0
+    for (let i = 0; i < turns; i++) {
+      const r = await once(true)
+      postMs += r.posted
+      totalMs += r.total
+    }
+    await sleep(300) // let each turn's tail (state, cursor, logs) finish
+    counting = false
+    conversation.close()
+    const perTurn = Object.fromEntries([...calls.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => [k, Math.round((v / turns) * 100) / 100]))
+    const round = (n: number) => Math.round(n * 100) / 100
+    return {
+      turns,
+      storeCallsPerTurn: perTurn,
+      storeCallsPerTurnTotal: round([...calls.values()].reduce((a, b) => a + b, 0) / turns),
+      sandboxRunsPerTurn: round(runs / turns),
+      hostCallsPerTurn: round(hostCalls / turns),
+      meanMs: { postMessage: round(postMs / turns), sandboxRun: round(runMs / Math.max(1, runs)), turnToReply: round(totalMs / turns) },
+    }
+  } finally {
+    await app.close()
+    await store.close()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+// ---------------------------------------------------------------- entry points
+
+export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise<TurnsResult> {
+  const o = { ...defaults(), ...overrides }
+  const main = o.serverCommand.at(-1)!
+  if (main.endsWith('.js') && !existsSync(main)) throw new Error(`${main} is missing; run npm run build`)
+  const targets = { p50Ms: 5, p99Ms: 25, turnsPerSec: 1500 }
+
+  // Fixed rate and closed loops each on a fresh server, so one measurement's backlog cannot affect the next.
+  o.log(`bot turns: fixed rate ${o.rate}/s for ${o.seconds} s over ${o.conversations} conversations (after ${o.warmupSeconds} s warm-up)…`)
+  let server = await startServer(o)
+  let fixed: FixedRateResult
+  try {
+    const tracker = new Tracker()
+    const conversations = await setUp(server, o.conversations, tracker)
+    fixed = await fixedRate(server, conversations, tracker, o)
+    conversations.forEach((c) => c.close())
+    if (server.child.exitCode !== null) throw new Error(`the server died during the fixed-rate run:\n${server.stderr()}`)
+  } finally {
+    await stopServer(server)
+  }
+  o.log(`  p50 ${fixed.p50} ms, p90 ${fixed.p90} ms, p99 ${fixed.p99} ms, max ${fixed.max} ms; ${fixed.received}/${fixed.sent} replies, ${fixed.lost} lost, ${fixed.errors} failed sends; server CPU ${fixed.serverCpu ?? '?'} cores`)
+
+  const closedLoops: ClosedLoopResult[] = []
+  for (const concurrency of o.concurrency) {
+    o.log(`bot turns: closed loop, ${concurrency} conversations × 1 in flight, ${o.closedSeconds} s…`)
+    server = await startServer(o)
+    try {
+      const tracker = new Tracker()
+      const conversations = await setUp(server, concurrency, tracker)
+      await closedLoop(server, conversations, tracker, Math.min(2, o.closedSeconds)) // warm-up
+      const result = await closedLoop(server, conversations, tracker, o.closedSeconds)
+      conversations.forEach((c) => c.close())
+      if (server.child.exitCode !== null) throw new Error(`the server died during the closed-loop run:\n${server.stderr()}`)
+      closedLoops.push(result)
+      o.log(`  ${result.turnsPerSec} turns/s (p50 ${result.p50} ms, p99 ${result.p99} ms), ${result.lost} lost; server CPU ${result.serverCpu ?? '?'} cores, load generator ${result.clientCpu} cores`)
+    } finally {
+      await stopServer(server)
+    }
+  }
+  const maxRate = closedLoops.reduce((best, r) => (r.turnsPerSec > best.turnsPerSec ? r : best), closedLoops[0]!)
+  const profile = o.profile ? await profileTurns(300) : undefined
+  return {
+    fixedRate: fixed,
+    maxRate,
+    closedLoops,
+    targets,
+    met: {
+      p50: fixed.p50 <= targets.p50Ms && fixed.lost === 0 && fixed.errors === 0,
+      p99: fixed.p99 <= targets.p99Ms && fixed.lost === 0 && fixed.errors === 0,
+      turnsPerSec: maxRate.turnsPerSec >= targets.turnsPerSec,
+    },
+    server: `${o.serverCommand.map((p) => p.replace(ROOT, '')).join(' ')} (LOG_LEVEL=${o.logLevel}, SQLite)`,
+    machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}`,
+    ...(profile && { profile }),
+  }
+}
+
+function table(r: TurnsResult): string {
+  const f = r.fixedRate
+  const yes = (b: boolean) => (b ? 'met' : '**NOT met**')
+  return [
+    `| measurement | turns/s | p50 | p90 | p99 | max | lost | failed sends | server CPU (cores) |`,
+    `|---|---:|---:|---:|---:|---:|---:|---:|---:|`,
+    `| fixed ${f.targetPerSec}/s (open loop), ${f.conversations} conversations, ${f.seconds} s | ${f.received / f.seconds} replied/s | ${f.p50} ms | ${f.p90} ms | ${f.p99} ms | ${f.max} ms | ${f.lost} | ${f.errors} | ${f.serverCpu ?? '?'} |`,
+    ...r.closedLoops.map((c) => `| closed loop, ${c.conversations} conversations × 1 in flight | ${c.turnsPerSec} | ${c.p50} ms | ${c.p90} ms | ${c.p99} ms | ${c.max} ms | ${c.lost} | ${c.errors} | ${c.serverCpu ?? '?'} |`),
+    '',
+    `Targets: p50 ≤ ${r.targets.p50Ms} ms (${yes(r.met.p50)}), p99 ≤ ${r.targets.p99Ms} ms (${yes(r.met.p99)}), ≥ ${r.targets.turnsPerSec} turns/s (${yes(r.met.turnsPerSec)}: max ${r.maxRate.turnsPerSec}/s).`,
+  ].join('\n')
+}
+
+if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
+  if (process.env.BENCH_SKIP_BUILD !== '1') {
+    process.stdout.write('building (npm run build)…\n')
+    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
+  }
+  benchTurns().then(
+    (result) => {
+      process.stdout.write(`\n${table(result)}\n\n${JSON.stringify(result, null, 2)}\n`)
+    },
+    (err: unknown) => {
+      process.stderr.write(`bench/turns.ts failed: ${err instanceof Error ? err.stack : String(err)}\n`)
+      process.exitCode = 1
+    },
+  )
+}
