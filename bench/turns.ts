@@ -89,6 +89,8 @@ export interface TurnsProfile {
 
 export interface TurnsResult {
   fixedRate: FixedRateResult
+  /** Other fixed rates (BENCH_TURNS_EXTRA_RATES), e.g. to see the latency below saturation. */
+  otherRates: FixedRateResult[]
   maxRate: ClosedLoopResult
   closedLoops: ClosedLoopResult[]
   targets: { p50Ms: number; p99Ms: number; turnsPerSec: number }
@@ -100,6 +102,7 @@ export interface TurnsResult {
 
 export interface TurnsOptions {
   rate: number
+  extraRates: number[]
   seconds: number
   warmupSeconds: number
   conversations: number
@@ -123,6 +126,7 @@ const num = (name: string, fallback: number): number => {
 function defaults(): TurnsOptions {
   return {
     rate: num('BENCH_TURNS_RATE', 500),
+    extraRates: (process.env.BENCH_TURNS_EXTRA_RATES || '').split(',').map((x) => Number(x.trim())).filter((n) => n > 0),
     seconds: num('BENCH_TURNS_SECONDS', 10),
     warmupSeconds: num('BENCH_TURNS_WARMUP', 2),
     conversations: num('BENCH_TURNS_CONVERSATIONS', 50),
@@ -404,10 +408,12 @@ async function fixedRate(server: Server, conversations: Conversation[], tracker:
   tracker.duplicates = 0
   const sent = await run(o.seconds, true)
   const sendWall = (performance.now() - w0) / 1000
-  const lost = await tracker.drain(5000)
-  const wall = (performance.now() - w0) / 1000
+  // CPU while the load is applied (not while the backlog drains)
   const cpu1 = processCpuSeconds(server.child.pid)
   const own1 = ownCpuSeconds()
+  const wall = sendWall
+  // late replies are latencies, not losses: wait for the backlog (up to 30 s)
+  const lost = await tracker.drain(30_000)
   const received = tracker.latencies.length
   return {
     targetPerSec: o.rate,
@@ -591,21 +597,27 @@ export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise
   if (main.endsWith('.js') && !existsSync(main)) throw new Error(`${main} is missing; run npm run build`)
   const targets = { p50Ms: 5, p99Ms: 25, turnsPerSec: 1500 }
 
-  // Fixed rate and closed loops each on a fresh server, so one measurement's backlog cannot affect the next.
-  o.log(`bot turns: fixed rate ${o.rate}/s for ${o.seconds} s over ${o.conversations} conversations (after ${o.warmupSeconds} s warm-up)…`)
-  let server = await startServer(o)
-  let fixed: FixedRateResult
-  try {
-    const tracker = new Tracker()
-    const conversations = await setUp(server, o.conversations, tracker)
-    fixed = await fixedRate(server, conversations, tracker, o)
-    conversations.forEach((c) => c.close())
-    if (server.child.exitCode !== null) throw new Error(`the server died during the fixed-rate run:\n${server.stderr()}`)
-  } finally {
-    await stopServer(server)
+  // Each measurement on a fresh server, so that one measurement's backlog cannot affect the next.
+  const atRate = async (rate: number): Promise<FixedRateResult> => {
+    o.log(`bot turns: fixed rate ${rate}/s for ${o.seconds} s over ${o.conversations} conversations (after ${o.warmupSeconds} s warm-up)…`)
+    const server = await startServer(o)
+    try {
+      const tracker = new Tracker()
+      const conversations = await setUp(server, o.conversations, tracker)
+      const result = await fixedRate(server, conversations, tracker, { ...o, rate })
+      conversations.forEach((c) => c.close())
+      if (server.child.exitCode !== null) throw new Error(`the server died during the fixed-rate run:\n${server.stderr()}`)
+      o.log(`  p50 ${result.p50} ms, p90 ${result.p90} ms, p99 ${result.p99} ms, max ${result.max} ms; ${result.received}/${result.sent} replies, ${result.lost} lost, ${result.errors} failed sends; server CPU ${result.serverCpu ?? '?'} cores`)
+      return result
+    } finally {
+      await stopServer(server)
+    }
   }
-  o.log(`  p50 ${fixed.p50} ms, p90 ${fixed.p90} ms, p99 ${fixed.p99} ms, max ${fixed.max} ms; ${fixed.received}/${fixed.sent} replies, ${fixed.lost} lost, ${fixed.errors} failed sends; server CPU ${fixed.serverCpu ?? '?'} cores`)
+  const fixed = await atRate(o.rate)
+  const otherRates: FixedRateResult[] = []
+  for (const rate of o.extraRates) otherRates.push(await atRate(rate))
 
+  let server: Server
   const closedLoops: ClosedLoopResult[] = []
   for (const concurrency of o.concurrency) {
     o.log(`bot turns: closed loop, ${concurrency} conversations × 1 in flight, ${o.closedSeconds} s…`)
@@ -627,6 +639,7 @@ export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise
   const profile = o.profile ? await profileTurns(300) : undefined
   return {
     fixedRate: fixed,
+    otherRates,
     maxRate,
     closedLoops,
     targets,
@@ -647,7 +660,7 @@ function table(r: TurnsResult): string {
   return [
     `| measurement | turns/s | p50 | p90 | p99 | max | lost | failed sends | server CPU (cores) |`,
     `|---|---:|---:|---:|---:|---:|---:|---:|---:|`,
-    `| fixed ${f.targetPerSec}/s (open loop), ${f.conversations} conversations, ${f.seconds} s | ${f.received / f.seconds} replied/s | ${f.p50} ms | ${f.p90} ms | ${f.p99} ms | ${f.max} ms | ${f.lost} | ${f.errors} | ${f.serverCpu ?? '?'} |`,
+    ...[f, ...r.otherRates].map((x) => `| fixed ${x.targetPerSec}/s (open loop), ${x.conversations} conversations, ${x.seconds} s | ${x.achievedPerSec} sent/s | ${x.p50} ms | ${x.p90} ms | ${x.p99} ms | ${x.max} ms | ${x.lost} | ${x.errors} | ${x.serverCpu ?? '?'} |`),
     ...r.closedLoops.map((c) => `| closed loop, ${c.conversations} conversations × 1 in flight | ${c.turnsPerSec} | ${c.p50} ms | ${c.p90} ms | ${c.p99} ms | ${c.max} ms | ${c.lost} | ${c.errors} | ${c.serverCpu ?? '?'} |`),
     '',
     `Targets: p50 ≤ ${r.targets.p50Ms} ms (${yes(r.met.p50)}), p99 ≤ ${r.targets.p99Ms} ms (${yes(r.met.p99)}), ≥ ${r.targets.turnsPerSec} turns/s (${yes(r.met.turnsPerSec)}: max ${r.maxRate.turnsPerSec}/s).`,

@@ -1,0 +1,345 @@
+/**
+ * Shared helpers for the bot-runtime suites (test/runtime/*.test.ts): bots deployed through the
+ * official `@botpress/client` (createBot + updateBot({ id, code })), users talking to them through
+ * the official `@botpress/chat` client with a SignalListener on the conversation, and the bot's logs
+ * read back with getBotLogs (all pages).
+ */
+import { randomUUID } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer, type AddressInfo } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as chat from '@botpress/chat'
+import { Client } from '@botpress/client'
+import { buildApp } from '../../src/app.js'
+import { loadConfig, type Config } from '../../src/config.js'
+import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
+import type { App } from '../../src/http/types.js'
+import { MemoryPubSub } from '../../src/pubsub/memory.js'
+import { PostgresPubSub } from '../../src/pubsub/postgres.js'
+import type { PubSub } from '../../src/pubsub/pubsub.js'
+import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
+import { createPostgresStore } from '../../src/store/postgres.js'
+import { createSqliteStore } from '../../src/store/sqlite.js'
+import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
+
+/**
+ * Config for every server of these suites. The official `@botpress/chat` client (0.5.5) under Node
+ * ends its SignalListener ('error', then disconnected, no reconnect) after about 4 s without any
+ * data on the stream; with the default 20 s keep-alive a listener would die during any slow turn
+ * (measured: keep-alive 1 s and 3 s survive 8 s idle, 20 s dies at ~4.0 s). Keep-alives every
+ * second keep the official listener up; Talk also fails fast when its listener reports an error.
+ */
+export const STREAM_CONFIG = { sseKeepAliveMs: 1000 } as const
+
+export const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 13)}`
+
+/** What a bot's test needs of a running Parley: the admin base URL and the owner's credentials. */
+export interface ParleyLike {
+  baseUrl: string
+  credentials: Pick<Credentials, 'token' | 'workspaceId'>
+}
+
+export function adminClient(p: ParleyLike): Client {
+  return new Client({ apiUrl: p.baseUrl, token: p.credentials.token, workspaceId: p.credentials.workspaceId })
+}
+
+export interface TestBot {
+  id: string
+  /** The chat integration's webhook URL: the `apiUrl` of `@botpress/chat`. */
+  url: string
+  webhookId: string
+  encryptionKey: string
+}
+
+/** A new bot (with its chat integration) through the official admin client; `code` is deployed with updateBot. */
+export async function createBot(p: ParleyLike, code?: string, name = uid('bot')): Promise<TestBot> {
+  const admin = adminClient(p)
+  const { bot } = await admin.createBot({ name })
+  if (code !== undefined) await admin.updateBot({ id: bot.id, code })
+  const { bot: full } = await admin.getBot({ id: bot.id })
+  const integration = full.integrations.chat!
+  return {
+    id: bot.id,
+    url: integration.webhookUrl,
+    webhookId: integration.webhookId,
+    encryptionKey: integration.configuration.encryptionKey as string,
+  }
+}
+
+export async function deploy(p: ParleyLike, botId: string, code: string): Promise<void> {
+  await adminClient(p).updateBot({ id: botId, code })
+}
+
+export interface BotLog {
+  timestamp: string
+  level: string
+  message: string
+  conversationId?: string
+}
+
+/** Every log line of a bot, oldest first, following nextToken to the end; also returns the page sizes. */
+export async function allLogs(p: ParleyLike, botId: string): Promise<{ logs: BotLog[]; pages: number[] }> {
+  const admin = adminClient(p)
+  const logs: BotLog[] = []
+  const pages: number[] = []
+  let nextToken: string | undefined
+  do {
+    const page = await admin.getBotLogs({ id: botId, timeStart: '2000-01-01T00:00:00.000Z', ...(nextToken !== undefined && { nextToken }) })
+    logs.push(...page.logs)
+    pages.push(page.logs.length)
+    nextToken = page.nextToken
+  } while (nextToken)
+  return { logs, pages }
+}
+
+/** Polls getBotLogs until a line satisfies `predicate`; rejects after `timeoutMs` with the logs seen. */
+export async function waitForLog(p: ParleyLike, botId: string, predicate: (log: BotLog) => boolean, timeoutMs = 8000): Promise<BotLog> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const { logs } = await allLogs(p, botId)
+    const hit = logs.find(predicate)
+    if (hit) return hit
+    if (Date.now() > deadline) throw new Error(`no matching log line within ${timeoutMs} ms; logs: ${JSON.stringify(logs.slice(-20), null, 1)}`)
+    await sleep(50)
+  }
+}
+
+export type MessageSignal = chat.Signals['message_created']
+export type EventSignal = chat.Signals['event_created']
+
+/**
+ * One user in one conversation of a bot, with a SignalListener recording every message_created and
+ * event_created signal (with the time it arrived).
+ */
+export class Talk {
+  readonly messages: Array<MessageSignal & { receivedAt: number }> = []
+  readonly events: Array<EventSignal & { receivedAt: number }> = []
+  /** Frames the official listener could not parse as any known signal (it emits them as 'unknown'). */
+  readonly unknown: Array<{ data: unknown; at: number }> = []
+  /** Errors the listener reported (it disconnects on an error). */
+  readonly errors: Array<{ error: Error; at: number }> = []
+  private waiters: Array<() => void> = []
+
+  private constructor(
+    readonly user: chat.AuthenticatedClient,
+    readonly conversationId: string,
+    readonly listener: chat.SignalListener,
+  ) {
+    listener.on('message_created', (m) => {
+      this.messages.push({ ...m, receivedAt: Date.now() })
+      this.wake()
+    })
+    listener.on('event_created', (e) => {
+      this.events.push({ ...e, receivedAt: Date.now() })
+      this.wake()
+    })
+    listener.on('unknown', (data) => {
+      if (typeof data === 'string' && data.startsWith('{"type":"ping"')) return // the server's keep-alive frames
+      this.unknown.push({ data, at: Date.now() })
+      this.wake()
+    })
+    listener.on('error', (error) => {
+      this.errors.push({ error, at: Date.now() })
+      this.wake()
+    })
+  }
+
+  /** Connects a user (a JWT user when `userId` is given, else a server-created user) and opens a conversation. */
+  static async open(
+    bot: Pick<TestBot, 'url' | 'encryptionKey'>,
+    options: { userId?: string; conversationId?: string; user?: chat.AuthenticatedClient } = {},
+  ): Promise<Talk> {
+    const user =
+      options.user ??
+      (options.userId !== undefined
+        ? await chat.Client.connect({ apiUrl: bot.url, encryptionKey: bot.encryptionKey, userId: options.userId })
+        : await chat.Client.connect({ apiUrl: bot.url }))
+    const { conversation } =
+      options.conversationId !== undefined
+        ? await user.getOrCreateConversation({ id: options.conversationId })
+        : await user.createConversation({})
+    const listener = await user.listenConversation({ id: conversation.id })
+    return new Talk(user, conversation.id, listener)
+  }
+
+  private wake(): void {
+    const waiters = this.waiters
+    this.waiters = []
+    for (const w of waiters) w()
+  }
+
+  async say(text: string): Promise<chat.Message> {
+    return (await this.user.createMessage({ conversationId: this.conversationId, payload: { type: 'text', text } })).message
+  }
+
+  async send(payload: chat.AuthenticatedClientRequests['createMessage']['payload']): Promise<chat.Message> {
+    return (await this.user.createMessage({ conversationId: this.conversationId, payload })).message
+  }
+
+  async event(payload: Record<string, unknown>): Promise<chat.Event> {
+    return (await this.user.createEvent({ conversationId: this.conversationId, payload })).event
+  }
+
+  /** The bot's messages received so far. */
+  botMessages(): Array<MessageSignal & { receivedAt: number }> {
+    return this.messages.filter((m) => m.isBot)
+  }
+
+  /** Texts (or previews of non-text payloads: their type in brackets) of the bot's messages received so far. */
+  botTexts(): string[] {
+    return this.botMessages().map(textOf)
+  }
+
+  /** Resolves when `predicate` holds (re-checked on every signal); rejects after `timeoutMs`. */
+  async until(predicate: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+    const deadline = Date.now() + timeoutMs
+    while (!predicate()) {
+      if (this.errors.length > 0) {
+        throw new Error(`the conversation's listener failed while waiting for ${what}: ${this.errors.map((e) => e.error.message || 'error').join('; ')}`)
+      }
+      const left = deadline - Date.now()
+      if (left <= 0) {
+        const unknown = this.unknown.length > 0 ? `; the official listener could not parse ${this.unknown.length} frame(s): ${JSON.stringify(this.unknown.map((u) => u.data)).slice(0, 600)}` : ''
+        throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; bot said: ${JSON.stringify(this.botTexts().slice(-10))}${unknown}`)
+      }
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.min(left, 200))
+        this.waiters.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
+  }
+
+  /** Waits until the bot has sent `count` messages in total; returns them all. */
+  async botCount(count: number, timeoutMs = 8000): Promise<Array<MessageSignal & { receivedAt: number }>> {
+    await this.until(() => this.botMessages().length >= count, `${count} bot message(s)`, timeoutMs)
+    return this.botMessages()
+  }
+
+  /** Sends `text` and waits for the bot's next `count` messages (those after the ones already received). */
+  async ask(text: string, count = 1, timeoutMs = 8000): Promise<Array<MessageSignal & { receivedAt: number }>> {
+    const before = this.botMessages().length
+    await this.say(text)
+    return (await this.botCount(before + count, timeoutMs)).slice(before)
+  }
+
+  /** Like `ask` but returns the texts. */
+  async askText(text: string, count = 1, timeoutMs = 8000): Promise<string[]> {
+    return (await this.ask(text, count, timeoutMs)).map(textOf)
+  }
+
+  /** Asserts nothing more comes from the bot for `ms` (returns what arrived, to be checked by the caller). */
+  async quiet(ms: number): Promise<Array<MessageSignal & { receivedAt: number }>> {
+    const before = this.botMessages().length
+    await sleep(ms)
+    return this.botMessages().slice(before)
+  }
+
+  async close(): Promise<void> {
+    await this.listener.disconnect().catch(() => {})
+    this.listener.cleanup()
+  }
+}
+
+/** A message's text for text messages, else `[type]`. */
+export function textOf(m: { payload: Record<string, unknown> }): string {
+  const p = m.payload as { type?: string; text?: unknown }
+  return p.type === 'text' && typeof p.text === 'string' ? p.text : `[${String(p.type)}]`
+}
+
+/** Every message of a conversation, all pages, oldest first (listMessages pages go newest first). */
+export async function listAll(user: chat.AuthenticatedClient, conversationId: string): Promise<chat.Message[]> {
+  const out: chat.Message[] = []
+  let nextToken: string | undefined
+  do {
+    const page = await user.listMessages({ conversationId, ...(nextToken !== undefined && { nextToken }) })
+    out.push(...page.messages)
+    nextToken = page.meta.nextToken
+  } while (nextToken)
+  return out.reverse()
+}
+
+// ---------------------------------------------------------------- a Parley that can be restarted
+
+async function freePort(): Promise<number> {
+  const server = createServer()
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  await new Promise((resolve) => server.close(resolve))
+  return port
+}
+
+export interface Restartable extends ParleyLike {
+  app: App
+  credentials: Credentials
+  /** Stops the server and closes the store, keeping the data. */
+  stop(): Promise<void>
+}
+
+/** Where a restartable Parley keeps its data: a directory (SQLite file, credentials.json) and, on PostgreSQL, a database. */
+export interface DataPlace {
+  dataDir: string
+  databaseUrl: string | undefined
+  /** Removes the directory and drops the database (after the last stop). */
+  remove(): Promise<void>
+}
+
+/** A fresh data place on the store the run tests (PARLEY_TEST_STORE). */
+export async function newDataPlace(): Promise<DataPlace> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'))
+  const databaseUrl = testStoreKind() === 'postgres' ? await freshDatabase() : undefined
+  return {
+    dataDir,
+    databaseUrl,
+    async remove() {
+      if (databaseUrl) await dropDatabase(databaseUrl)
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/**
+ * Parley on data that survives a stop (test/helpers/harness.ts deletes its data on close):
+ * bootstrapped like `npm start` on the first start, reused as is on the next ones.
+ */
+export async function startOn(place: DataPlace, overrides: Partial<Config> = {}): Promise<Restartable> {
+  const port = await freePort()
+  const config = loadConfig({ PARLEY_DATA_DIR: place.dataDir, PORT: String(port) }, { ...STREAM_CONFIG, ...overrides })
+  let store: KyselyStore
+  let pubsub: PubSub
+  if (place.databaseUrl) {
+    store = await createPostgresStore({ url: place.databaseUrl, poolSize: 5 })
+    pubsub = new PostgresPubSub({ url: place.databaseUrl, publishPoolSize: 2 })
+  } else {
+    store = await createSqliteStore({ file: join(place.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+    pubsub = new MemoryPubSub()
+  }
+  const app = await buildApp({ config, store, pubsub, logger: false })
+  await app.listen({ port, host: '127.0.0.1' })
+  const baseUrl = `http://127.0.0.1:${port}`
+  const boot = await bootstrap(store, place.dataDir, baseUrl, { demoCode: false })
+  return {
+    app,
+    baseUrl,
+    credentials: boot.credentials!,
+    async stop() {
+      await app.close()
+      await pubsub.close()
+      await store.close()
+    },
+  }
+}
+
+/** The chat URL of a bot on a (re)started server: the webhook id is stable, the port is not. */
+export const chatUrl = (p: ParleyLike, bot: Pick<TestBot, 'webhookId'>) => `${p.baseUrl}/${bot.webhookId}`
+
+/** Parses the JSON a bot sent back as a text message (`prefix` then JSON). */
+export function jsonAfter<T = any>(text: string, prefix: string): T {
+  if (!text.startsWith(prefix)) throw new Error(`expected a message starting with ${JSON.stringify(prefix)}, got ${JSON.stringify(text.slice(0, 200))}`)
+  return JSON.parse(text.slice(prefix.length)) as T
+}
