@@ -90,13 +90,20 @@ function classify(message: string): SandboxFailure {
 
 function disposeVm(vm: Vm): void {
   vm.broken = true
-  for (const [callId, entry] of hostCalls) if (entry.vm === vm) hostCalls.delete(callId)
   try {
-    vm.api.dispose()
+    // Host calls still waiting hold QuickJS functions (their resolvers): free them first, or freeing
+    // the runtime trips QuickJS's leak assertion and aborts the whole WebAssembly module.
+    for (const [callId, entry] of hostCalls) {
+      if (entry.vm !== vm) continue
+      hostCalls.delete(callId)
+      entry.deferred.dispose()
+    }
+    vm.api?.dispose()
     vm.context.dispose()
     vm.runtime.dispose()
-  } catch {
-    // A VM that ran out of memory may fail to tear down cleanly; it is unreachable either way.
+  } catch (err) {
+    // An aborted WebAssembly module cannot run anything any more: let the pool start a fresh worker.
+    if (/Abort/i.test(String((err as Error)?.message ?? err))) process.exit(1)
   }
 }
 
