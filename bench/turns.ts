@@ -584,6 +584,7 @@ async function profileTurns(turns: number): Promise<TurnsProfile> {
     }
   } finally {
     await app.close()
+    await inner.close() // the app closes only a sandbox it created itself
     await store.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
@@ -674,7 +675,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   }
   benchTurns().then(
     (result) => {
-      process.stdout.write(`\n${table(result)}\n\n${JSON.stringify(result, null, 2)}\n`)
+      // exit once written: nothing of the benchmark may keep the process alive
+      process.stdout.write(`\n${table(result)}\n\n${JSON.stringify(result, null, 2)}\n`, () => process.exit(0))
     },
     (err: unknown) => {
       process.stderr.write(`bench/turns.ts failed: ${err instanceof Error ? err.stack : String(err)}\n`)

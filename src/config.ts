@@ -85,7 +85,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     databaseUrl: databaseUrl(env),
     databasePoolSize: int(env, 'PARLEY_DATABASE_POOL_SIZE', 10, 1),
     logLevel: env.LOG_LEVEL || 'info',
-    sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 20_000, 10),
+    sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 2_500, 10),
     headersTimeoutMs: int(env, 'PARLEY_HEADERS_TIMEOUT_MS', 10_000, 100),
     requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 120_000, 100),
     chatBodyLimit: 1024 * 1024,
