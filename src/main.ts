@@ -26,6 +26,31 @@ async function main(): Promise<void> {
     ? `PostgreSQL ${redactDatabaseUrl(config.databaseUrl)} (pool of ${config.databasePoolSize} connections)`
     : `SQLite ${join(config.dataDir, 'parley.db')} (synchronous=${config.sqliteSynchronous})`
 
+  // Signals are handled before anything is printed, so a stop right after start is still graceful.
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    log.info({ signal }, 'shutting down: finishing in-flight requests')
+    const timer = setTimeout(() => {
+      log.error('shutdown took longer than 10 s; exiting')
+      process.exit(1)
+    }, 10_000)
+    timer.unref()
+    try {
+      await app.close()
+      await pubsub.close()
+      await store.close()
+      log.info('shut down cleanly')
+      process.exit(0)
+    } catch (err) {
+      log.error({ err }, 'error during shutdown')
+      process.exit(1)
+    }
+  }
+  process.on('SIGTERM', () => void stop('SIGTERM'))
+  process.on('SIGINT', () => void stop('SIGINT'))
+
   const boot = await bootstrap(store, config.dataDir, config.publicUrl)
   await app.listen({ port: config.port, host: config.host })
   log.info({ url: config.publicUrl, dataDir: config.dataDir, store: store.dialect, ...(config.databaseUrl && { database: redactDatabaseUrl(config.databaseUrl) }) }, `Parley listening on ${config.publicUrl}`)
@@ -50,29 +75,6 @@ async function main(): Promise<void> {
   ]
   process.stdout.write(banner.join('\n') + '\n')
 
-  let stopping = false
-  const stop = async (signal: string) => {
-    if (stopping) return
-    stopping = true
-    log.info({ signal }, 'shutting down: finishing in-flight requests')
-    const timer = setTimeout(() => {
-      log.error('shutdown took longer than 10 s; exiting')
-      process.exit(1)
-    }, 10_000)
-    timer.unref()
-    try {
-      await app.close()
-      await pubsub.close()
-      await store.close()
-      log.info('shut down cleanly')
-      process.exit(0)
-    } catch (err) {
-      log.error({ err }, 'error during shutdown')
-      process.exit(1)
-    }
-  }
-  process.on('SIGTERM', () => void stop('SIGTERM'))
-  process.on('SIGINT', () => void stop('SIGINT'))
 }
 
 main().catch((err: unknown) => {
