@@ -23,6 +23,7 @@
  *   BENCH_REVISION    revision label for RESULTS.md when the tree has no .git
  */
 import { spawn, execFileSync, execSync, type ChildProcess } from 'node:child_process'
+import { writeResultsSection } from './lib/results.js'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os'
@@ -667,7 +668,8 @@ async function main(): Promise<void> {
     process.stdout.write('Partial run (BENCH_SERVERS): bench/RESULTS.md not written\n')
   } else {
     const { markdown, table } = report(results, startedAt, loadBefore, failed, buildNote)
-    writeFileSync(join(BENCH, 'RESULTS.md'), markdown)
+    // One level down: RESULTS.md holds every benchmark's section (bench/lib/results.ts).
+    writeResultsSection('create-message', markdown.replace(/^(#+) /gm, '#$1 '))
     const ratio = parley.create.reqPerSec / baseline.create.reqPerSec
     process.stdout.write(`\n${table}\n\n`)
     process.stdout.write(`Parley/baseline ratio: ${ratio.toFixed(2)} (target ≥ ${TARGET_RATIO}: ${ratio >= TARGET_RATIO ? 'met' : 'NOT met'}); ` +

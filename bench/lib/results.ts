@@ -1,0 +1,30 @@
+/**
+ * bench/RESULTS.md is shared by several benchmarks, each owning one section between markers
+ * `<!-- section:ID -->` and `<!-- /section:ID -->`. A benchmark rewrites only its own section, so
+ * running one of them (`tsx bench/turns.ts`) keeps the others' latest figures.
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs'
+import { dirname, join } from 'node:path'
+import { fileURLToPath } from 'node:url'
+
+export const RESULTS_FILE = join(dirname(fileURLToPath(import.meta.url)), '..', 'RESULTS.md')
+
+const HEADER = `# Benchmark results
+
+_Each section is written by one benchmark and names the command that reproduces it; \`npm run bench\` runs them all
+(bench/index.ts). Analysis of the createMessage figures: [ANALYSIS.md](ANALYSIS.md)._
+`
+
+/** Replaces (or appends) section `id` of RESULTS.md with `markdown`. */
+export function writeResultsSection(id: string, markdown: string, file = RESULTS_FILE): void {
+  if (!/^[a-z0-9-]+$/.test(id)) throw new Error(`bad section id ${id}`)
+  const start = `<!-- section:${id} -->`
+  const end = `<!-- /section:${id} -->`
+  const block = `${start}\n${markdown.trim()}\n${end}`
+  let text = existsSync(file) ? readFileSync(file, 'utf8') : ''
+  if (!text.includes('<!-- section:')) text = HEADER // an old single-report file: start afresh
+  const from = text.indexOf(start)
+  const to = text.indexOf(end)
+  text = from >= 0 && to > from ? text.slice(0, from) + block + text.slice(to + end.length) : `${text.trimEnd()}\n\n${block}\n`
+  writeFileSync(file, text)
+}
