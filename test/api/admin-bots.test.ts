@@ -5,61 +5,9 @@
 import { createHmac } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { adminClient, expectError, ISO_Z, parseJson, type Method, type Res } from '../helpers/admin-client.js'
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
-
-interface Res {
-  status: number
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any
-  text: string
-}
-
-interface CallOptions {
-  token?: string | null
-  workspaceId?: string | null
-  body?: unknown
-  /** Exact request body text (sent as application/json). */
-  raw?: string
-}
-
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const MiB = 1024 * 1024
-
-function parse(text: string): unknown {
-  try {
-    return text === '' ? undefined : JSON.parse(text)
-  } catch {
-    return undefined
-  }
-}
-
-function adminClient(h: Harness) {
-  return async (method: Method, path: string, o: CallOptions = {}): Promise<Res> => {
-    const headers: Record<string, string> = {}
-    const token = o.token === undefined ? h.credentials.token : o.token
-    if (token !== null) headers.authorization = `Bearer ${token}`
-    const workspaceId = o.workspaceId === undefined ? h.credentials.workspaceId : o.workspaceId
-    if (workspaceId !== null) headers['x-workspace-id'] = workspaceId
-    let payload: string | Record<string, unknown> | undefined
-    if (o.raw !== undefined) {
-      payload = o.raw
-      headers['content-type'] = 'application/json'
-    } else if (o.body !== undefined) payload = o.body as Record<string, unknown>
-    else if (method === 'DELETE') payload = {}
-    const res = await h.app.inject({ method, url: `/v1/admin${path}`, headers, ...(payload !== undefined && { payload }) })
-    return { status: res.statusCode, body: parse(res.body), text: res.body }
-  }
-}
-
-function expectError(res: Res, status: number, type: string): void {
-  expect(res.status, res.text.slice(0, 500)).toBe(status)
-  expect(res.body).toMatchObject({ code: status, type })
-  expect(typeof res.body.id).toBe('string')
-  expect(typeof res.body.message).toBe('string')
-  for (const key of Object.keys(res.body)) expect(['id', 'code', 'type', 'message', 'metadata']).toContain(key)
-}
-
 /** An HS256 user-key JWT `{ id, iat }`, as `@botpress/chat` mints it from an encryption key. */
 function mintJwt(secret: string, id: string): string {
   const enc = (o: object) => Buffer.from(JSON.stringify(o)).toString('base64url')
@@ -82,7 +30,7 @@ describe('Admin API: bots', () => {
       headers: key === undefined ? {} : { 'x-user-key': key },
       ...(body !== undefined ? { payload: body as Record<string, unknown> } : method === 'GET' ? {} : { payload: {} }),
     })
-    return { status: res.statusCode, body: parse(res.body), text: res.body }
+    return { status: res.statusCode, body: parseJson(res.body), text: res.body }
   }
 
   /** get-or-create a user through a JWT signed with `encryptionKey`: its status tells whether the key is accepted. */
@@ -232,7 +180,7 @@ describe('Admin API: bots', () => {
       headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId, 'content-type': 'text/plain' },
       payload: 'name=x',
     })
-    expectError({ status: res.statusCode, body: parse(res.body), text: res.body }, 415, 'UnsupportedMediaType')
+    expectError({ status: res.statusCode, body: parseJson(res.body), text: res.body }, 415, 'UnsupportedMediaType')
   })
 
   it('updateBot: name, description, dev; updatedAt moves; description null removes it', async () => {

@@ -5,13 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-
-interface Res {
-  status: number
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any
-  text: string
-}
+import { expectError, ISO_Z, parseJson, type Method, type Res } from '../helpers/admin-client.js'
 
 interface Summary {
   id: string
@@ -26,35 +20,20 @@ interface Summary {
 type SortField = 'createdAt' | 'updatedAt'
 type SortDirection = 'asc' | 'desc'
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-function expectError(res: Res, status: number, type: string): void {
-  expect(res.status, res.text).toBe(status)
-  expect(res.body).toMatchObject({ code: status, type })
-  expect(typeof res.body.id).toBe('string')
-  expect(typeof res.body.message).toBe('string')
-  for (const key of Object.keys(res.body)) expect(['id', 'code', 'type', 'message', 'metadata']).toContain(key)
-}
 
 describe('Admin API: listBots', () => {
   let h: Harness
   let ws: string
 
-  async function call(method: 'GET' | 'POST' | 'PUT' | 'DELETE', path: string, body?: unknown, workspaceId = ws): Promise<Res> {
+  async function call(method: Method, path: string, body?: unknown, workspaceId = ws): Promise<Res> {
     const res = await h.app.inject({
       method,
       url: `/v1/admin${path}`,
       headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': workspaceId },
       ...(body !== undefined ? { payload: body as Record<string, unknown> } : method === 'DELETE' ? { payload: {} } : {}),
     })
-    let parsed: unknown
-    try {
-      parsed = JSON.parse(res.body)
-    } catch {
-      parsed = undefined
-    }
-    return { status: res.statusCode, body: parsed, text: res.body }
+    return { status: res.statusCode, body: parseJson(res.body), text: res.body }
   }
 
   const list = (query: string, workspaceId = ws) => call('GET', `/bots${query ? `?${query}` : ''}`, undefined, workspaceId)

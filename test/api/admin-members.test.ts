@@ -4,55 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
-
-interface Res {
-  status: number
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  body: any
-  text: string
-}
-
-interface CallOptions {
-  token?: string | null
-  workspaceId?: string | null
-  body?: unknown
-}
-
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
-
-function adminClient(h: Harness) {
-  return async (method: Method, path: string, o: CallOptions = {}): Promise<Res> => {
-    const headers: Record<string, string> = {}
-    const token = o.token === undefined ? h.credentials.token : o.token
-    if (token !== null) headers.authorization = `Bearer ${token}`
-    const workspaceId = o.workspaceId === undefined ? h.credentials.workspaceId : o.workspaceId
-    if (workspaceId !== null) headers['x-workspace-id'] = workspaceId
-    const body = o.body !== undefined ? o.body : method === 'DELETE' ? {} : undefined
-    const res = await h.app.inject({
-      method,
-      url: `/v1/admin${path}`,
-      headers,
-      ...(body !== undefined && { payload: body as Record<string, unknown> }),
-    })
-    let parsed: unknown
-    try {
-      parsed = res.body === '' ? undefined : JSON.parse(res.body)
-    } catch {
-      parsed = undefined
-    }
-    return { status: res.statusCode, body: parsed, text: res.body }
-  }
-}
-
-function expectError(res: Res, status: number, type: string): void {
-  expect(res.status, res.text).toBe(status)
-  expect(res.body).toMatchObject({ code: status, type })
-  expect(typeof res.body.id).toBe('string')
-  expect(typeof res.body.message).toBe('string')
-  for (const key of Object.keys(res.body)) expect(['id', 'code', 'type', 'message', 'metadata']).toContain(key)
-}
+import { adminClient, expectError, ISO_Z, type Res } from '../helpers/admin-client.js'
 
 let seq = 0
 const email = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++seq}@example.com`
