@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { MessageView } from '../../src/domain/chat-views.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { ChatClient, expectApiError, fid } from '../helpers/chat-client.js'
+import { ISO_Z } from '../helpers/formats.js'
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 describe('Chat API: messages', () => {
@@ -12,17 +12,11 @@ describe('Chat API: messages', () => {
 
   beforeAll(async () => {
     h = await startParley()
-    chat = new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+    chat = ChatClient.of(h)
   })
   afterAll(async () => h.close())
 
-  async function setup() {
-    const owner = await chat.createUser()
-    const member = await chat.createUser()
-    const conversation = await chat.createConversation(owner.key, fid('mc'))
-    await chat.addParticipant(owner.key, conversation.id, member.user.id)
-    return { owner, member, conversationId: conversation.id }
-  }
+  const setup = () => chat.conversationWithMember('mc')
 
   describe('createMessage (POST /messages)', () => {
     it('answers 201 {message} with exactly id, createdAt, payload, userId, conversationId', async () => {

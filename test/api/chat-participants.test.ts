@@ -11,7 +11,7 @@ describe('Chat API: participants', () => {
 
   beforeAll(async () => {
     h = await startParley()
-    chat = new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+    chat = ChatClient.of(h)
   })
   afterAll(async () => h.close())
 

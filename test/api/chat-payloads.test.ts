@@ -146,7 +146,7 @@ describe('createMessage payload validation', () => {
 
   beforeAll(async () => {
     h = await startParley()
-    chat = new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+    chat = ChatClient.of(h)
     const user = await chat.createUser()
     key = user.key
     conversationId = (await chat.createConversation(key)).id

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ConversationView, UserView } from '../../src/domain/chat-views.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { ChatClient, expectApiError, fid } from '../helpers/chat-client.js'
+import { ISO_Z } from '../helpers/formats.js'
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe('Chat API: users', () => {
   let h: Harness
@@ -11,7 +11,7 @@ describe('Chat API: users', () => {
 
   beforeAll(async () => {
     h = await startParley()
-    chat = new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+    chat = ChatClient.of(h)
   })
   afterAll(async () => h.close())
 

@@ -5,8 +5,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { createFile, expectError, ownerHeaders, uniqueKey, upload, upsert } from './files-helpers.js'
+import { ISO_Z } from '../helpers/formats.js'
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 
 describe('Files API: operations', () => {
   let h: Harness

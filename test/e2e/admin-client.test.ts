@@ -17,8 +17,8 @@ import {
 } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { ISO_Z } from '../helpers/formats.js'
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 let seq = 0
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++seq}`

@@ -7,9 +7,10 @@ import { randomUUID } from 'node:crypto'
 import * as chat from '@botpress/chat'
 import { expect } from 'vitest'
 import type { Harness } from '../helpers/harness.js'
+import { ISO_Z } from '../helpers/formats.js'
 
 /** `Date#toISOString()` output: UTC with milliseconds and a `Z` suffix. */
-export const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+export { ISO_Z }
 
 export function expectIsoZ(value: unknown): void {
   expect(value).toEqual(expect.stringMatching(ISO_Z))

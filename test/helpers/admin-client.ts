@@ -5,6 +5,7 @@
  */
 import { expect } from 'vitest'
 import type { Harness } from './harness.js'
+import { ISO_Z } from './formats.js'
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 
@@ -25,7 +26,7 @@ export interface CallOptions {
   raw?: string
 }
 
-export const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+export { ISO_Z }
 
 export function parseJson(text: string): unknown {
   try {

@@ -62,6 +62,11 @@ export class ChatClient {
     readonly encryptionKey: string,
   ) {}
 
+  /** A client for the harness's chat integration. */
+  static of(h: Harness): ChatClient {
+    return new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+  }
+
   /** A client for the same app under another webhook id (e.g. an unknown one). */
   withWebhook(webhookId: string, encryptionKey = this.encryptionKey): ChatClient {
     return new ChatClient(this.app, webhookId, encryptionKey)
@@ -111,6 +116,15 @@ export class ChatClient {
   async addParticipant(key: string, conversationId: string, userId: string): Promise<UserView> {
     const res = await this.request<{ participant: UserView }>('POST', `/conversations/${conversationId}/participants`, { key, body: { userId } })
     return this.ok(res, 'addParticipant').participant
+  }
+
+  /** An owner, a conversation (id prefixed `prefix`) and a second participant. */
+  async conversationWithMember(prefix: string) {
+    const owner = await this.createUser()
+    const member = await this.createUser()
+    const conversation = await this.createConversation(owner.key, fid(prefix))
+    await this.addParticipant(owner.key, conversation.id, member.user.id)
+    return { owner, member, conversationId: conversation.id }
   }
 
   async createMessage(key: string, conversationId: string, payload: Record<string, unknown>, metadata?: Record<string, unknown>): Promise<MessageView> {
@@ -422,7 +436,7 @@ export interface SecurityContext {
 
 export async function startSecurityContext(): Promise<SecurityContext> {
   const h = await startParley()
-  const chat = new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+  const chat = ChatClient.of(h)
   const fixture = await createFixture(chat, 'victim')
   const outsider = await chat.createUser({ id: fid('outsider'), name: 'Outsider' })
   const otherIntegration = await h.createChatIntegration()

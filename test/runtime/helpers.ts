@@ -22,6 +22,7 @@ import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { createPostgresStore } from '../../src/store/postgres.js'
 import { createSqliteStore } from '../../src/store/sqlite.js'
 import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
+import { ISO_Z } from '../helpers/formats.js'
 
 /**
  * Config for every server of these suites. The official `@botpress/chat` client (0.5.5) under Node
@@ -32,7 +33,7 @@ import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
  */
 export const STREAM_CONFIG = { sseKeepAliveMs: 1000 } as const
 
-export const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
+export { ISO_Z }
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 export const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 13)}`
 

@@ -12,6 +12,7 @@ import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { PERMISSIONS } from '../../src/domain/permissions.js'
+import { ISO_Z } from '../helpers/formats.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 type Role = 'billing' | 'viewer' | 'developer' | 'manager' | 'administrator' | 'owner'
@@ -58,7 +59,6 @@ interface Op {
   prepare(ctx: Ctx): Promise<Req>
 }
 
-const ISO_Z = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/
 let seq = 0
 const freshEmail = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++seq}@example.com`
 

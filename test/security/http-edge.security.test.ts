@@ -60,7 +60,7 @@ describe('security: HTTP edge', () => {
 
   beforeAll(async () => {
     h = await startParley()
-    chat = new ChatClient(h.app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
+    chat = ChatClient.of(h)
     key = (await chat.createUser()).key
     conversationId = (await chat.createConversation(key, fid('edge'))).id
   })
