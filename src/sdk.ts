@@ -32,7 +32,8 @@ export interface CardAction {
   value: string
 }
 export interface CardPayload { type: 'card'; title: string; subtitle?: string; imageUrl?: string; actions: CardAction[] }
-export interface CarouselPayload { type: 'carousel'; items: CardPayload[] }
+/** Carousel items are cards whose `type` may be left out (the spec's items carry none; Parley adds `card` on the way out). */
+export interface CarouselPayload { type: 'carousel'; items: (Omit<CardPayload, 'type'> & { type?: 'card' })[] }
 export interface ChoiceOption { label: string; value: string }
 export interface ChoicePayload { type: 'choice'; text: string; options: ChoiceOption[] }
 export interface DropdownPayload { type: 'dropdown'; text: string; options: ChoiceOption[] }

@@ -3,63 +3,15 @@
  * this module and its siblings in shared/ use only what both have (fetch, streams, URL, TextDecoder).
  */
 
-export interface ChatUser {
-  id: string
-  name?: string
-  pictureUrl?: string
-  createdAt: string
-  updatedAt: string
-}
+import type { CardPayload, ChoiceOption, User } from '../../sdk.js'
 
-export interface Conversation {
-  id: string
-  createdAt: string
-  updatedAt: string
-}
-
-export interface CardAction {
-  action: 'postback' | 'url' | 'say'
-  label: string
-  value: string
-}
-
-export interface Option {
-  label: string
-  value: string
-}
-
-export interface CardBody {
-  title: string
-  subtitle?: string
-  imageUrl?: string
-  actions: CardAction[]
-}
-
-export type BlocItem =
-  | { type: 'text'; text: string }
-  | { type: 'markdown'; markdown: string }
-  | { type: 'image'; imageUrl: string }
-  | { type: 'audio'; audioUrl: string }
-  | { type: 'video'; videoUrl: string }
-  | { type: 'file'; fileUrl: string; title?: string }
-  | { type: 'location'; latitude: number; longitude: number; address?: string; title?: string }
-
-export type MessagePayload =
-  | BlocItem
-  | ({ type: 'card' } & CardBody)
-  | { type: 'carousel'; items: Array<{ type?: 'card' } & CardBody> }
-  | { type: 'choice'; text: string; options: Option[] }
-  | { type: 'dropdown'; text: string; options: Option[] }
-  | { type: 'bloc'; items: BlocItem[] }
-
-export interface Message {
-  id: string
-  createdAt: string
-  conversationId: string
-  userId: string
-  payload: MessagePayload
-  metadata?: Record<string, unknown>
-}
+// The wire shapes are the SDK's (src/sdk.ts); these names are the ones the webchat code reads best with.
+export type { BlocItem, CardAction, Conversation, Message, MessagePayload } from '../../sdk.js'
+import type { Message } from '../../sdk.js'
+export type ChatUser = User
+export type Option = ChoiceOption
+/** A card without its `type`, as rendered inside a carousel too. */
+export type CardBody = Omit<CardPayload, 'type'>
 
 /** A `message_created` signal's data: the message plus whether the bot wrote it. */
 export type SignalMessage = Message & { isBot?: boolean }
