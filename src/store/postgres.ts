@@ -41,12 +41,31 @@ export function redactDatabaseUrl(url: string): string {
 }
 
 /**
+ * The KyselyStore on PostgreSQL, plus what only a database shared by several processes needs:
+ * `withLock` holds a session-level advisory lock (keyed by `hashtext(name)`) on one reserved pool
+ * connection while `fn` runs on the others; the lock is released, or dies with the connection if
+ * the process does, so a crashed instance never leaves it held.
+ */
+export class PostgresStore extends KyselyStore {
+  override async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    return this.db.connection().execute(async (connection) => {
+      await sql`SELECT pg_advisory_lock(hashtext(${`parley:${name}`}))`.execute(connection)
+      try {
+        return await fn()
+      } finally {
+        await sql`SELECT pg_advisory_unlock(hashtext(${`parley:${name}`}))`.execute(connection)
+      }
+    })
+  }
+}
+
+/**
  * PostgreSQL through node-postgres: the same KyselyStore (same queries) as SQLite, on a pool.
  * Migrations run on open under Kysely's migration lock (a PostgreSQL advisory lock), so several
  * instances can start at once on an empty database: one migrates, the others wait and find
  * nothing left to do.
  */
-export async function createPostgresStore(options: PostgresOptions): Promise<KyselyStore> {
+export async function createPostgresStore(options: PostgresOptions): Promise<PostgresStore> {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
@@ -73,5 +92,5 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Kys
     await db.destroy().catch(() => {})
     throw err
   }
-  return new KyselyStore(db, 'postgres')
+  return new PostgresStore(db, 'postgres')
 }

@@ -116,6 +116,11 @@ export class KyselyStore implements Store {
     await sql`select 1`.execute(this.db)
   }
 
+  /** SQLite: one process owns the file, so there is nobody to exclude (PostgresStore takes an advisory lock). */
+  async withLock<T>(_name: string, fn: () => Promise<T>): Promise<T> {
+    return fn()
+  }
+
   async close(): Promise<void> {
     await this.db.destroy()
     await this.onClose()
