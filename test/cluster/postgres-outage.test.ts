@@ -1,0 +1,133 @@
+/**
+ * Issue #5, faults: PostgreSQL goes away under two running instances and comes back. While it is
+ * down, API requests answer 503 ServiceUnavailable in the Botpress error body without hanging,
+ * /readyz says not ready and /healthz stays up; when it returns, the same processes serve again
+ * (no restart), LISTEN/NOTIFY reconnects (streams and the bot runtime hear new messages), and
+ * every message acknowledged before the outage is there.
+ *
+ * This suite stops PostgreSQL, so it runs on a cluster of its own, never on the run's shared one.
+ */
+import * as chat from '@botpress/chat'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureBuilt } from '../cli/helpers.js'
+import { listenRaw, type SseStream } from '../e2e/sse-reader.js'
+import { expectErrorBody, raw } from '../e2e/helpers.js'
+import { createDatabase, findPostgresBinaries, startPgCluster, type PgCluster } from '../helpers/pg-cluster.js'
+import { createBot, listAll, textOf, type TestBot } from '../runtime/helpers.js'
+import { eventually, freePort, sleep, nginxOrSkip, pgCtl, Processes, readCredentials, type Instance } from './helpers.js'
+
+const ECHO_BOT = String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    if (event.type !== 'text') return
+    await client.createMessage({ conversationId: event.conversationId, payload: { type: 'text', text: 'echo: ' + event.payload.text } })
+  },
+}
+`
+
+/** A request that must answer, whatever it answers: a hang fails the test here instead of timing it out. */
+const BOUND_MS = 15_000
+const bounded = { signal: () => AbortSignal.timeout(BOUND_MS) }
+
+describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and back under running instances', () => {
+  const procs = new Processes()
+  let cluster: PgCluster | undefined
+  let a: Instance
+  let b: Instance
+  let bot: TestBot
+  let user: chat.AuthenticatedClient
+  let conversationId: string
+  let dataDir: string
+
+  beforeAll(async () => {
+    await ensureBuilt()
+    cluster = await startPgCluster()
+    const databaseUrl = await createDatabase(cluster.url)
+    const [portA, portB] = [await freePort(), await freePort()]
+    dataDir = procs.tempDir('parley-outage-')
+    ;[a, b] = await Promise.all([
+      procs.start('A', { port: portA, databaseUrl, dataDir, publicUrl: `http://127.0.0.1:${portA}` }).started,
+      procs.start('B', { port: portB, databaseUrl, dataDir, publicUrl: `http://127.0.0.1:${portA}` }).started,
+    ])
+    bot = await createBot({ baseUrl: a.url, credentials: readCredentials(dataDir) }, ECHO_BOT)
+    user = await chat.Client.connect({ apiUrl: bot.url })
+    conversationId = (await user.createConversation({})).conversation.id
+  }, 240_000)
+
+  afterAll(async () => {
+    await procs.stopAll()
+    await cluster?.stop().catch(() => {}) // removes its files even when the server is already down
+  }, 90_000)
+
+  it('answers 503 while PostgreSQL is down, and recovers by itself when it returns', async () => {
+    const viaB = `${b.url}/${bot.webhookId}`
+    let live: SseStream | undefined
+    let fresh: SseStream | undefined
+    try {
+      // Before: acknowledged messages, answered by the bot.
+      const acknowledged: string[] = []
+      for (const text of ['one', 'two', 'three']) acknowledged.push((await user.createMessage({ conversationId, payload: { type: 'text', text } })).message.id)
+      live = await listenRaw(viaB, conversationId, user.user.key)
+      await eventually(async () => ((await listAll(user, conversationId)).filter((m) => textOf(m).startsWith('echo: ')).length === 3 ? true : undefined), 'three replies')
+
+      await pgCtl(cluster!, 'stop-immediate')
+
+      for (const instance of [a, b]) {
+        const health = await fetch(`${instance.url}/healthz`, { signal: bounded.signal() })
+        expect(health.status).toBe(200)
+        const ready = await raw(instance.url, 'GET', '/readyz')
+        expectErrorBody(ready, 503, 'ServiceUnavailable')
+        // Chat API on both instances: a write and a read, each a 503 in the error body, never a 500 or a hang.
+        const write = await raw(`${instance.url}/${bot.webhookId}`, 'POST', '/messages', { key: user.user.key, body: { conversationId, payload: { type: 'text', text: 'lost?' } } })
+        expectErrorBody(write, 503, 'ServiceUnavailable')
+        expect(write.headers.get('retry-after')).toBe('2')
+        const read = await raw(`${instance.url}/${bot.webhookId}`, 'GET', `/conversations/${conversationId}/messages`, { key: user.user.key })
+        expectErrorBody(read, 503, 'ServiceUnavailable')
+        const stream = await raw(`${instance.url}/${bot.webhookId}`, 'GET', `/conversations/${conversationId}/listen`, { key: user.user.key })
+        expectErrorBody(stream, 503, 'ServiceUnavailable')
+      }
+      // Down long enough for the LISTEN reconnect backoff to reach its ceiling and the runtime's sweep to fail a few times.
+      await sleep(6_000)
+      // Admin API too.
+      const credentials = readCredentials(dataDir)
+      const admin = await raw(a.url, 'GET', '/v1/admin/bots', { headers: { authorization: `Bearer ${credentials.token}`, 'x-workspace-id': credentials.workspaceId } })
+      expectErrorBody(admin, 503, 'ServiceUnavailable')
+
+      await pgCtl(cluster!, 'start')
+
+      // The same processes serve again, without a restart.
+      for (const instance of [a, b]) {
+        await eventually(async () => ((await fetch(`${instance.url}/readyz`)).status === 200 ? true : undefined), `${instance.name} ready again`, 30_000, 250)
+      }
+      expect(a.alive() && b.alive()).toBe(true)
+
+      // A new stream on B, and the bot (whichever instance runs it), hear a message posted through A:
+      // LISTEN/NOTIFY reconnected on both instances.
+      fresh = await listenRaw(viaB, conversationId, user.user.key)
+      expect(fresh.status).toBe(200)
+      const after = await eventually(
+        async () => (await user.createMessage({ conversationId, payload: { type: 'text', text: 'after the outage' } })).message,
+        'a message accepted after the outage',
+        30_000,
+        250,
+      )
+      await fresh.waitUntil(() => fresh!.allSignals().some((s) => s.type === 'message_created' && (s.data as { id: string }).id === after.id), 20_000)
+      await fresh.waitUntil(() => fresh!.allSignals().some((s) => s.type === 'message_created' && textOf(s.data as { payload: Record<string, unknown> }) === 'echo: after the outage'), 30_000)
+
+      // The stream that stayed open through the outage (keep-alives need no database) hears it too.
+      expect(live.isEnded).toBe(false)
+      await live.waitUntil(() => live!.allSignals().some((s) => s.type === 'message_created' && (s.data as { id: string }).id === after.id), 20_000)
+
+      // Nothing acknowledged was lost; nothing refused was stored; one reply per message.
+      const stored = await listAll(user, conversationId)
+      const texts = stored.map(textOf)
+      for (const id of acknowledged) expect(stored.some((m) => m.id === id)).toBe(true)
+      expect(texts).not.toContain('lost?')
+      expect(texts.filter((t) => t === 'echo: after the outage')).toHaveLength(1)
+      expect(texts.filter((t) => t.startsWith('echo: '))).toEqual(['echo: one', 'echo: two', 'echo: three', 'echo: after the outage'])
+    } finally {
+      await live?.close()
+      await fresh?.close()
+    }
+  }, 180_000)
+})
