@@ -2,7 +2,7 @@
  * Debian's nginx as the round-robin load balancer of the cluster tests: the binary runs directly
  * (`-g 'daemon off;'`, prefix and every temp path in a fresh temporary directory, error log there
  * too) with a generated configuration that proxies a free 127.0.0.1 port to the given upstreams
- * with the SSE-friendly settings of the README's "Scaling out" section. Never imports vitest.
+ * with the settings of the README's "Scaling out" section (read from it). Never imports vitest.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -29,19 +29,18 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * The `location` settings the README documents for a load balancer in front of Parley; the tests
- * run exactly this text, so the README snippet is a tested one.
+ * The `location /` settings of the nginx example in the README's "Scaling out" section, read from
+ * the README itself: the tests run exactly the documented configuration, so it stays a tested one.
  */
-export const PARLEY_PROXY_LOCATION = `
-    proxy_pass http://parley;
-    proxy_http_version 1.1;
-    proxy_set_header Connection '';
-    proxy_set_header Host $host;
-    proxy_set_header X-Forwarded-For $proxy_add_x_forwarded_for;
-    proxy_buffering off;
-    proxy_read_timeout 3600s;
-    proxy_next_upstream error timeout;
-    client_max_body_size 100m;`
+export function readmeProxyLocation(readme = join(import.meta.dirname, '..', '..', 'README.md')): string {
+  const text = readFileSync(readme, 'utf8')
+  const block = /```nginx\n([\s\S]*?)```/.exec(text.slice(text.indexOf('## Scaling out')))?.[1]
+  const location = block && /location \/ \{\n([\s\S]*?)\n\s*\}\n\}/.exec(block)?.[1]
+  if (!location || !location.includes('proxy_pass http://parley;')) {
+    throw new Error('README.md "Scaling out" has no ```nginx block with a `location / { proxy_pass http://parley; … }` for the cluster tests')
+  }
+  return location
+}
 
 export function nginxConfig(options: { dir: string; port: number; upstreams: string[]; asRoot: boolean }): string {
   const { dir } = options
@@ -59,12 +58,13 @@ http {
   uwsgi_temp_path ${join(dir, 'tmp', 'uwsgi')};
   scgi_temp_path ${join(dir, 'tmp', 'scgi')};
   upstream parley {
-${options.upstreams.map((u) => `    server ${u} max_fails=1 fail_timeout=2s;`).join('\n')}
-    keepalive 16;
+${options.upstreams.map((u) => `    server ${u};`).join('\n')}
+    keepalive 64;
   }
   server {
     listen 127.0.0.1:${options.port};
-    location / {${PARLEY_PROXY_LOCATION}
+    location / {
+${readmeProxyLocation()}
     }
   }
 }
