@@ -48,14 +48,15 @@ export function redactDatabaseUrl(url: string): string {
  */
 export class PostgresStore extends KyselyStore {
   override async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
-    return this.db.connection().execute(async (connection) => {
+    // In-process first, so one instance's waiters do not each hold a pool connection.
+    return super.withLock(name, () => this.db.connection().execute(async (connection) => {
       await sql`SELECT pg_advisory_lock(hashtext(${`parley:${name}`}))`.execute(connection)
       try {
         return await fn()
       } finally {
         await sql`SELECT pg_advisory_unlock(hashtext(${`parley:${name}`}))`.execute(connection)
       }
-    })
+    }))
   }
 }
 
