@@ -80,6 +80,10 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Pos
   })
   // Without a listener an idle connection's error (server restart, network cut) would crash the process.
   pool.on('error', (err) => options.onPoolError?.(err))
+  // The pool listens only while a connection is idle: one checked out between two queries (a
+  // transaction, a reserved connection) that the server terminates (`pg_ctl stop`, 57P01) would
+  // emit an unhandled 'error' and kill the process. Its next query fails (503) and the pool drops it.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   try {
     // Startup self-check, as for SQLite: an acknowledged write must be on disk before we answer.

@@ -70,6 +70,15 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
       live = await listenRaw(viaB, conversationId, user.user.key)
       await eventually(async () => ((await listAll(user, conversationId)).filter((m) => textOf(m).startsWith('echo: ')).length === 3 ? true : undefined), 'three replies')
 
+      // A clean shutdown first (sessions terminated by the server), briefly.
+      await pgCtl(cluster!, 'stop-fast')
+      expectErrorBody(await raw(b.url, 'GET', '/readyz'), 503, 'ServiceUnavailable')
+      expectErrorBody(await raw(viaB, 'POST', '/messages', { key: user.user.key, body: { conversationId, payload: { type: 'text', text: 'lost?' } } }), 503, 'ServiceUnavailable')
+      await pgCtl(cluster!, 'start')
+      await eventually(async () => ((await fetch(`${b.url}/readyz`)).status === 200 ? true : undefined), 'B ready after the fast stop', 30_000, 250)
+      acknowledged.push((await user.createMessage({ conversationId, payload: { type: 'text', text: 'between' } })).message.id)
+
+      // Then a crash of the server (no goodbye to the sessions), for longer.
       await pgCtl(cluster!, 'stop-immediate')
 
       for (const instance of [a, b]) {
@@ -124,7 +133,11 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
       for (const id of acknowledged) expect(stored.some((m) => m.id === id)).toBe(true)
       expect(texts).not.toContain('lost?')
       expect(texts.filter((t) => t === 'echo: after the outage')).toHaveLength(1)
-      expect(texts.filter((t) => t.startsWith('echo: '))).toEqual(['echo: one', 'echo: two', 'echo: three', 'echo: after the outage'])
+      expect(texts.filter((t) => t.startsWith('echo: '))).toEqual(['echo: one', 'echo: two', 'echo: three', 'echo: between', 'echo: after the outage'])
+    } catch (err) {
+      // What the instances said (a crash shows here).
+      for (const i of [a, b]) process.stderr.write(`--- ${i.name} (alive: ${i.alive()}) stderr:\n${i.output.stderr.slice(-3000)}\n`)
+      throw err
     } finally {
       await live?.close()
       await fresh?.close()
