@@ -64,9 +64,18 @@ describe.skipIf(!nginxBinary)('two Parley instances behind nginx on one PostgreS
   }, 60_000)
 
   it('nginx balances requests over both instances, and streams pass through it unbuffered', async () => {
-    for (const instance of [a, b]) expect((await fetch(`${instance.url}/readyz`)).status).toBe(200)
-    const statuses = await Promise.all(Array.from({ length: 4 }, () => fetch(`${lb.url}/readyz`).then((r) => r.status)))
-    expect(statuses).toEqual([200, 200, 200, 200])
+    // Each instance counts the /readyz requests it answered (GET /metrics, which is not proxied here).
+    const readyCount = async (instance: Instance) => {
+      const text = await (await fetch(`${instance.url}/metrics`)).text()
+      return Number(/parley_http_requests_total\{method="GET",route="\/readyz",status="200"\} (\d+)/.exec(text)?.[1] ?? 0)
+    }
+    const before = [await readyCount(a), await readyCount(b)]
+    for (let i = 0; i < 6; i++) expect((await fetch(`${lb.url}/readyz`)).status).toBe(200)
+    const after = [await readyCount(a), await readyCount(b)]
+    // Round robin: both instances answered some, and together all six.
+    expect(after[0]! - before[0]!).toBeGreaterThan(0)
+    expect(after[1]! - before[1]!).toBeGreaterThan(0)
+    expect(after[0]! - before[0]! + after[1]! - before[1]!).toBe(6)
 
     // A keep-alive frame arrives through nginx while the stream stays open: nothing is buffered.
     const user = await chat.Client.connect({ apiUrl: bot.url })
