@@ -47,6 +47,15 @@ export class Processes {
   private readonly instances: Instance[] = []
   private readonly proxies: Nginx[] = []
   private readonly dirs: string[] = []
+  // A test worker that dies (timeout, Ctrl-C) skips afterAll: never leave a server behind.
+  private readonly onExit = () => {
+    for (const instance of this.instances) if (instance.alive()) instance.kill('SIGKILL')
+    for (const proxy of this.proxies) proxy.process.kill('SIGTERM') // the master stops its workers
+  }
+
+  constructor() {
+    process.once('exit', this.onExit)
+  }
 
   tempDir(prefix: string): string {
     const dir = mkdtempSync(join(tmpdir(), prefix))
@@ -86,6 +95,7 @@ export class Processes {
   }
 
   async stopAll(): Promise<void> {
+    process.off('exit', this.onExit)
     for (const instance of this.instances) {
       if (!instance.alive()) continue
       instance.kill('SIGKILL')
