@@ -7,6 +7,10 @@
  *
  * This suite stops PostgreSQL, so it runs on a cluster of its own, never on the run's shared one.
  */
+import { execFile } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { promisify } from 'node:util'
 import * as chat from '@botpress/chat'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ensureBuilt } from '../cli/helpers.js'
@@ -25,9 +29,6 @@ export const hooks = {
 }
 `
 
-/** A request that must answer, whatever it answers: a hang fails the test here instead of timing it out. */
-const BOUND_MS = 15_000
-const bounded = { signal: () => AbortSignal.timeout(BOUND_MS) }
 
 describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and back under running instances', () => {
   const procs = new Processes()
@@ -63,6 +64,7 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
     const viaB = `${b.url}/${bot.webhookId}`
     let live: SseStream | undefined
     let fresh: SseStream | undefined
+    let fresh2: SseStream | undefined
     try {
       // Before: acknowledged messages, answered by the bot.
       const acknowledged: string[] = []
@@ -82,7 +84,7 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
       await pgCtl(cluster!, 'stop-immediate')
 
       for (const instance of [a, b]) {
-        const health = await fetch(`${instance.url}/healthz`, { signal: bounded.signal() })
+        const health = await fetch(`${instance.url}/healthz`, { signal: AbortSignal.timeout(15_000) })
         expect(health.status).toBe(200)
         const ready = await raw(instance.url, 'GET', '/readyz')
         expectErrorBody(ready, 503, 'ServiceUnavailable')
@@ -123,9 +125,24 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
       await fresh.waitUntil(() => fresh!.allSignals().some((s) => s.type === 'message_created' && (s.data as { id: string }).id === after.id), 20_000)
       await fresh.waitUntil(() => fresh!.allSignals().some((s) => s.type === 'message_created' && textOf(s.data as { payload: Record<string, unknown> }) === 'echo: after the outage'), 30_000)
 
-      // The stream that stayed open through the outage (keep-alives need no database) hears it too.
-      expect(live.isEnded).toBe(false)
-      await live.waitUntil(() => live!.allSignals().some((s) => s.type === 'message_created' && (s.data as { id: string }).id === after.id), 20_000)
+      // The stream opened before the outage: it either stayed open (keep-alives need no database)
+      // or ended, and then a reconnect with its Last-Event-ID resumes it. Either way, every message
+      // stored since it opened arrives, once, in order.
+      let resumed: SseStream | undefined
+      if (live.isEnded) {
+        const lastId = [...live.frames].reverse().find((f) => f.id !== undefined)?.id
+        expect(lastId).toBeDefined()
+        resumed = await listenRaw(viaB, conversationId, user.user.key, { 'Last-Event-ID': lastId! })
+        fresh2 = resumed
+      }
+      const following = resumed ?? live
+      await following.waitUntil(() => following.allSignals().some((s) => s.type === 'message_created' && (s.data as { id: string }).id === after.id), 20_000)
+      const seenIds = [...live.allSignals(), ...(resumed?.allSignals() ?? [])].filter((s) => s.type === 'message_created').map((s) => (s.data as { id: string }).id)
+      const storedIds = (await listAll(user, conversationId)).map((m) => m.id)
+      const start = storedIds.indexOf(seenIds[0]!)
+      expect(start).toBeGreaterThanOrEqual(0)
+      expect(seenIds).toEqual(storedIds.slice(start, start + seenIds.length))
+      expect(seenIds).toContain(after.id)
 
       // Nothing acknowledged was lost; nothing refused was stored; one reply per message.
       const stored = await listAll(user, conversationId)
@@ -141,6 +158,65 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
     } finally {
       await live?.close()
       await fresh?.close()
+      await fresh2?.close()
     }
   }, 180_000)
+
+  it('answers 503 within the pool timeouts while PostgreSQL does not answer at all (frozen), then recovers', async () => {
+    // SIGSTOP on the postmaster and every backend: connections are accepted by the kernel, nothing answers.
+    const pids = await postgresPids(cluster!)
+    expect(pids.length).toBeGreaterThan(1)
+    let frozen = true
+    for (const pid of pids) process.kill(pid, 'SIGSTOP')
+    try {
+      const chatOn = (instance: Instance) => `${instance.url}/${bot.webhookId}`
+      const headers = { 'x-user-key': user.user.key, 'content-type': 'application/json' }
+      // All at once, each bounded: a hang fails here instead of timing the test out.
+      const [readyA, readyB, read, write, healthA] = await Promise.all([
+        boundedFetch(`${a.url}/readyz`),
+        boundedFetch(`${b.url}/readyz`),
+        boundedFetch(`${chatOn(a)}/conversations/${conversationId}/messages`, { headers }),
+        boundedFetch(`${chatOn(b)}/messages`, { method: 'POST', headers, body: JSON.stringify({ conversationId, payload: { type: 'text', text: 'frozen?' } }) }),
+        boundedFetch(`${a.url}/healthz`),
+      ])
+      expect(healthA.status).toBe(200)
+      for (const res of [readyA, readyB, read, write]) {
+        expect(res.status, JSON.stringify(res.body)).toBe(503)
+        expect(res.body).toMatchObject({ code: 503, type: 'ServiceUnavailable' })
+      }
+      for (const pid of pids) process.kill(pid, 'SIGCONT')
+      frozen = false
+
+      for (const instance of [a, b]) {
+        await eventually(async () => ((await fetch(`${instance.url}/readyz`)).status === 200 ? true : undefined), `${instance.name} ready after the freeze`, 30_000, 250)
+      }
+      // The bot still answers, once.
+      await user.createMessage({ conversationId, payload: { type: 'text', text: 'thawed' } })
+      await eventually(async () => ((await listAll(user, conversationId)).some((m) => textOf(m) === 'echo: thawed') ? true : undefined), 'the reply after the freeze', 30_000, 250)
+      expect((await listAll(user, conversationId)).filter((m) => textOf(m) === 'echo: thawed')).toHaveLength(1)
+      expect(a.alive() && b.alive()).toBe(true)
+    } finally {
+      if (frozen) for (const pid of pids) process.kill(pid, 'SIGCONT')
+    }
+  }, 120_000)
 })
+
+/** The postmaster of a cluster made by startPgCluster, and its children (backends, background workers). */
+async function postgresPids(cluster: PgCluster): Promise<number[]> {
+  const postmaster = Number(readFileSync(join(cluster.dir, 'data', 'postmaster.pid'), 'utf8').split('\n')[0])
+  const { stdout } = await promisify(execFile)('pgrep', ['-P', String(postmaster)]).catch(() => ({ stdout: '' }))
+  return [postmaster, ...stdout.split('\n').filter(Boolean).map(Number)]
+}
+
+/** fetch with an upper bound (the pool's 5 s connect and 15 s query timeouts, plus slack for a loaded machine). */
+async function boundedFetch(url: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(40_000) })
+  const text = await res.text()
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    body = text
+  }
+  return { status: res.status, body }
+}
