@@ -97,8 +97,8 @@ describe.skipIf(!nginxOrSkip() || !findPostgresBinaries())('PostgreSQL down and 
         const stream = await raw(`${instance.url}/${bot.webhookId}`, 'GET', `/conversations/${conversationId}/listen`, { key: user.user.key })
         expectErrorBody(stream, 503, 'ServiceUnavailable')
       }
-      // Down long enough for the LISTEN reconnect backoff to reach its ceiling and the runtime's sweep to fail a few times.
-      await sleep(6_000)
+      // Down long enough for several failed LISTEN reconnects and a failed sweep of the runtime.
+      await sleep(4_000)
       // Admin API too.
       const credentials = readCredentials(dataDir)
       const admin = await raw(a.url, 'GET', '/v1/admin/bots', { headers: { authorization: `Bearer ${credentials.token}`, 'x-workspace-id': credentials.workspaceId } })
