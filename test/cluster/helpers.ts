@@ -72,7 +72,7 @@ export class Processes {
     const server = startCli(
       ['serve', '--port', String(options.port), '--host', '127.0.0.1', '--data-dir', options.dataDir, '--database-url', options.databaseUrl, '--public-url', options.publicUrl, '--log-level', 'warn'],
       /OpenAPI:/,
-      { timeoutMs: 60_000, env: { PARLEY_BOT_TIMEOUT_MS: '4000', PARLEY_BOT_TURN_TIMEOUT_MS: '4000', PARLEY_SSE_KEEPALIVE_MS: '1000', PARLEY_DATABASE_POOL_SIZE: '4', ...options.env } },
+      { timeoutMs: 60_000, env: { PARLEY_BOT_TIMEOUT_MS: '6000', PARLEY_BOT_TURN_TIMEOUT_MS: '6000', PARLEY_SSE_KEEPALIVE_MS: '1000', PARLEY_DATABASE_POOL_SIZE: '4', ...options.env } },
     )
     const instance: Instance = {
       name,

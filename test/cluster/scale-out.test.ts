@@ -152,7 +152,7 @@ describe.skipIf(!nginxBinary)('two Parley instances behind nginx on one PostgreS
     let second: SseStream | undefined
     try {
       await say(user, 'before')
-      await first.waitUntil(() => messagesOf(first).includes('echo: before'), 15_000)
+      await first.waitUntil(() => messagesOf(first).includes('echo: before'), 30_000)
 
       // Once the finished turn released the lease, B is frozen, so A is certainly the instance that takes the next turn.
       await eventually(async () => {
@@ -160,10 +160,10 @@ describe.skipIf(!nginxBinary)('two Parley instances behind nginx on one PostgreS
         return row && row.bot_lease_owner === null ? true : undefined
       }, 'the first turn to release its lease')
       b.kill('SIGSTOP')
-      const slow = await say(onA, 'slow 2500')
+      const slow = await say(onA, 'slow 4000')
       expect(slow.message.id).toBeTruthy()
       // Mid-turn: A holds the lease and already sent the turn's first reply.
-      await first.waitUntil(() => messagesOf(first).includes('working on: slow 2500'), 15_000)
+      await first.waitUntil(() => messagesOf(first).includes('working on: slow 4000'), 30_000)
       const [lease] = await query<{ bot_lease_owner: string | null }>(databaseUrl, 'SELECT bot_lease_owner FROM conversations WHERE id = $1', [conversation.id])
       expect(lease?.bot_lease_owner).toEqual(expect.any(String))
       a.kill('SIGKILL')
@@ -184,7 +184,7 @@ describe.skipIf(!nginxBinary)('two Parley instances behind nginx on one PostgreS
 
       // 'after' was stored while the dead instance's lease still held the conversation; the re-run
       // turn's first reply kept its id (not repeated), then the turns ran in sequence order.
-      const EXPECTED = ['before', 'echo: before', 'slow 2500', 'working on: slow 2500', 'after', 'echo: slow 2500', 'echo: after']
+      const EXPECTED = ['before', 'echo: before', 'slow 4000', 'working on: slow 4000', 'after', 'echo: slow 4000', 'echo: after']
       const seen = [...messagesOf(first), ...messagesOf(second)]
       expect(seen).toEqual(EXPECTED)
       // Frame ids are the conversation's sequence numbers: strictly increasing across the two streams, no gap, no repeat.
