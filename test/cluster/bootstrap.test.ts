@@ -10,9 +10,9 @@ import { ensureBuilt } from '../cli/helpers.js'
 import { bootstrap } from '../../src/domain/bootstrap.js'
 import { createPostgresStore } from '../../src/store/postgres.js'
 import { dropDatabase, freshDatabase } from '../helpers/pg.js'
-import { freePort, nginxOrSkip, Processes, query, readCredentials, type Instance } from './helpers.js'
+import { freePort, Processes, query, readCredentials, type Instance } from './helpers.js'
 
-describe.skipIf(!nginxOrSkip())('bootstrap with several instances starting at once', () => {
+describe('bootstrap with several instances starting at once', () => {
   const procs = new Processes()
   const databases: string[] = []
 
