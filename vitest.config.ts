@@ -10,8 +10,11 @@ import { findPostgresBinaries } from './test/helpers/pg-cluster.js'
  *   (API, end-to-end, security, runtime), once per engine. PARLEY_TEST_STORE=postgres runs only the
  *   PostgreSQL pass (`npm run test:postgres`), =sqlite only the SQLite one; unset runs both when
  *   PostgreSQL is available or required (PARLEY_REQUIRE_POSTGRES=1), else SQLite alone.
+ * - `cluster`: test/cluster/**, several `parley serve` processes behind Debian's nginx on the run's
+ *   PostgreSQL (issue #5's end-to-end proof); only when PostgreSQL is available or required.
  * One PostgreSQL cluster serves the whole run (test/helpers/pg-global-setup.ts).
  */
+const CLUSTER_SUITES = ['test/cluster/**/*.test.ts']
 const HARNESS_SUITES = ['test/api/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/security/**/*.test.ts', 'test/runtime/**/*.test.ts']
 
 const env = process.env
@@ -30,8 +33,11 @@ export default defineConfig({
     projects: [
       {
         extends: true as const,
-        test: { name: 'core', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...HARNESS_SUITES] },
+        test: { name: 'core', include: ['test/**/*.test.ts'], exclude: [...configDefaults.exclude, ...HARNESS_SUITES, ...CLUSTER_SUITES] },
       },
+      ...(only !== 'sqlite' && (postgresAvailable || env.PARLEY_REQUIRE_POSTGRES === '1')
+        ? [{ extends: true as const, test: { name: 'cluster', include: CLUSTER_SUITES, testTimeout: 120_000, hookTimeout: 240_000 } }]
+        : []),
       ...stores.map((store) => ({
         extends: true as const,
         test: { name: store, include: HARNESS_SUITES, env: { PARLEY_TEST_STORE: store } },

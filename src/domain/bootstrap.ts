@@ -22,13 +22,25 @@ export const credentialsPath = (dataDir: string) => join(dataDir, 'credentials.j
 /**
  * First start on an empty database: a workspace, its owner account with an access token, and a
  * demo bot with the chat integration. The token is shown once and stored hashed, so the only
- * plaintext copy is credentials.json (mode 0600). Later starts create nothing.
+ * plaintext copy is credentials.json (mode 0600). Later starts create nothing, and neither do
+ * instances racing the first one (a database-wide lock; see Store.withLock).
  */
 export async function bootstrap(
   store: Store,
   dataDir: string,
   publicUrl: string,
   options: { demoCode?: boolean } = {},
+): Promise<{ created: boolean; credentials?: Credentials }> {
+  // Instances started together on an empty database: one bootstraps, the others wait for the
+  // lock, then find the workspace and create nothing.
+  return store.withLock('bootstrap', () => bootstrapUnlocked(store, dataDir, publicUrl, options))
+}
+
+async function bootstrapUnlocked(
+  store: Store,
+  dataDir: string,
+  publicUrl: string,
+  options: { demoCode?: boolean },
 ): Promise<{ created: boolean; credentials?: Credentials }> {
   if ((await store.countWorkspaces()) > 0) {
     const credentials = await readFile(credentialsPath(dataDir), 'utf8')

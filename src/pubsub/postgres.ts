@@ -64,6 +64,9 @@ export class PostgresPubSub implements PubSub {
       application_name: 'parley-publish',
     })
     this.pool.on('error', (err) => this.options.onError?.(err))
+    // A connection checked out when the server terminates it would otherwise emit an unhandled
+    // 'error' (process crash); the publish fails instead and the pool drops the connection.
+    this.pool.on('connect', (client) => client.on('error', () => {}))
   }
 
   /** Whether the listening connection is up right now. */

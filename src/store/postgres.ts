@@ -41,12 +41,32 @@ export function redactDatabaseUrl(url: string): string {
 }
 
 /**
+ * The KyselyStore on PostgreSQL, plus what only a database shared by several processes needs:
+ * `withLock` holds a session-level advisory lock (keyed by `hashtext(name)`) on one reserved pool
+ * connection while `fn` runs on the others; the lock is released, or dies with the connection if
+ * the process does, so a crashed instance never leaves it held.
+ */
+export class PostgresStore extends KyselyStore {
+  override async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    // In-process first, so one instance's waiters do not each hold a pool connection.
+    return super.withLock(name, () => this.db.connection().execute(async (connection) => {
+      await sql`SELECT pg_advisory_lock(hashtext(${`parley:${name}`}))`.execute(connection)
+      try {
+        return await fn()
+      } finally {
+        await sql`SELECT pg_advisory_unlock(hashtext(${`parley:${name}`}))`.execute(connection)
+      }
+    }))
+  }
+}
+
+/**
  * PostgreSQL through node-postgres: the same KyselyStore (same queries) as SQLite, on a pool.
  * Migrations run on open under Kysely's migration lock (a PostgreSQL advisory lock), so several
  * instances can start at once on an empty database: one migrates, the others wait and find
  * nothing left to do.
  */
-export async function createPostgresStore(options: PostgresOptions): Promise<KyselyStore> {
+export async function createPostgresStore(options: PostgresOptions): Promise<PostgresStore> {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.poolSize ?? 10,
@@ -60,6 +80,10 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Kys
   })
   // Without a listener an idle connection's error (server restart, network cut) would crash the process.
   pool.on('error', (err) => options.onPoolError?.(err))
+  // The pool listens only while a connection is idle: one checked out between two queries (a
+  // transaction, a reserved connection) that the server terminates (`pg_ctl stop`, 57P01) would
+  // emit an unhandled 'error' and kill the process. Its next query fails (503) and the pool drops it.
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   try {
     // Startup self-check, as for SQLite: an acknowledged write must be on disk before we answer.
@@ -73,5 +97,5 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Kys
     await db.destroy().catch(() => {})
     throw err
   }
-  return new KyselyStore(db, 'postgres')
+  return new PostgresStore(db, 'postgres')
 }

@@ -177,6 +177,11 @@ export interface Store {
   readonly files: FileStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
+  /**
+   * Runs `fn` while holding the database-wide lock `name`, so that instances sharing the database
+   * do it one at a time (first-start bootstrap). PostgreSQL: an advisory lock; SQLite has one process.
+   */
+  withLock<T>(name: string, fn: () => Promise<T>): Promise<T>
   close(): Promise<void>
 
   // Workspaces, accounts, tokens (bootstrap now; the Admin API builds on these)

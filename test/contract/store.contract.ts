@@ -188,6 +188,29 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(['sqlite', 'postgres']).toContain(store.dialect)
       })
 
+      it('withLock: callers of one name never overlap, a failure releases the lock, other names are independent', async () => {
+        const name = uid('lock')
+        let inside = 0
+        let most = 0
+        const critical = async (i: number) => {
+          inside++
+          most = Math.max(most, inside)
+          await new Promise((r) => setTimeout(r, 15))
+          inside--
+          if (i === 1) throw new Error('boom')
+          return i
+        }
+        const results = await Promise.allSettled([0, 1, 2, 3].map((i) => store.withLock(name, () => critical(i))))
+        expect(most).toBe(1)
+        expect(results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as Error).message))).toEqual([0, 'boom', 2, 3])
+        // Another name does not wait for this one.
+        let release!: () => void
+        const held = store.withLock(name, () => new Promise<void>((r) => (release = r)))
+        await expect(store.withLock(uid('other'), async () => 'free')).resolves.toBe('free')
+        release()
+        await held
+      })
+
       it('countWorkspaces counts created workspaces and forgets deleted ones', async () => {
         const before = await store.countWorkspaces()
         expect(before).toBeGreaterThanOrEqual(1) // the fixture's

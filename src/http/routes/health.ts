@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { App } from '../types.js'
 import { ErrorBody } from '../schemas/common.js'
-import { ApiError } from '../../lib/errors.js'
+import { errors } from '../../lib/errors.js'
 
 export default function healthRoutes(app: App): void {
   app.get('/healthz', {
@@ -17,7 +17,8 @@ export default function healthRoutes(app: App): void {
     try {
       await app.services.store.ping()
     } catch {
-      throw new ApiError('Internal', 'The database is not reachable')
+      // 503, not 500: a load balancer takes the instance out of rotation until the database answers.
+      throw errors.unavailable()
     }
     return { status: 'ready' as const }
   })

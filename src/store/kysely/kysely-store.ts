@@ -116,6 +116,20 @@ export class KyselyStore implements Store {
     await sql`select 1`.execute(this.db)
   }
 
+  private readonly locks = new Map<string, Promise<unknown>>()
+
+  /** In-process: callers of one name run one after the other. SQLite has one process; PostgresStore adds an advisory lock. */
+  async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+    const before = this.locks.get(name) ?? Promise.resolve()
+    const run = before.catch(() => {}).then(fn)
+    const tail = run.catch(() => {})
+    this.locks.set(name, tail)
+    void tail.then(() => {
+      if (this.locks.get(name) === tail) this.locks.delete(name)
+    })
+    return run
+  }
+
   async close(): Promise<void> {
     await this.db.destroy()
     await this.onClose()
