@@ -8,6 +8,7 @@ import type { PubSub } from '../pubsub/pubsub.js'
 import type { BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
+import { searchForBot } from './knowledge.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
 
 /** The channel on which new incoming messages and events announce "this conversation has work". */
@@ -328,6 +329,8 @@ export class BotRuntime implements IncomingInterceptor {
           if (!user) throw errors.notFound('User', String(a.id))
           return { user: userView(user) }
         }
+        case 'searchKnowledge':
+          return searchForBot(this.store, bot.id, a, this.clock())
         default:
           throw errors.invalidPayload(`Unknown client method "${method}"`)
       }

@@ -40,6 +40,40 @@ export interface KnowledgeServiceDeps {
   warn?: ((context: Record<string, unknown>, message: string) => void) | undefined
 }
 
+/**
+ * Search, independent of the indexer (bot code searches through the runtime with only a store): the query
+ * is cut into terms, unknown words get their closest vocabulary words, passages are ranked by the engine.
+ */
+export async function searchKnowledge(store: KnowledgeStore, botId: string, input: SearchInput, now: number): Promise<SearchResult[]> {
+  if (input.query.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query must be at most ${MAX_QUERY_CHARS} characters`)
+  const limit = Math.min(Math.max(input.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max)
+  let any: Record<string, string>[] | undefined
+  if (input.knowledgeBaseIds !== undefined) {
+    any = []
+    for (const id of input.knowledgeBaseIds) {
+      const kb = await store.getKnowledgeBase(botId, id)
+      if (!kb) throw errors.notFound('Knowledge base', id)
+      any.push(...kbSelection(kb))
+    }
+  }
+  const terms = queryTerms(input.query)
+  if (terms.length === 0) return []
+  const expanded = await expandTerms(store, botId, terms)
+  const hits = await store.searchPassages({ botId, terms: expanded, files: { all: input.tags, any }, now, limit })
+  if (!input.withContext) return hits
+  const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
+  return Promise.all(hits.map(async (hit) => {
+    const around = await store.passagesAround(botId, hit.fileId, hit.position, depth)
+    return {
+      ...hit,
+      context: around.map((p) => ({
+        id: p.id, text: p.content, offset: p.position - hit.position,
+        type: p.position < hit.position ? 'preceding' as const : p.position > hit.position ? 'subsequent' as const : 'current' as const,
+      })),
+    }
+  }))
+}
+
 /** Which files a knowledge base selects: files tagged kbId=<its id>, or carrying all of its tags. */
 export function kbSelection(kb: KnowledgeBaseRow): Record<string, string>[] {
   const sets: Record<string, string>[] = [{ [KB_ID_TAG]: kb.id }]
@@ -97,30 +131,8 @@ export class KnowledgeService {
 
   // ---- search ----
 
-  async search(botId: string, input: SearchInput): Promise<SearchResult[]> {
-    if (input.query.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query must be at most ${MAX_QUERY_CHARS} characters`)
-    const limit = Math.min(Math.max(input.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max)
-    let any: Record<string, string>[] | undefined
-    if (input.knowledgeBaseIds !== undefined) {
-      any = []
-      for (const id of input.knowledgeBaseIds) any.push(...kbSelection(await this.getKnowledgeBase(botId, id)))
-    }
-    const terms = queryTerms(input.query)
-    if (terms.length === 0) return []
-    const expanded = await expandTerms(this.deps.store, botId, terms)
-    const hits = await this.deps.store.searchPassages({ botId, terms: expanded, files: { all: input.tags, any }, now: this.deps.clock(), limit })
-    if (!input.withContext) return hits
-    const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
-    return Promise.all(hits.map(async (hit) => {
-      const around = await this.deps.store.passagesAround(botId, hit.fileId, hit.position, depth)
-      return {
-        ...hit,
-        context: around.map((p) => ({
-          id: p.id, text: p.content, offset: p.position - hit.position,
-          type: p.position < hit.position ? 'preceding' as const : p.position > hit.position ? 'subsequent' as const : 'current' as const,
-        })),
-      }
-    }))
+  search(botId: string, input: SearchInput): Promise<SearchResult[]> {
+    return searchKnowledge(this.deps.store, botId, input, this.deps.clock())
   }
 
   listFilePassages(botId: string, fileId: string, page: { nextToken?: string | undefined; limit: number }): Promise<Page<PassageRow>> {
