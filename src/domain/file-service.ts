@@ -94,7 +94,7 @@ export interface ListFilesInput {
 }
 
 /** A file with its download URL (signed and expiring, or stable for public_content). */
-export type LocatedFile = FileRow & { url: string }
+export type LocatedFile = FileRow & { url: string; indexingProgress?: { passagesIndexed: number; passagesTotal: number } | undefined }
 
 /** Query parameters of a signed download URL. */
 export interface DownloadSignature { expires?: string | undefined; signature?: string | undefined }
@@ -201,7 +201,7 @@ export class FileService {
       { after: input.nextToken, limit: Math.min(input.pageSize ?? FILES_PAGE_SIZE.default, FILES_PAGE_SIZE.max) },
     )
     const secret = await this.secret()
-    return { items: page.items.map((f) => ({ ...f, url: this.downloadUrl(secret, f, now) })), next: page.next }
+    return { items: page.items.map((f) => ({ ...f, url: this.downloadUrl(secret, f, now), indexingProgress: this.knowledge.progressOf(f.id) })), next: page.next }
   }
 
   async updateFileMetadata(botId: string, idOrKey: string, input: UpdateFileInput): Promise<LocatedFile> {
@@ -362,7 +362,7 @@ export class FileService {
   }
 
   private async locate(file: FileRow): Promise<LocatedFile> {
-    return { ...file, url: this.downloadUrl(await this.secret(), file, this.clock()) }
+    return { ...file, url: this.downloadUrl(await this.secret(), file, this.clock()), indexingProgress: this.knowledge.progressOf(file.id) }
   }
 
   private isExpired(file: FileRow, now: number): boolean {

@@ -56,6 +56,19 @@ describe('knowledge: a large file', () => {
     expect(during.file.status).toBe('indexing_pending')
     const kbs = await client.listKnowledgeBases({})
     expect(Array.isArray(kbs.knowledgeBases)).toBe(true)
+    // Progress is visible in the file while it is indexed (a Parley extension field), and only moves forward.
+    const seen: { passagesIndexed: number; passagesTotal: number }[] = []
+    for (;;) {
+      const { file: now } = (await client.getFile({ id: file.id })) as { file: { status: string; indexingProgress?: { passagesIndexed: number; passagesTotal: number } } }
+      if (now.indexingProgress) seen.push(now.indexingProgress)
+      if (now.status !== 'indexing_pending') break
+    }
+    expect(seen.length).toBeGreaterThan(0)
+    for (let i = 0; i < seen.length; i++) {
+      expect(seen[i]!.passagesIndexed).toBeLessThanOrEqual(seen[i]!.passagesTotal)
+      if (i > 0) expect(seen[i]!.passagesIndexed).toBeGreaterThanOrEqual(seen[i - 1]!.passagesIndexed)
+    }
+    expect(seen[0]!.passagesTotal).toBeGreaterThanOrEqual(6000)
     await h.app.services.files.knowledge.idle()
     expect((await client.getFile({ id: file.id })).file.status).toBe('indexing_completed')
     const last = await client.searchFiles({ query: 'number5999', limit: 3 })

@@ -92,9 +92,14 @@ export class KnowledgeService {
   private running: Promise<void> | undefined
   private stopped = false
   /** Progress of the file being indexed (passages written / total), for the Files API's status. */
-  readonly progress = new Map<string, { done: number; total: number }>()
+  private readonly progress = new Map<string, { passagesIndexed: number; passagesTotal: number }>()
 
   constructor(private readonly deps: KnowledgeServiceDeps) {}
+
+  /** Passages written so far for a file this instance is indexing. */
+  progressOf(fileId: string): { passagesIndexed: number; passagesTotal: number } | undefined {
+    return this.progress.get(fileId)
+  }
 
   // ---- knowledge bases ----
 
@@ -216,12 +221,13 @@ export class KnowledgeService {
       if (passages.length === 0) throw new ExtractionError('No text could be extracted from the file')
       // Written in batches with a yield in between: a large file shares the database and the event loop.
       await store.deleteFilePassages(botId, fileId).catch(() => {})
+      this.progress.set(fileId, { passagesIndexed: 0, passagesTotal: passages.length })
       for (let i = 0; i < passages.length; i += PASSAGE_BATCH) {
         if (this.stopped) return
         const batch = passages.slice(i, i + PASSAGE_BATCH)
         await store.addPassages(botId, fileId, blobName, batch)
         await store.addTerms(botId, batch.flatMap((p) => vocabulary(`${p.title}\n${p.content}`)))
-        this.progress.set(fileId, { done: Math.min(i + PASSAGE_BATCH, passages.length), total: passages.length })
+        this.progress.set(fileId, { passagesIndexed: Math.min(i + PASSAGE_BATCH, passages.length), passagesTotal: passages.length })
         await yieldToLoop()
       }
     } catch (err) {
