@@ -33,3 +33,11 @@ CREATE TABLE kb_terms (
   term TEXT COLLATE "C" NOT NULL,
   PRIMARY KEY (bot_id, term)
 );
+
+-- Which instance indexes a file's content now: two instances never index the same file at once.
+CREATE TABLE kb_index_claims (
+  file_id TEXT PRIMARY KEY NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  blob_name TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  claimed_at BIGINT NOT NULL
+);

@@ -26,3 +26,11 @@ CREATE TABLE kb_terms (
   term TEXT NOT NULL,
   PRIMARY KEY (bot_id, term)
 ) STRICT;
+
+-- Which instance indexes a file's content now (several instances share a PostgreSQL store; harmless here).
+CREATE TABLE kb_index_claims (
+  file_id TEXT PRIMARY KEY NOT NULL REFERENCES files(id) ON DELETE CASCADE,
+  blob_name TEXT NOT NULL,
+  owner TEXT NOT NULL,
+  claimed_at INTEGER NOT NULL
+) STRICT;

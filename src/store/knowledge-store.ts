@@ -85,6 +85,12 @@ export interface KnowledgeStore {
   completeIndexing(botId: string, fileId: string, blobName: string, failure: string | null, now: number): Promise<boolean>
   /** Moves a freshly uploaded indexed file to indexing_pending (compare-and-set on its blob). */
   markIndexingPending(botId: string, fileId: string, blobName: string, now: number): Promise<FileRow | undefined>
+  /**
+   * Claims the indexing of a file's content for `owner` (one instance at a time). Succeeds when nobody holds
+   * it, when the holder's claim is older than `staleBefore` (a dead instance), or when it was for other content.
+   */
+  claimIndexing(fileId: string, blobName: string, owner: string, now: number, staleBefore: number): Promise<boolean>
+  releaseIndexing(fileId: string, owner: string): Promise<void>
   /** Files waiting for indexing, every bot (restart recovery), oldest first. */
   listPendingIndexing(limit: number): Promise<FileRow[]>
   /** Every passage of a file (any content version is dropped but the current one), in position order. */

@@ -111,6 +111,19 @@ export function describeKnowledgeContract(name: string, factory: StoreFactory): 
       expect((await store.knowledge.listFilePassages(botId, file.id, { limit: 3 })).items).toEqual([])
     })
 
+    it('indexing claims: one holder at a time, taken over when stale or for new content, released by the holder', async () => {
+      const file = await indexedFile(botId, [passage(0, 'claimed')])
+      expect(await store.knowledge.claimIndexing(file.id, 'b1', 'inst-a', T0, T0 - 100)).toBe(true)
+      expect(await store.knowledge.claimIndexing(file.id, 'b1', 'inst-b', T0 + 1, T0 - 100)).toBe(false)
+      expect(await store.knowledge.claimIndexing(file.id, 'b1', 'inst-a', T0 + 2, T0 - 100)).toBe(true) // the holder renews
+      expect(await store.knowledge.claimIndexing(file.id, 'b2', 'inst-b', T0 + 3, T0 - 100)).toBe(true) // newer content
+      expect(await store.knowledge.claimIndexing(file.id, 'b2', 'inst-c', T0 + 4, T0 + 4)).toBe(true) // stale claim
+      await store.knowledge.releaseIndexing(file.id, 'inst-b') // not the holder: no effect
+      expect(await store.knowledge.claimIndexing(file.id, 'b2', 'inst-d', T0 + 5, T0 - 100)).toBe(false)
+      await store.knowledge.releaseIndexing(file.id, 'inst-c')
+      expect(await store.knowledge.claimIndexing(file.id, 'b2', 'inst-d', T0 + 6, T0 - 100)).toBe(true)
+    })
+
     it('vocabulary: known terms and prefix lookups per bot', async () => {
       await store.knowledge.addTerms(botId, ['lighthouse', 'lightning', 'lamp', 'lighthouse', 'bad term'])
       expect([...(await store.knowledge.knownTerms(botId, ['lighthouse', 'ligthouse']))]).toEqual(['lighthouse'])

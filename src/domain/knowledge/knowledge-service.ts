@@ -16,6 +16,8 @@ export const MAX_CONTEXT_DEPTH = 10
 export const KB_ID_TAG = 'kbId'
 const PASSAGE_BATCH = 100
 const RESUME_BATCH = 100
+/** A claim older than this is taken over (the instance holding it is presumed dead). */
+const CLAIM_STALE_MS = 10 * 60_000
 
 export interface SearchInput {
   query: string
@@ -91,6 +93,8 @@ export class KnowledgeService {
   private readonly queue: { botId: string; fileId: string }[] = []
   private running: Promise<void> | undefined
   private stopped = false
+  /** This instance's name on indexing claims. */
+  private readonly instanceId = uuidv7()
   /** Progress of the file being indexed (passages written / total), for the Files API's status. */
   private readonly progress = new Map<string, { passagesIndexed: number; passagesTotal: number }>()
 
@@ -211,6 +215,18 @@ export class KnowledgeService {
     const file = await this.deps.files.getFile(botId, fileId)
     if (!file || file.status !== 'indexing_pending' || !file.blobName) return
     const blobName = file.blobName
+    // Another instance may be indexing this content (a shared PostgreSQL store): leave it to that one.
+    if (!(await store.claimIndexing(fileId, blobName, this.instanceId, clock(), clock() - CLAIM_STALE_MS))) return
+    try {
+      await this.indexClaimed(file, blobName)
+    } finally {
+      await store.releaseIndexing(fileId, this.instanceId).catch(() => {})
+    }
+  }
+
+  private async indexClaimed(file: FileRow, blobName: string): Promise<void> {
+    const { store, blobs, clock } = this.deps
+    const { botId, id: fileId } = file
     let failure: string | null = null
     try {
       const blob = await blobs.get(blobName)

@@ -11,6 +11,7 @@ import type { Page, PageRequest } from '../store.js'
 interface KnowledgeTables {
   knowledge_bases: { id: string; bot_id: string; name: string; tags: string; created_at: number; updated_at: number }
   kb_terms: { bot_id: string; term: string }
+  kb_index_claims: { file_id: string; blob_name: string; owner: string; claimed_at: number }
 }
 type Db = Kysely<Database & KnowledgeTables>
 
@@ -148,6 +149,18 @@ export class KyselyKnowledgeStore implements KnowledgeStore {
       .where('bot_id', '=', botId).where('id', '=', fileId).where('blob_name', '=', blobName).where('indexed', '=', 1)
       .executeTakeFirst()
     return Number(r.numUpdatedRows) > 0 ? this.files.getFile(botId, fileId) : undefined
+  }
+
+  async claimIndexing(fileId: string, blobName: string, owner: string, now: number, staleBefore: number): Promise<boolean> {
+    const r = await this.db.insertInto('kb_index_claims').values({ file_id: fileId, blob_name: blobName, owner, claimed_at: now })
+      .onConflict((oc) => oc.column('file_id').doUpdateSet({ blob_name: blobName, owner, claimed_at: now })
+        .where((eb) => eb.or([eb('kb_index_claims.claimed_at', '<', staleBefore), eb('kb_index_claims.blob_name', '<>', blobName), eb('kb_index_claims.owner', '=', owner)])))
+      .returning('file_id').executeTakeFirst()
+    return r !== undefined
+  }
+
+  async releaseIndexing(fileId: string, owner: string): Promise<void> {
+    await this.db.deleteFrom('kb_index_claims').where('file_id', '=', fileId).where('owner', '=', owner).execute()
   }
 
   async listPendingIndexing(limit: number): Promise<FileRow[]> {
