@@ -72,3 +72,40 @@ export async function searchForBot(store: Store, botId: string, args: Record<str
     })),
   }
 }
+
+export type AnswerComposer = (question: string, results: KbResult[]) => Promise<string | undefined>
+
+const MAX_ANSWER_CHARS = 4000
+
+/**
+ * Knowledge-card answers composed by an OpenAI-compatible endpoint (POST {url}/chat/completions), when one is
+ * configured. The model only sees the question and the passages; any failure (network, status, timeout, odd
+ * body) returns undefined and the card falls back to the best passage as is.
+ */
+export function answerComposer(config: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined): AnswerComposer | undefined {
+  if (!config) return undefined
+  return async (question, results) => {
+    const sources = results.map((r, i) => `[${i + 1}] (${r.fileKey}${r.pageNumber !== undefined ? `, page ${r.pageNumber}` : ''}) ${r.content}`).join('\n\n')
+    try {
+      const res = await fetch(`${config.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(config.apiKey && { authorization: `Bearer ${config.apiKey}` }) },
+        body: JSON.stringify({
+          model: config.model,
+          temperature: 0,
+          messages: [
+            { role: 'system', content: 'Answer the user\'s question using only the numbered passages. Be brief. If they do not contain the answer, say you do not know.' },
+            { role: 'user', content: `Passages:\n${sources}\n\nQuestion: ${question}` },
+          ],
+        }),
+        signal: AbortSignal.timeout(config.timeoutMs),
+      })
+      if (!res.ok) return undefined
+      const body = (await res.json()) as { choices?: { message?: { content?: unknown } }[] }
+      const text = body.choices?.[0]?.message?.content
+      return typeof text === 'string' && text.trim() ? text.trim().slice(0, MAX_ANSWER_CHARS) : undefined
+    } catch {
+      return undefined
+    }
+  }
+}

@@ -699,10 +699,12 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
 
   async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard, where: string): Promise<void> {
     let answer: Json
+    let query = ''
     try {
       const question = await unit(rt, () => render(card.question, scopeOf(rt, event), false))
       const args: Json = { query: typeof question === 'string' ? question : String(question), limit: card.limit }
       if (card.knowledgeBases) args.knowledgeBases = card.knowledgeBases
+      query = args.query as string
       answer = await searchKnowledge(event, args)
     } catch (err) {
       fail(rt, where, err)
@@ -717,7 +719,15 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         const source = String(r.fileKey) + (typeof r.pageNumber === 'number' ? ' (page ' + r.pageNumber + ')' : '')
         if (sources.indexOf(source) < 0) sources.push(source)
       }
-      text = String(results[0]!.content) + '\n\nSources: ' + sources.join(', ')
+      let body = String(results[0]!.content)
+      try {
+        // Composed by the configured OpenAI-compatible endpoint, if any (the host answers null otherwise).
+        const composed = jsonParse(await host.call('composeKnowledgeAnswer', jsonStringify({ question: query, results }))) as Json
+        if (typeof composed.text === 'string' && composed.text !== '') body = composed.text
+      } catch (err) {
+        fail(rt, where, err)
+      }
+      text = body + '\n\nSources: ' + sources.join(', ')
     }
     try {
       await sendMessage(rt, event, { payload: { type: 'text', text } }, true)
