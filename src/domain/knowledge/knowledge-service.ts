@@ -152,7 +152,11 @@ export class KnowledgeService {
 
   /** Called when an indexed file's upload landed: the file becomes indexing_pending and is queued. */
   async uploaded(file: FileRow): Promise<FileRow> {
-    if (!file.index || !file.blobName) return file
+    if (!file.index || !file.blobName) {
+      // Re-uploaded without `index`: passages of the earlier indexed content are garbage.
+      if (!file.index) await this.deps.store.deleteFilePassages(file.botId, file.id)
+      return file
+    }
     const pending = await this.deps.store.markIndexingPending(file.botId, file.id, file.blobName, this.deps.clock())
     if (!pending) return file
     this.enqueue(pending.botId, pending.id)
@@ -193,7 +197,10 @@ export class KnowledgeService {
   }
 
   private async drain(): Promise<void> {
+    // Files handled by this drain: a file another instance holds (or that failed) is not retried in a loop.
+    const seen = new Set<string>()
     for (let next = this.queue.shift(); next && !this.stopped; next = this.queue.shift()) {
+      seen.add(next.fileId)
       try {
         await this.index(next.botId, next.fileId)
       } catch (err) {
@@ -204,7 +211,7 @@ export class KnowledgeService {
       if (this.queue.length === 0 && !this.stopped) {
         // More may have been left pending meanwhile by another instance or a lost enqueue.
         for (const f of await this.deps.store.listPendingIndexing(RESUME_BATCH).catch(() => [])) {
-          if (f.id !== next.fileId) this.queue.push({ botId: f.botId, fileId: f.id })
+          if (!seen.has(f.id)) this.queue.push({ botId: f.botId, fileId: f.id })
         }
       }
     }
