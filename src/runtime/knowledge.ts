@@ -84,8 +84,11 @@ const MAX_ANSWER_CHARS = 4000
  */
 export function answerComposer(config: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined): AnswerComposer | undefined {
   if (!config) return undefined
+  // The results come back from bot code: bounded here so the endpoint cannot be used for arbitrary large prompts.
+  const clip = (v: unknown, n: number) => String(v).slice(0, n)
   return async (question, results) => {
-    const sources = results.map((r, i) => `[${i + 1}] (${r.fileKey}${r.pageNumber !== undefined ? `, page ${r.pageNumber}` : ''}) ${r.content}`).join('\n\n')
+    const sources = results.slice(0, KB_RESULTS.max)
+      .map((r, i) => `[${i + 1}] (${clip(r.fileKey, 200)}${typeof r.pageNumber === 'number' ? `, page ${r.pageNumber}` : ''}) ${clip(r.content, 2000)}`).join('\n\n')
     try {
       const res = await fetch(`${config.url}/chat/completions`, {
         method: 'POST',
@@ -95,7 +98,7 @@ export function answerComposer(config: { url: string; model: string; apiKey: str
           temperature: 0,
           messages: [
             { role: 'system', content: 'Answer the user\'s question using only the numbered passages. Be brief. If they do not contain the answer, say you do not know.' },
-            { role: 'user', content: `Passages:\n${sources}\n\nQuestion: ${question}` },
+            { role: 'user', content: `Passages:\n${sources}\n\nQuestion: ${clip(question, 2000)}` },
           ],
         }),
         signal: AbortSignal.timeout(config.timeoutMs),
