@@ -46,7 +46,7 @@ export async function extractPassages(bytes: Uint8Array, contentType: string, ke
     if (text.length > MAX_INDEXED_CHARS) throw new ExtractionError(`The file has more than ${MAX_INDEXED_CHARS} characters of text`)
     if (kind === 'json') blocks = await jsonBlocks(text, name)
     else if (kind === 'csv' || kind === 'tsv') blocks = await tableBlocks(text, kind === 'csv' ? ',' : '\t', name)
-    else blocks = await markdownBlocks(kind === 'html' ? htmlToMarkdown(text) : text, name)
+    else blocks = await markdownBlocks(kind === 'html' ? await htmlToMarkdown(text) : text, name)
   }
   return packPassages(blocks)
 }
@@ -75,13 +75,15 @@ async function markdownBlocks(text: string, docTitle: string, pageNumber?: numbe
       inCode = !inCode
       continue
     }
-    const heading = inCode ? null : line.match(/^(#{1,6})\s+(.*?)\s*#*\s*$/)
+    // Anchored and without nested quantifiers: linear even on a hostile line.
+    const heading = inCode ? null : /^(#{1,6})[ \t]+(.*)$/.exec(line)
     if (heading) {
       flush()
       const level = heading[1]!.length
+      const text = heading[2]!.trim().replace(/[ \t]#+$/, '').trim()
       headings.length = level - 1
-      headings[level - 1] = heading[2]!
-      if (level === 1 && headings.length === 1) docTitle = heading[2]!, headings.length = 0
+      headings[level - 1] = text
+      if (level === 1 && headings.length === 1) docTitle = text, headings.length = 0
       continue
     }
     if (line.trim() === '' && !inCode) flush()
@@ -91,7 +93,7 @@ async function markdownBlocks(text: string, docTitle: string, pageNumber?: numbe
   return blocks
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', ldquo: '“', rdquo: '”', copy: '©' }
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', ldquo: '“', rdquo: '”', copy: '©', euro: '€' }
 
 function decodeEntities(s: string): string {
   return s.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (m, e: string) => {
@@ -103,20 +105,68 @@ function decodeEntities(s: string): string {
   })
 }
 
-/** Headings become Markdown headings, block elements paragraph breaks, everything else plain text. */
-export function htmlToMarkdown(html: string): string {
-  const titled = html.match(/<title[^>]*>([\s\S]*?)<\/title>/i)?.[1]?.trim()
-  let s = html
-    .replace(/<!--[\s\S]*?-->/g, ' ')
-    .replace(/<(script|style|noscript|template|head|svg)\b[\s\S]*?<\/\1\s*>/gi, ' ')
-    .replace(/<h([1-6])\b[^>]*>([\s\S]*?)<\/h\1\s*>/gi, (_m, n: string, t: string) => `\n\n${'#'.repeat(Number(n))} ${t.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim()}\n\n`)
-    .replace(/<li\b[^>]*>/gi, '\n- ')
-    .replace(/<br\s*\/?>/gi, '\n')
-    .replace(/<\/?(p|div|section|article|main|header|footer|ul|ol|table|tr|blockquote|pre|dl|dt|dd|nav|aside|form)\b[^>]*>/gi, '\n\n')
-    .replace(/<\/t[dh]\s*>/gi, ' | ')
-    .replace(/<[^>]*>/g, ' ')
-  s = decodeEntities(s).replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n */g, '\n').replace(/\n{3,}/g, '\n\n')
-  return titled && !/^\s*# /m.test(s) ? `# ${decodeEntities(titled)}\n\n${s}` : s
+const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'svg', 'textarea'])
+const BLOCKS = new Set(['p', 'div', 'section', 'article', 'main', 'header', 'footer', 'ul', 'ol', 'table', 'tr', 'blockquote', 'pre', 'dl', 'dt', 'dd', 'nav', 'aside', 'form', 'body', 'html'])
+
+/**
+ * Headings become Markdown headings, block elements paragraph breaks, everything else plain text. A linear
+ * scan with indexOf (no backtracking regular expressions): hostile HTML — thousands of unclosed `<script`,
+ * `<!--` or `<` — costs one pass, with a yield to the event loop every few thousand tags.
+ */
+export async function htmlToMarkdown(html: string): Promise<string> {
+  const lower = html.toLowerCase()
+  const out: string[] = []
+  let title: string | undefined
+  let heading = 0
+  let at = 0
+  let tags = 0
+  const text = (t: string) => out.push(heading ? t.replace(/\s+/g, ' ') : t)
+  while (at < html.length) {
+    const open = html.indexOf('<', at)
+    if (open < 0) {
+      text(html.slice(at))
+      break
+    }
+    text(html.slice(at, open))
+    if (++tags % 5000 === 0) await yieldToLoop()
+    if (html.startsWith('<!--', open)) {
+      const end = html.indexOf('-->', open + 4)
+      if (end < 0) break
+      at = end + 3
+      continue
+    }
+    const close = html.indexOf('>', open + 1)
+    if (close < 0) break // an unterminated tag: the rest is not text
+    const m = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)/.exec(html.slice(open, Math.min(close + 1, open + 40)))
+    at = close + 1
+    if (!m) continue
+    const closing = m[1] === '/'
+    const name = m[2]!.toLowerCase()
+    if (!closing && (RAW_TEXT.has(name) || name === 'title')) {
+      // Skip to the matching end tag (or drop the rest when there is none); keep <title> for the document title.
+      const end = lower.indexOf(`</${name}`, at)
+      if (name === 'title' && title === undefined) title = html.slice(at, end < 0 ? at : end).replace(/\s+/g, ' ').trim()
+      if (end < 0) break
+      const gt = html.indexOf('>', end)
+      at = gt < 0 ? html.length : gt + 1
+      continue
+    }
+    if (/^h[1-6]$/.test(name)) {
+      if (closing) {
+        heading = 0
+        out.push('\n\n')
+      } else {
+        heading = Number(name[1])
+        out.push(`\n\n${'#'.repeat(heading)} `)
+      }
+    } else if (name === 'li' && !closing) out.push('\n- ')
+    else if (name === 'br') out.push('\n')
+    else if ((name === 'td' || name === 'th') && closing) out.push(' | ')
+    else if (BLOCKS.has(name)) out.push('\n\n')
+    else out.push(' ')
+  }
+  const s = decodeEntities(out.join('')).replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n */g, '\n').replace(/\n{3,}/g, '\n\n')
+  return title && !/^# /m.test(s) ? `# ${decodeEntities(title)}\n\n${s}` : s
 }
 
 async function jsonBlocks(text: string, docTitle: string): Promise<Block[]> {
