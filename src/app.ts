@@ -24,6 +24,7 @@ import healthRoutes from './http/routes/health.js'
 import type { App, Services } from './http/types.js'
 import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
+import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { DEFAULT_LIMITS, type BotSandbox } from './runtime/sandbox.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -72,6 +73,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     limits: config.sandboxLimits,
     validatePayload: validateMessagePayload,
     onBotsChanged: () => chat.forgetIntegrations(),
+    composeAnswer: answerComposer(config.kbAnswer),
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)

@@ -35,6 +35,8 @@ export interface Config {
   signedUrlTtlSeconds: number
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
+  /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
+  kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
 }
 
 type Env = Record<string, string | undefined>
@@ -99,6 +101,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
       memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
     },
+    kbAnswer: env.PARLEY_KB_ANSWER_URL
+      ? {
+          url: env.PARLEY_KB_ANSWER_URL.replace(/\/+$/, ''),
+          model: env.PARLEY_KB_ANSWER_MODEL || 'gpt-4o-mini',
+          apiKey: env.PARLEY_KB_ANSWER_API_KEY || undefined,
+          timeoutMs: int(env, 'PARLEY_KB_ANSWER_TIMEOUT_MS', 15_000, 100),
+        }
+      : undefined,
     ...overrides,
   }
   return Object.freeze(config)

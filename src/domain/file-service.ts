@@ -11,6 +11,7 @@ import type { AccessPolicy, FileRow, FileSortField, FileStore } from '../store/f
 import type { Json, JsonObject, Page, Store } from '../store/store.js'
 import type { Principal } from './auth-service.js'
 import type { BotService } from './bot-service.js'
+import { KnowledgeService } from './knowledge/knowledge-service.js'
 
 export const MAX_KEY_LENGTH = 1024
 export const MAX_TAGS = 100
@@ -61,7 +62,7 @@ export interface UpsertFileInput {
   size: number
   tags?: Record<string, string> | undefined
   index?: boolean | undefined
-  /** Accepted for compatibility; Parley does not index files. */
+  /** Accepted for compatibility (indexing options of Botpress Cloud); `index: true` is what turns indexing on. */
   indexing?: unknown
   accessPolicies?: AccessPolicy[] | undefined
   contentType?: string | undefined
@@ -93,7 +94,7 @@ export interface ListFilesInput {
 }
 
 /** A file with its download URL (signed and expiring, or stable for public_content). */
-export type LocatedFile = FileRow & { url: string }
+export type LocatedFile = FileRow & { url: string; indexingProgress?: { passagesIndexed: number; passagesTotal: number } | undefined }
 
 /** Query parameters of a signed download URL. */
 export interface DownloadSignature { expires?: string | undefined; signature?: string | undefined }
@@ -121,6 +122,8 @@ const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url')
  */
 export class FileService {
   readonly blobs: BlobStore
+  /** Knowledge bases, search and the background indexer of files uploaded with `index: true`. */
+  readonly knowledge: KnowledgeService
   private readonly files: FileStore
   private readonly clock: () => number
   private secretPromise: Promise<string> | undefined
@@ -132,11 +135,13 @@ export class FileService {
     this.blobs = deps.blobs ?? new LocalBlobStore(join(deps.config.dataDir, 'blobs'))
     this.clock = deps.clock ?? Date.now
     this.publicUrl = deps.config.publicUrl
+    this.knowledge = new KnowledgeService({ store: deps.store.knowledge, files: this.files, blobs: this.blobs, clock: this.clock, warn: deps.warn })
     deps.bots.addCleaner({
       prepare: async (botId) => {
         const names = await this.files.listBlobNames(botId)
         return async () => {
           for (const name of names) await this.deleteBlob(name, { botId })
+          await deps.store.knowledge.deleteBotPassages(botId)
         }
       },
     })
@@ -196,7 +201,7 @@ export class FileService {
       { after: input.nextToken, limit: Math.min(input.pageSize ?? FILES_PAGE_SIZE.default, FILES_PAGE_SIZE.max) },
     )
     const secret = await this.secret()
-    return { items: page.items.map((f) => ({ ...f, url: this.downloadUrl(secret, f, now) })), next: page.next }
+    return { items: page.items.map((f) => ({ ...f, url: this.downloadUrl(secret, f, now), indexingProgress: this.knowledge.progressOf(f.id) })), next: page.next }
   }
 
   async updateFileMetadata(botId: string, idOrKey: string, input: UpdateFileInput): Promise<LocatedFile> {
@@ -257,7 +262,7 @@ export class FileService {
       })
       if (done) {
         if (file.blobName) await this.deleteBlob(file.blobName, { fileId: file.id })
-        return done
+        return this.knowledge.uploaded(done)
       }
       const current: FileRow | undefined = await this.files.getFile(claims.botId, claims.fileId)
       if (!current || current.uploadNonce !== claims.nonce) {
@@ -282,7 +287,7 @@ export class FileService {
     if (!file || this.isExpired(file, now) || (!signed && !file.accessPolicies.includes('public_content'))) {
       throw errors.notFound('File', fileId)
     }
-    if (file.status !== 'upload_completed' || !file.blobName) throw errors.notFound('File content', fileId)
+    if (!HAS_CONTENT.has(file.status) || !file.blobName) throw errors.notFound('File content', fileId)
     const blob = await this.blobs.get(file.blobName)
     if (!blob) throw errors.notFound('File content', fileId)
     return { file, stream: blob.stream, size: blob.size }
@@ -357,7 +362,7 @@ export class FileService {
   }
 
   private async locate(file: FileRow): Promise<LocatedFile> {
-    return { ...file, url: this.downloadUrl(await this.secret(), file, this.clock()) }
+    return { ...file, url: this.downloadUrl(await this.secret(), file, this.clock()), indexingProgress: this.knowledge.progressOf(file.id) }
   }
 
   private isExpired(file: FileRow, now: number): boolean {
@@ -378,6 +383,7 @@ export class FileService {
   /** Row first, then blob: a crash in between leaks a blob, never a row pointing at nothing. */
   private async remove(file: FileRow): Promise<boolean> {
     const deleted = await this.files.deleteFile(file.botId, file.id)
+    if (deleted) await this.knowledge.removed(deleted)
     if (deleted?.blobName) await this.deleteBlob(deleted.blobName, { fileId: file.id })
     return deleted !== undefined
   }
@@ -390,6 +396,9 @@ export class FileService {
     }
   }
 }
+
+/** Statuses of a file whose upload landed (indexing comes after the upload). */
+const HAS_CONTENT = new Set(['upload_completed', 'indexing_pending', 'indexing_completed', 'indexing_failed'])
 
 const superseded = () => errors.forbidden('This upload URL was superseded by a later upsertFile of the same key')
 

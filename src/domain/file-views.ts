@@ -25,6 +25,8 @@ export interface FileView {
   failedStatusReason?: string
   expiresAt?: string
   owner: { type: FileOwnerType; id?: string }
+  /** Parley extension: passages written so far while this instance indexes the file. */
+  indexingProgress?: { passagesIndexed: number; passagesTotal: number }
 }
 
 export function fileView(f: LocatedFile): FileView {
@@ -45,6 +47,7 @@ export function fileView(f: LocatedFile): FileView {
     ...(f.failedStatusReason !== null && { failedStatusReason: f.failedStatusReason }),
     ...(f.expiresAt !== null && { expiresAt: iso(f.expiresAt) }),
     owner: { type: f.ownerType, ...(f.ownerId !== null && { id: f.ownerId }) },
+    ...(f.indexingProgress && f.status === 'indexing_pending' && { indexingProgress: f.indexingProgress }),
   }
 }
 

@@ -8,6 +8,7 @@ import type { PubSub } from '../pubsub/pubsub.js'
 import type { BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
+import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
 
 /** The channel on which new incoming messages and events announce "this conversation has work". */
@@ -29,6 +30,8 @@ export interface BotRuntimeOptions {
   /** Validates payloads sent by bot code with the same rules as the Chat API. */
   validatePayload: PayloadValidator
   clock?: () => number
+  /** Composes knowledge-card answers (an OpenAI-compatible endpoint); the best passage is used when absent. */
+  composeAnswer?: AnswerComposer | undefined
 }
 
 type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }
@@ -327,6 +330,13 @@ export class BotRuntime implements IncomingInterceptor {
           const user = typeof a.id === 'string' ? await this.store.getUser(integration.id, a.id) : undefined
           if (!user) throw errors.notFound('User', String(a.id))
           return { user: userView(user) }
+        }
+        case 'searchKnowledge':
+          return searchForBot(this.store, bot.id, a, this.clock())
+        case 'composeKnowledgeAnswer': {
+          const results = Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []
+          const text = this.options.composeAnswer && typeof a.question === 'string' && results.length > 0 ? await this.options.composeAnswer(a.question, results) : undefined
+          return { text: text ?? null }
         }
         default:
           throw errors.invalidPayload(`Unknown client method "${method}"`)

@@ -41,6 +41,17 @@ type Card =
   | CaptureCard
   | { type: 'transition'; conditions: Array<{ when: string; to: string }>; else?: string }
   | { type: 'end' }
+  | KnowledgeCard
+
+/** Answers from knowledge bases (host call searchKnowledge): best passage and its sources, or noAnswer. */
+interface KnowledgeCard {
+  type: 'knowledge'
+  knowledgeBases?: string[]
+  question: string
+  limit: number
+  output?: string
+  noAnswer: string
+}
 
 interface FlowNode {
   cards: Card[]
@@ -77,7 +88,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   // Constants and built-ins captured before any bot code runs (bot code shares this realm and could replace them).
   // ---------------------------------------------------------------------------------------------------------------
   const HOOK_NAMES = ['beforeIncoming', 'afterIncoming', 'beforeOutgoing', 'afterOutgoing', 'afterTurnEnd']
-  const CARD_TYPES = ['say', 'execute', 'action', 'capture', 'transition', 'end']
+  const CARD_TYPES = ['say', 'execute', 'action', 'capture', 'transition', 'end', 'knowledge']
   const TRIGGER_TYPES = ['conversationStarted', 'message', 'event']
   const VALIDATE_TYPES = ['text', 'number', 'email', 'pattern']
   const PAYLOAD_TYPES = ['text', 'markdown', 'image', 'audio', 'video', 'file', 'location', 'card', 'carousel', 'choice', 'dropdown', 'bloc']
@@ -506,6 +517,23 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         if (conditions.length === 0 && card.else === undefined) throw new Error(at + ': needs at least one condition or an `else`')
         return card
       }
+      case 'knowledge': {
+        checkKeys(c, ['type', 'knowledgeBases', 'question', 'limit', 'output', 'noAnswer'], at)
+        const card: KnowledgeCard = { type: 'knowledge', question: '{{ event.preview }}', limit: 3, noAnswer: 'Sorry, I could not find an answer to that.' }
+        if (c.knowledgeBases !== undefined) {
+          if (!isArray(c.knowledgeBases) || c.knowledgeBases.length === 0) throw new Error(where + '.knowledgeBases must be a non-empty array of knowledge base names or ids')
+          card.knowledgeBases = (c.knowledgeBases as unknown[]).map((k, i) => nonEmptyString(k, where + '.knowledgeBases[' + i + ']'))
+        }
+        if (c.question !== undefined) card.question = nonEmptyString(c.question, where + '.question')
+        checkTemplates(card.question, where + '.question')
+        if (c.limit !== undefined) {
+          if (typeof c.limit !== 'number' || !Number.isInteger(c.limit) || c.limit < 1 || c.limit > 10) throw new Error(where + '.limit must be an integer from 1 to 10')
+          card.limit = c.limit
+        }
+        if (c.output !== undefined) card.output = nonEmptyString(c.output, where + '.output')
+        if (c.noAnswer !== undefined) card.noAnswer = nonEmptyString(c.noAnswer, where + '.noAnswer')
+        return card
+      }
       default: {
         checkKeys(c, ['type'], at)
         return { type: 'end' }
@@ -646,7 +674,66 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       },
       getConversation: async (a?: unknown) => call('getConversation', { id: idOf('getConversation', argsOf('getConversation', a)) }),
       getUser: async (a?: unknown) => call('getUser', { id: idOf('getUser', argsOf('getUser', a)) }),
+      searchKnowledge: async (a?: unknown) => searchKnowledge(event, argsOf('searchKnowledge', a)),
     })
+  }
+
+  /**
+   * client.searchKnowledge and knowledge cards: the host searches; the answer is merged into `event.kb`
+   * (`included`: knowledge bases queried, `results`: passages), so hooks running later see it.
+   */
+  async function searchKnowledge(event: Json, a: Json): Promise<Json> {
+    if (typeof a.query !== 'string') throw new Error('client.searchKnowledge: query must be a string, got ' + describe(a.query))
+    const args: Json = { query: a.query }
+    if (a.knowledgeBases !== undefined) args.knowledgeBases = a.knowledgeBases
+    if (a.limit !== undefined) args.limit = a.limit
+    const answer = jsonParse(await host.call('searchKnowledge', jsonStringify(args))) as Json
+    const kb: Json = isObj(event.kb) ? event.kb : { included: [], results: [] }
+    if (!isArray(kb.included)) kb.included = []
+    if (!isArray(kb.results)) kb.results = []
+    for (const k of answer.included as Json[]) if (!(kb.included as Json[]).some((x) => isObj(x) && x.id === k.id)) (kb.included as Json[]).push(k)
+    for (const r of answer.results as Json[]) (kb.results as Json[]).push(r)
+    event.kb = kb
+    return answer
+  }
+
+  async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard, where: string): Promise<void> {
+    let answer: Json
+    let query = ''
+    try {
+      const question = await unit(rt, () => render(card.question, scopeOf(rt, event), false))
+      const args: Json = { query: typeof question === 'string' ? question : String(question), limit: card.limit }
+      if (card.knowledgeBases) args.knowledgeBases = card.knowledgeBases
+      query = args.query as string
+      answer = await searchKnowledge(event, args)
+    } catch (err) {
+      fail(rt, where, err)
+      return
+    }
+    if (card.output !== undefined) varsOf(rt, event)[card.output] = answer
+    const results = answer.results as Json[]
+    let text = card.noAnswer
+    if (results.length > 0) {
+      const sources: string[] = []
+      for (const r of results) {
+        const source = String(r.fileKey) + (typeof r.pageNumber === 'number' ? ' (page ' + r.pageNumber + ')' : '')
+        if (sources.indexOf(source) < 0) sources.push(source)
+      }
+      let body = String(results[0]!.content)
+      try {
+        // Composed by the configured OpenAI-compatible endpoint, if any (the host answers null otherwise).
+        const composed = jsonParse(await host.call('composeKnowledgeAnswer', jsonStringify({ question: query, results }))) as Json
+        if (typeof composed.text === 'string' && composed.text !== '') body = composed.text
+      } catch (err) {
+        fail(rt, where, err)
+      }
+      text = body + '\n\nSources: ' + sources.join(', ')
+    }
+    try {
+      await sendMessage(rt, event, { payload: { type: 'text', text } }, true)
+    } catch (err) {
+      fail(rt, where, err)
+    }
   }
 
   function makeCtx(rt: Run, event: Json): Json {
@@ -780,6 +867,9 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
 
   async function runCard(rt: Run, event: Json, card: Card, where: string): Promise<Step> {
     switch (card.type) {
+      case 'knowledge':
+        await runKnowledgeCard(rt, event, card, where)
+        return { kind: 'next' }
       case 'say':
         await say(rt, event, card.payload, where)
         return { kind: 'next' }

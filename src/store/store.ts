@@ -1,3 +1,4 @@
+import type { KnowledgeStore } from './knowledge-store.js'
 import type { FileStore } from './file-store.js'
 
 /**
@@ -175,6 +176,8 @@ export interface Store {
   readonly dialect: 'sqlite' | 'postgres'
   /** File metadata (Files API). */
   readonly files: FileStore
+  /** Knowledge bases and the full-text passage index. */
+  readonly knowledge: KnowledgeStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

@@ -151,7 +151,7 @@ describe('load', () => {
     ['unknown next', wf({ nodes: { a: node([], { next: 'b' }) } }), 'workflows.f.nodes.a.next: no node "b" in this workflow (nodes: a)'],
     ['cards not an array', wf({ nodes: { a: { cards: {} } } }), 'workflows.f.nodes.a.cards must be an array of cards, got an object'],
     ['unknown node property', wf({ nodes: { 'my node': { cards: [], then: 'x' } } }), 'workflows.f.nodes["my node"]: unknown property "then" (allowed: cards, next)'],
-    ['unknown card type', cards({ type: 'wait' }), 'workflows.f.nodes.a.cards[0].type must be one of say, execute, action, capture, transition, end, got "wait"'],
+    ['unknown card type', cards({ type: 'wait' }), 'workflows.f.nodes.a.cards[0].type must be one of say, execute, action, capture, transition, end, knowledge, got "wait"'],
     ['unknown card property', cards({ type: 'end', to: 'b' }), 'workflows.f.nodes.a.cards[0] (end): unknown property "to" (allowed: type)'],
     ['say with payload and text', cards({ type: 'say', text: 'a', payload: { type: 'text', text: 'b' } }), 'workflows.f.nodes.a.cards[0] (say): needs exactly one of `payload` or `text`'],
     ['say with a bad payload type', cards({ type: 'say', payload: { type: 'txt', text: 'b' } }), /^workflows\.f\.nodes\.a\.cards\[0\]\.payload\.type must be one of text, markdown, .*, got "txt"$/],
@@ -231,7 +231,7 @@ describe('hooks', () => {
     expect(seen).toEqual({
       sameState: true,
       direction: 'incoming',
-      client: ['createEvent', 'createMessage', 'getConversation', 'getMessage', 'getUser', 'listMessages'],
+      client: ['createEvent', 'createMessage', 'getConversation', 'getMessage', 'getUser', 'listMessages', 'searchKnowledge'],
       doubled: 42,
     })
     expect(t.budgets[0]).toBe(1000)

@@ -53,6 +53,9 @@ export const FileSchema = Type.Object(
       type: Type.Union([Type.Literal('bot'), Type.Literal('user'), Type.Literal('integration')]),
       id: Type.Optional(Type.String()),
     }),
+    indexingProgress: Type.Optional(Type.Object({ passagesIndexed: Type.Integer(), passagesTotal: Type.Integer() }, {
+      description: 'Parley extension, while status is indexing_pending on the instance doing the indexing',
+    })),
   },
   { additionalProperties: false },
 )

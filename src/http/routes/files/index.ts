@@ -6,6 +6,12 @@ import updateFileMetadata from './update-file-metadata.js'
 import deleteFile from './delete-file.js'
 import uploadContent from './upload-content.js'
 import downloadContent from './download-content.js'
+import searchFiles from './search-files.js'
+import listFilePassages from './list-file-passages.js'
+import createKnowledgeBase from './create-knowledge-base.js'
+import listKnowledgeBases from './list-knowledge-bases.js'
+import updateKnowledgeBase from './update-knowledge-base.js'
+import deleteKnowledgeBase from './delete-knowledge-base.js'
 
 /**
  * The Files API under /v1/files (wire-compat §2.5). Two scopes:
@@ -45,5 +51,10 @@ export async function filesRoutes(app: App): Promise<void> {
       request.filesBot = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? 'files.write')
     })
     for (const route of [upsertFile, listFiles, getFile, updateFileMetadata, deleteFile]) route(scope)
+    for (const route of [searchFiles, listFilePassages, createKnowledgeBase, listKnowledgeBases, updateKnowledgeBase, deleteKnowledgeBase]) route(scope)
   })
+
+  // Background indexing: resume files left indexing_pending by a previous run; finish the current batch on close.
+  app.addHook('onReady', async () => files.knowledge.start())
+  app.addHook('preClose', async () => files.knowledge.stop())
 }

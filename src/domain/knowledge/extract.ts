@@ -1,0 +1,303 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import type { NewPassage, PassageSubtype } from '../../store/knowledge-store.js'
+
+/**
+ * Text extraction and passage splitting for indexed files. Supported: plain text, Markdown, HTML, JSON,
+ * CSV (and TSV) and PDF (unpdf, a pure-JavaScript build of pdf.js). Work is cut in slices with a yield to
+ * the event loop between them, so a large file never holds the server for long.
+ */
+
+export class ExtractionError extends Error {}
+
+/** Above this many characters of text a file is not indexed (indexing_failed with this reason). */
+export const MAX_INDEXED_CHARS = 20_000_000
+const TARGET_CHARS = 700
+const MAX_CHARS = 1200
+const SLICE_LINES = 2000
+
+export type TextKind = 'text' | 'markdown' | 'html' | 'json' | 'csv' | 'tsv' | 'pdf'
+
+export function kindOf(contentType: string, key: string): TextKind | undefined {
+  const type = contentType.split(';')[0]!.trim().toLowerCase()
+  const ext = key.toLowerCase().match(/\.([a-z0-9]+)$/)?.[1]
+  if (type === 'application/pdf' || ext === 'pdf') return 'pdf'
+  if (type === 'text/markdown' || type === 'text/x-markdown' || ext === 'md' || ext === 'markdown') return 'markdown'
+  if (type === 'text/html' || type === 'application/xhtml+xml' || ext === 'html' || ext === 'htm') return 'html'
+  if (type === 'application/json' || type.endsWith('+json') || ext === 'json') return 'json'
+  if (type === 'text/csv' || ext === 'csv') return 'csv'
+  if (type === 'text/tab-separated-values' || ext === 'tsv') return 'tsv'
+  if (type.startsWith('text/') || ext === 'txt') return 'text'
+  return undefined
+}
+
+interface Block { title: string; text: string; subtype: PassageSubtype; pageNumber?: number | undefined }
+
+const decode = (bytes: Uint8Array) => new TextDecoder('utf-8').decode(bytes).replace(/^\uFEFF/, '').replaceAll('\u0000', '')
+
+/** The file's passages, in document order. Throws ExtractionError with a user-facing reason. */
+export async function extractPassages(bytes: Uint8Array, contentType: string, key: string): Promise<NewPassage[]> {
+  const kind = kindOf(contentType, key)
+  if (!kind) throw new ExtractionError(`Content type ${contentType} cannot be indexed (supported: text, Markdown, HTML, JSON, CSV, PDF)`)
+  const name = key.split(/[\\/]/).pop() ?? key
+  let blocks: Block[]
+  if (kind === 'pdf') blocks = await pdfBlocks(bytes, name)
+  else {
+    const text = decode(bytes)
+    if (text.length > MAX_INDEXED_CHARS) throw new ExtractionError(`The file has more than ${MAX_INDEXED_CHARS} characters of text`)
+    if (kind === 'json') blocks = await jsonBlocks(text, name)
+    else if (kind === 'csv' || kind === 'tsv') blocks = await tableBlocks(text, kind === 'csv' ? ',' : '\t', name)
+    else blocks = await markdownBlocks(kind === 'html' ? await htmlToMarkdown(text) : text, name)
+  }
+  return packPassages(blocks)
+}
+
+/** Paragraphs of Markdown (or plain text): headings become the title of the blocks below them. */
+async function markdownBlocks(text: string, docTitle: string, pageNumber?: number): Promise<Block[]> {
+  const lines = text.split(/\r?\n/)
+  const blocks: Block[] = []
+  const headings: string[] = []
+  let paragraph: string[] = []
+  let inCode = false
+  const title = () => [docTitle, ...headings.filter(Boolean)].join(' › ')
+  const flush = () => {
+    const body = paragraph.join('\n').trim()
+    if (body) {
+      const subtype: PassageSubtype = inCode ? 'code' : /^\s*([-*+]|\d+[.)])\s/.test(body) ? 'list' : body.startsWith('>') ? 'blockquote' : body.startsWith('|') ? 'table' : 'paragraph'
+      blocks.push({ title: title(), text: body, subtype, pageNumber })
+    }
+    paragraph = []
+  }
+  for (let i = 0; i < lines.length; i++) {
+    if (i > 0 && i % SLICE_LINES === 0) await yieldToLoop()
+    const line = lines[i]!
+    if (/^\s*(```|~~~)/.test(line)) {
+      flush()
+      inCode = !inCode
+      continue
+    }
+    // Anchored and without nested quantifiers: linear even on a hostile line.
+    const heading = inCode ? null : /^(#{1,6})[ \t]+(.*)$/.exec(line)
+    if (heading) {
+      flush()
+      const level = heading[1]!.length
+      const text = heading[2]!.trim().replace(/[ \t]#+$/, '').trim()
+      headings.length = level - 1
+      headings[level - 1] = text
+      if (level === 1 && headings.length === 1) docTitle = text, headings.length = 0
+      continue
+    }
+    if (line.trim() === '' && !inCode) flush()
+    else paragraph.push(line)
+  }
+  flush()
+  return blocks
+}
+
+const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', ldquo: '“', rdquo: '”', copy: '©', euro: '€' }
+
+function decodeEntities(s: string): string {
+  return s.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (m, e: string) => {
+    if (e[0] === '#') {
+      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)
+      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ''
+    }
+    return ENTITIES[e.toLowerCase()] ?? m
+  })
+}
+
+const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'svg', 'textarea'])
+const BLOCKS = new Set(['p', 'div', 'section', 'article', 'main', 'header', 'footer', 'ul', 'ol', 'table', 'tr', 'blockquote', 'pre', 'dl', 'dt', 'dd', 'nav', 'aside', 'form', 'body', 'html'])
+
+/**
+ * Headings become Markdown headings, block elements paragraph breaks, everything else plain text. A linear
+ * scan with indexOf (no backtracking regular expressions): hostile HTML — thousands of unclosed `<script`,
+ * `<!--` or `<` — costs one pass, with a yield to the event loop every few thousand tags.
+ */
+export async function htmlToMarkdown(html: string): Promise<string> {
+  const lower = html.toLowerCase()
+  const out: string[] = []
+  let title: string | undefined
+  let heading = 0
+  let at = 0
+  let tags = 0
+  const text = (t: string) => out.push(heading ? t.replace(/\s+/g, ' ') : t)
+  while (at < html.length) {
+    const open = html.indexOf('<', at)
+    if (open < 0) {
+      text(html.slice(at))
+      break
+    }
+    text(html.slice(at, open))
+    if (++tags % 5000 === 0) await yieldToLoop()
+    if (html.startsWith('<!--', open)) {
+      const end = html.indexOf('-->', open + 4)
+      if (end < 0) break
+      at = end + 3
+      continue
+    }
+    const close = html.indexOf('>', open + 1)
+    if (close < 0) break // an unterminated tag: the rest is not text
+    const m = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)/.exec(html.slice(open, Math.min(close + 1, open + 40)))
+    at = close + 1
+    if (!m) continue
+    const closing = m[1] === '/'
+    const name = m[2]!.toLowerCase()
+    if (!closing && (RAW_TEXT.has(name) || name === 'title')) {
+      // Skip to the matching end tag (or drop the rest when there is none); keep <title> for the document title.
+      const end = lower.indexOf(`</${name}`, at)
+      if (name === 'title' && title === undefined) title = html.slice(at, end < 0 ? at : end).replace(/\s+/g, ' ').trim()
+      if (end < 0) break
+      const gt = html.indexOf('>', end)
+      at = gt < 0 ? html.length : gt + 1
+      continue
+    }
+    if (/^h[1-6]$/.test(name)) {
+      if (closing) {
+        heading = 0
+        out.push('\n\n')
+      } else {
+        heading = Number(name[1])
+        out.push(`\n\n${'#'.repeat(heading)} `)
+      }
+    } else if (name === 'li' && !closing) out.push('\n- ')
+    else if (name === 'br') out.push('\n')
+    else if ((name === 'td' || name === 'th') && closing) out.push(' | ')
+    else if (BLOCKS.has(name)) out.push('\n\n')
+    else out.push(' ')
+  }
+  const s = decodeEntities(out.join('')).replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n */g, '\n').replace(/\n{3,}/g, '\n\n')
+  return title && !/^# /m.test(s) ? `# ${decodeEntities(title)}\n\n${s}` : s
+}
+
+async function jsonBlocks(text: string, docTitle: string): Promise<Block[]> {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch {
+    throw new ExtractionError('The file is not valid JSON')
+  }
+  // One block per top-level entry (or array item): its leaves as "path: value" lines.
+  const entries: [string, unknown][] = Array.isArray(value) ? value.map((v, i) => [String(i), v]) : value !== null && typeof value === 'object' ? Object.entries(value) : [['', value]]
+  const blocks: Block[] = []
+  for (let i = 0; i < entries.length; i++) {
+    if (i > 0 && i % 500 === 0) await yieldToLoop()
+    const [k, v] = entries[i]!
+    const lines: string[] = []
+    const walk = (path: string, x: unknown, depth: number) => {
+      if (depth > 20 || lines.length > 5000) return
+      if (x !== null && typeof x === 'object') for (const [ck, cv] of Object.entries(x)) walk(path ? `${path}.${ck}` : ck, cv, depth + 1)
+      else if (x !== null && x !== undefined && x !== '') lines.push(path ? `${path}: ${String(x)}` : String(x))
+    }
+    walk('', v, 0)
+    if (lines.length) blocks.push({ title: k && !/^\d+$/.test(k) ? `${docTitle} › ${k}` : docTitle, text: lines.join('\n'), subtype: 'paragraph' })
+  }
+  return blocks
+}
+
+/** RFC 4180 fields (quotes, doubled quotes, separators and newlines inside quotes). */
+function parseDelimited(text: string, sep: string): string[][] {
+  const rows: string[][] = []
+  let row: string[] = []
+  let field = ''
+  let quoted = false
+  for (let i = 0; i < text.length; i++) {
+    const c = text[i]!
+    if (quoted) {
+      if (c === '"' && text[i + 1] === '"') field += '"', i++
+      else if (c === '"') quoted = false
+      else field += c
+    } else if (c === '"' && field === '') quoted = true
+    else if (c === sep) row.push(field), field = ''
+    else if (c === '\n' || c === '\r') {
+      if (c === '\r' && text[i + 1] === '\n') i++
+      row.push(field), rows.push(row), row = [], field = ''
+    } else field += c
+  }
+  if (field !== '' || row.length) row.push(field), rows.push(row)
+  return rows.filter((r) => r.some((f) => f.trim() !== ''))
+}
+
+/** One block per row, each value labelled by its column header. */
+async function tableBlocks(text: string, sep: string, docTitle: string): Promise<Block[]> {
+  const rows = parseDelimited(text, sep)
+  const header = rows.shift() ?? []
+  const blocks: Block[] = []
+  for (let i = 0; i < rows.length; i++) {
+    if (i > 0 && i % SLICE_LINES === 0) await yieldToLoop()
+    const cells = rows[i]!.map((v, j) => (header[j] ? `${header[j]!.trim()}: ${v.trim()}` : v.trim())).filter((c) => !c.endsWith(': '))
+    blocks.push({ title: docTitle, text: cells.join('; '), subtype: 'table' })
+  }
+  return blocks
+}
+
+async function pdfBlocks(bytes: Uint8Array, docTitle: string): Promise<Block[]> {
+  const { getDocumentProxy } = await import('unpdf')
+  let doc: Awaited<ReturnType<typeof getDocumentProxy>>
+  try {
+    // pdf.js takes ownership of (and may detach) the buffer: give it a copy.
+    doc = await getDocumentProxy(new Uint8Array(bytes))
+  } catch (err) {
+    throw new ExtractionError(`The PDF could not be read: ${(err as Error).message}`)
+  }
+  const blocks: Block[] = []
+  let chars = 0
+  try {
+    const meta = await doc.getMetadata().catch(() => undefined)
+    const title = (meta?.info as { Title?: unknown } | undefined)?.Title
+    if (typeof title === 'string' && title.trim()) docTitle = title.trim()
+    for (let n = 1; n <= doc.numPages; n++) {
+      const page = await doc.getPage(n)
+      const content = await page.getTextContent()
+      let text = ''
+      for (const item of content.items) {
+        if (!('str' in item)) continue
+        text += item.str + (item.hasEOL ? '\n' : '')
+      }
+      chars += text.length
+      if (chars > MAX_INDEXED_CHARS) throw new ExtractionError(`The file has more than ${MAX_INDEXED_CHARS} characters of text`)
+      // Lines of a PDF are not paragraphs: a line ending a sentence (or a blank line) ends one.
+      const paragraphs = text.replace(/([.!?:])\n/g, '$1\n\n')
+      for (const b of await markdownBlocks(paragraphs, docTitle, n)) blocks.push({ ...b, text: b.text.replace(/\n/g, ' '), subtype: 'page' })
+      await yieldToLoop()
+    }
+  } finally {
+    await doc.destroy().catch(() => {})
+  }
+  return blocks
+}
+
+/** Merges small blocks under the same title up to ~TARGET_CHARS, splits long ones at sentence ends. */
+function packPassages(blocks: Block[]): NewPassage[] {
+  const out: NewPassage[] = []
+  let current: Block | undefined
+  const push = (b: Block) => out.push({ position: out.length, title: b.title, content: b.text, meta: { subtype: b.subtype, ...(b.pageNumber !== undefined && { pageNumber: b.pageNumber }) } })
+  for (const block of blocks) {
+    for (const piece of splitLong(block.text)) {
+      const b = { ...block, text: piece }
+      if (current && current.title === b.title && current.pageNumber === b.pageNumber && current.text.length + b.text.length < TARGET_CHARS) {
+        current = { ...current, text: `${current.text}\n\n${b.text}`, subtype: current.subtype === b.subtype ? current.subtype : 'paragraph' }
+      } else {
+        if (current) push(current)
+        current = b
+      }
+    }
+  }
+  if (current) push(current)
+  return out
+}
+
+function splitLong(text: string): string[] {
+  if (text.length <= MAX_CHARS) return [text]
+  const sentences = text.match(/[^.!?\n]+(?:[.!?]+|\n|$)\s*/g) ?? [text]
+  const pieces: string[] = []
+  let piece = ''
+  for (const s of sentences) {
+    for (let i = 0; i < s.length; i += MAX_CHARS) {
+      const part = s.slice(i, i + MAX_CHARS)
+      if (piece.length + part.length > TARGET_CHARS && piece) pieces.push(piece.trim()), piece = ''
+      piece += part
+    }
+  }
+  if (piece.trim()) pieces.push(piece.trim())
+  return pieces
+}

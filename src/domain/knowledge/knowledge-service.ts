@@ -1,0 +1,281 @@
+import { setImmediate as yieldToLoop } from 'node:timers/promises'
+import type { BlobStore } from '../../blobs/blob-store.js'
+import { errors } from '../../lib/errors.js'
+import { uuidv7 } from '../../lib/ids.js'
+import type { FileRow, FileStore } from '../../store/file-store.js'
+import type { KnowledgeBaseRow, KnowledgeStore, PassageHit, PassageRow } from '../../store/knowledge-store.js'
+import type { Page } from '../../store/store.js'
+import { ExtractionError, extractPassages } from './extract.js'
+import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
+
+export const KB_NAME_MAX = 255
+export const KB_PAGE_SIZE = { default: 20, max: 100 }
+export const SEARCH_LIMIT = { default: 10, max: 50 }
+export const MAX_CONTEXT_DEPTH = 10
+/** The file tag that puts a file in a knowledge base by id (the Botpress convention). */
+export const KB_ID_TAG = 'kbId'
+const PASSAGE_BATCH = 100
+const RESUME_BATCH = 100
+/** A claim older than this is taken over (the instance holding it is presumed dead). */
+const CLAIM_STALE_MS = 10 * 60_000
+
+export interface SearchInput {
+  query: string
+  /** Files must carry every one of these tags. */
+  tags?: Record<string, string> | undefined
+  /** Only files of these knowledge bases (unknown ids are a 404). */
+  knowledgeBaseIds?: string[] | undefined
+  limit?: number | undefined
+  contextDepth?: number | undefined
+  withContext?: boolean | undefined
+}
+
+export interface SearchResult extends PassageHit {
+  context?: { id: string; text: string; offset: number; type: 'preceding' | 'subsequent' | 'current' }[]
+}
+
+export interface KnowledgeServiceDeps {
+  store: KnowledgeStore
+  files: FileStore
+  blobs: BlobStore
+  clock: () => number
+  warn?: ((context: Record<string, unknown>, message: string) => void) | undefined
+}
+
+/**
+ * Search, independent of the indexer (bot code searches through the runtime with only a store): the query
+ * is cut into terms, unknown words get their closest vocabulary words, passages are ranked by the engine.
+ */
+export async function searchKnowledge(store: KnowledgeStore, botId: string, input: SearchInput, now: number): Promise<SearchResult[]> {
+  if (input.query.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query must be at most ${MAX_QUERY_CHARS} characters`)
+  const limit = Math.min(Math.max(input.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max)
+  let any: Record<string, string>[] | undefined
+  if (input.knowledgeBaseIds !== undefined) {
+    any = []
+    for (const id of input.knowledgeBaseIds) {
+      const kb = await store.getKnowledgeBase(botId, id)
+      if (!kb) throw errors.notFound('Knowledge base', id)
+      any.push(...kbSelection(kb))
+    }
+  }
+  const terms = queryTerms(input.query)
+  if (terms.length === 0) return []
+  const expanded = await expandTerms(store, botId, terms)
+  const hits = await store.searchPassages({ botId, terms: expanded, files: { all: input.tags, any }, now, limit })
+  if (!input.withContext) return hits
+  const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
+  return Promise.all(hits.map(async (hit) => {
+    const around = await store.passagesAround(botId, hit.fileId, hit.position, depth)
+    return {
+      ...hit,
+      context: around.map((p) => ({
+        id: p.id, text: p.content, offset: p.position - hit.position,
+        type: p.position < hit.position ? 'preceding' as const : p.position > hit.position ? 'subsequent' as const : 'current' as const,
+      })),
+    }
+  }))
+}
+
+/** Which files a knowledge base selects: files tagged kbId=<its id>, or carrying all of its tags. */
+export function kbSelection(kb: KnowledgeBaseRow): Record<string, string>[] {
+  const sets: Record<string, string>[] = [{ [KB_ID_TAG]: kb.id }]
+  if (Object.keys(kb.tags).length > 0) sets.push(kb.tags)
+  return sets
+}
+
+/**
+ * Knowledge bases, search, and the background indexer. Indexing runs one file at a time in this process;
+ * the file row is the queue (status indexing_pending), so files left pending by a restart are picked up
+ * again by start(). Every write is a compare-and-set on the file's blob: a file replaced or deleted while
+ * being indexed never ends up with stale passages.
+ */
+export class KnowledgeService {
+  private readonly queue: { botId: string; fileId: string }[] = []
+  private running: Promise<void> | undefined
+  private stopped = false
+  /** This instance's name on indexing claims. */
+  private readonly instanceId = uuidv7()
+  /** Progress of the file being indexed (passages written / total), for the Files API's status. */
+  private readonly progress = new Map<string, { passagesIndexed: number; passagesTotal: number }>()
+
+  constructor(private readonly deps: KnowledgeServiceDeps) {}
+
+  /** Passages written so far for a file this instance is indexing. */
+  progressOf(fileId: string): { passagesIndexed: number; passagesTotal: number } | undefined {
+    return this.progress.get(fileId)
+  }
+
+  // ---- knowledge bases ----
+
+  async createKnowledgeBase(botId: string, input: { name: string; tags?: Record<string, string> | undefined }): Promise<KnowledgeBaseRow> {
+    const now = this.deps.clock()
+    return this.deps.store.createKnowledgeBase({ id: `kb_${uuidv7()}`, botId, name: checkName(input.name), tags: checkTags(input.tags ?? {}), createdAt: now, updatedAt: now })
+  }
+
+  async updateKnowledgeBase(botId: string, id: string, input: { name: string; tags?: Record<string, string | null> | undefined }): Promise<KnowledgeBaseRow> {
+    const kb = await this.getKnowledgeBase(botId, id)
+    const tags = { ...kb.tags }
+    for (const [k, v] of Object.entries(input.tags ?? {})) {
+      if (v === null) delete tags[k]
+      else tags[k] = v
+    }
+    const updated = await this.deps.store.updateKnowledgeBase(botId, id, { name: checkName(input.name), tags: checkTags(tags) }, this.deps.clock())
+    if (!updated) throw errors.notFound('Knowledge base', id)
+    return updated
+  }
+
+  async deleteKnowledgeBase(botId: string, id: string): Promise<void> {
+    if (!(await this.deps.store.deleteKnowledgeBase(botId, id))) throw errors.notFound('Knowledge base', id)
+  }
+
+  async getKnowledgeBase(botId: string, id: string): Promise<KnowledgeBaseRow> {
+    const kb = await this.deps.store.getKnowledgeBase(botId, id)
+    if (!kb) throw errors.notFound('Knowledge base', id)
+    return kb
+  }
+
+  listKnowledgeBases(botId: string, input: { nextToken?: string | undefined; pageSize?: number | undefined; tags?: Record<string, string> | undefined }): Promise<Page<KnowledgeBaseRow>> {
+    return this.deps.store.listKnowledgeBases(botId, input.tags, { after: input.nextToken, limit: Math.min(input.pageSize ?? KB_PAGE_SIZE.default, KB_PAGE_SIZE.max) })
+  }
+
+  // ---- search ----
+
+  search(botId: string, input: SearchInput): Promise<SearchResult[]> {
+    return searchKnowledge(this.deps.store, botId, input, this.deps.clock())
+  }
+
+  listFilePassages(botId: string, fileId: string, page: { nextToken?: string | undefined; limit: number }): Promise<Page<PassageRow>> {
+    return this.deps.store.listFilePassages(botId, fileId, { after: page.nextToken, limit: page.limit })
+  }
+
+  // ---- indexing ----
+
+  /** Called when an indexed file's upload landed: the file becomes indexing_pending and is queued. */
+  async uploaded(file: FileRow): Promise<FileRow> {
+    if (!file.index || !file.blobName) {
+      // Re-uploaded without `index`: passages of the earlier indexed content are garbage.
+      if (!file.index) await this.deps.store.deleteFilePassages(file.botId, file.id)
+      return file
+    }
+    const pending = await this.deps.store.markIndexingPending(file.botId, file.id, file.blobName, this.deps.clock())
+    if (!pending) return file
+    this.enqueue(pending.botId, pending.id)
+    return pending
+  }
+
+  /** Drops a deleted file's passages (PostgreSQL cascades; SQLite's FTS table cannot). */
+  async removed(file: FileRow): Promise<void> {
+    await this.deps.store.deleteFilePassages(file.botId, file.id)
+  }
+
+  /** Picks up files left indexing_pending (by a restart, or by another instance that died). */
+  async start(): Promise<void> {
+    this.stopped = false
+    const pending = await this.deps.store.listPendingIndexing(RESUME_BATCH)
+    for (const f of pending) this.enqueue(f.botId, f.id)
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.queue.length = 0
+    await this.running
+  }
+
+  /** Resolves when the queue is empty (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.running) await this.running
+  }
+
+  private enqueue(botId: string, fileId: string): void {
+    if (this.stopped || this.queue.some((q) => q.fileId === fileId)) return
+    this.queue.push({ botId, fileId })
+    if (!this.running) {
+      this.running = this.drain().finally(() => {
+        this.running = undefined
+      })
+    }
+  }
+
+  private async drain(): Promise<void> {
+    // Files handled by this drain: a file another instance holds (or that failed) is not retried in a loop.
+    const seen = new Set<string>()
+    for (let next = this.queue.shift(); next && !this.stopped; next = this.queue.shift()) {
+      seen.add(next.fileId)
+      try {
+        await this.index(next.botId, next.fileId)
+      } catch (err) {
+        this.deps.warn?.({ fileId: next.fileId, err }, 'indexing failed')
+      } finally {
+        this.progress.delete(next.fileId)
+      }
+      if (this.queue.length === 0 && !this.stopped) {
+        // More may have been left pending meanwhile by another instance or a lost enqueue.
+        for (const f of await this.deps.store.listPendingIndexing(RESUME_BATCH).catch(() => [])) {
+          if (!seen.has(f.id)) this.queue.push({ botId: f.botId, fileId: f.id })
+        }
+      }
+    }
+  }
+
+  private async index(botId: string, fileId: string): Promise<void> {
+    const { store, blobs, clock } = this.deps
+    const file = await this.deps.files.getFile(botId, fileId)
+    if (!file || file.status !== 'indexing_pending' || !file.blobName) return
+    const blobName = file.blobName
+    // Another instance may be indexing this content (a shared PostgreSQL store): leave it to that one.
+    if (!(await store.claimIndexing(fileId, blobName, this.instanceId, clock(), clock() - CLAIM_STALE_MS))) return
+    try {
+      await this.indexClaimed(file, blobName)
+    } finally {
+      await store.releaseIndexing(fileId, this.instanceId).catch(() => {})
+    }
+  }
+
+  private async indexClaimed(file: FileRow, blobName: string): Promise<void> {
+    const { store, blobs, clock } = this.deps
+    const { botId, id: fileId } = file
+    let failure: string | null = null
+    try {
+      const blob = await blobs.get(blobName)
+      if (!blob) throw new ExtractionError('The file content is missing')
+      const chunks: Buffer[] = []
+      for await (const chunk of blob.stream) chunks.push(chunk as Buffer)
+      const passages = await extractPassages(Buffer.concat(chunks), file.contentType, file.key)
+      if (passages.length === 0) throw new ExtractionError('No text could be extracted from the file')
+      // Written in batches with a yield in between: a large file shares the database and the event loop.
+      await store.deleteFilePassages(botId, fileId).catch(() => {})
+      this.progress.set(fileId, { passagesIndexed: 0, passagesTotal: passages.length })
+      for (let i = 0; i < passages.length; i += PASSAGE_BATCH) {
+        if (this.stopped) return
+        const batch = passages.slice(i, i + PASSAGE_BATCH)
+        await store.addPassages(botId, fileId, blobName, batch)
+        await store.addTerms(botId, batch.flatMap((p) => vocabulary(`${p.title}\n${p.content}`)))
+        this.progress.set(fileId, { passagesIndexed: Math.min(i + PASSAGE_BATCH, passages.length), passagesTotal: passages.length })
+        await yieldToLoop()
+      }
+    } catch (err) {
+      if (!(err instanceof ExtractionError)) throw err
+      failure = err.message
+    }
+    await store.completeIndexing(botId, fileId, blobName, failure, clock())
+  }
+}
+
+function checkName(name: string): string {
+  const trimmed = name.trim()
+  if (trimmed.length === 0 || name.length > KB_NAME_MAX || /[\u0000-\u001f\u007f]/.test(name)) {
+    throw errors.invalidPayload(`name must be 1 to ${KB_NAME_MAX} characters without control characters`)
+  }
+  return trimmed
+}
+
+function checkTags(tags: Record<string, string>): Record<string, string> {
+  const entries = Object.entries(tags)
+  if (entries.length > 50) throw errors.invalidPayload('A knowledge base has at most 50 tags')
+  for (const [k, v] of entries) {
+    if (k.length === 0 || k.length > 100 || v.length > 1000 || /[\u0000-\u001f\u007f]/.test(k + v)) {
+      throw errors.invalidPayload('Tag names must be 1 to 100 characters and values at most 1000, without control characters')
+    }
+  }
+  return tags
+}

@@ -1,0 +1,114 @@
+import { errors } from '../lib/errors.js'
+import { searchKnowledge } from '../domain/knowledge/knowledge-service.js'
+import type { KnowledgeBaseRow } from '../store/knowledge-store.js'
+import type { Store } from '../store/store.js'
+
+/**
+ * The host side of bot-code knowledge search (`client.searchKnowledge`, knowledge cards). Knowledge bases
+ * are named by id or by name; none named means every knowledge base of the bot (or, when it has none,
+ * every indexed file). The answer becomes the event's `kb` field in the sandbox: `included` lists the
+ * knowledge bases queried, `results` the passages.
+ */
+
+export const KB_RESULTS = { default: 3, max: 10 }
+const MAX_KBS = 20
+
+export interface KbResult {
+  content: string
+  score: number
+  /** Heading path above the passage (document title › section). */
+  title: string
+  fileId: string
+  fileKey: string
+  position: number
+  pageNumber?: number
+}
+
+export interface KbAnswer {
+  included: { id: string; name: string }[]
+  results: KbResult[]
+}
+
+async function resolveKnowledgeBases(store: Store, botId: string, refs: unknown): Promise<KnowledgeBaseRow[] | undefined> {
+  const all = async () => {
+    const out: KnowledgeBaseRow[] = []
+    let after: string | undefined
+    do {
+      const page = await store.knowledge.listKnowledgeBases(botId, undefined, { after, limit: 100 })
+      out.push(...page.items)
+      after = page.next
+    } while (after && out.length < 1000)
+    return out
+  }
+  if (refs === undefined || refs === null) {
+    const kbs = await all()
+    return kbs.length > 0 ? kbs : undefined
+  }
+  if (!Array.isArray(refs) || refs.length > MAX_KBS || refs.some((r) => typeof r !== 'string' || r === '')) {
+    throw errors.invalidPayload(`knowledgeBases must be an array of at most ${MAX_KBS} knowledge base ids or names`)
+  }
+  let named: KnowledgeBaseRow[] | undefined
+  const out: KnowledgeBaseRow[] = []
+  for (const ref of refs as string[]) {
+    let kb = await store.knowledge.getKnowledgeBase(botId, ref)
+    if (!kb) kb = (named ??= await all()).find((k) => k.name === ref)
+    if (!kb) throw errors.notFound('Knowledge base', ref)
+    if (!out.some((k) => k.id === kb.id)) out.push(kb)
+  }
+  return out
+}
+
+export async function searchForBot(store: Store, botId: string, args: Record<string, unknown>, now: number): Promise<KbAnswer> {
+  if (typeof args.query !== 'string') throw errors.invalidPayload('query must be a string')
+  const limit = args.limit === undefined ? KB_RESULTS.default : Number(args.limit)
+  if (!Number.isInteger(limit) || limit < 1 || limit > KB_RESULTS.max) throw errors.invalidPayload(`limit must be an integer from 1 to ${KB_RESULTS.max}`)
+  const kbs = await resolveKnowledgeBases(store, botId, args.knowledgeBases)
+  const hits = await searchKnowledge(store.knowledge, botId, { query: args.query, knowledgeBaseIds: kbs?.map((k) => k.id), limit }, now)
+  return {
+    included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })),
+    results: hits.map((h) => ({
+      content: h.content, score: h.score, title: h.title, fileId: h.fileId, fileKey: h.file.key, position: h.position,
+      ...(h.meta.pageNumber !== undefined && { pageNumber: h.meta.pageNumber }),
+    })),
+  }
+}
+
+export type AnswerComposer = (question: string, results: KbResult[]) => Promise<string | undefined>
+
+const MAX_ANSWER_CHARS = 4000
+
+/**
+ * Knowledge-card answers composed by an OpenAI-compatible endpoint (POST {url}/chat/completions), when one is
+ * configured. The model only sees the question and the passages; any failure (network, status, timeout, odd
+ * body) returns undefined and the card falls back to the best passage as is.
+ */
+export function answerComposer(config: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined): AnswerComposer | undefined {
+  if (!config) return undefined
+  // The results come back from bot code: bounded here so the endpoint cannot be used for arbitrary large prompts.
+  const clip = (v: unknown, n: number) => String(v).slice(0, n)
+  return async (question, results) => {
+    const sources = results.slice(0, KB_RESULTS.max)
+      .map((r, i) => `[${i + 1}] (${clip(r.fileKey, 200)}${typeof r.pageNumber === 'number' ? `, page ${r.pageNumber}` : ''}) ${clip(r.content, 2000)}`).join('\n\n')
+    try {
+      const res = await fetch(`${config.url}/chat/completions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(config.apiKey && { authorization: `Bearer ${config.apiKey}` }) },
+        body: JSON.stringify({
+          model: config.model,
+          temperature: 0,
+          messages: [
+            { role: 'system', content: 'Answer the user\'s question using only the numbered passages. Be brief. If they do not contain the answer, say you do not know.' },
+            { role: 'user', content: `Passages:\n${sources}\n\nQuestion: ${clip(question, 2000)}` },
+          ],
+        }),
+        signal: AbortSignal.timeout(config.timeoutMs),
+      })
+      if (!res.ok) return undefined
+      const body = (await res.json()) as { choices?: { message?: { content?: unknown } }[] }
+      const text = body.choices?.[0]?.message?.content
+      return typeof text === 'string' && text.trim() ? text.trim().slice(0, MAX_ANSWER_CHARS) : undefined
+    } catch {
+      return undefined
+    }
+  }
+}
