@@ -35,6 +35,21 @@ export interface Config {
   signedUrlTtlSeconds: number
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
+  /** Webhook integration (README "Webhook integration"). */
+  webhook: WebhookConfig
+}
+
+export interface WebhookConfig {
+  /** Largest body accepted, enforced while streaming (spec: 100 MB). */
+  maxBodyBytes: number
+  /** Bodies up to this size are parsed into event.payload.body; larger ones are read with client.readWebhookBody. */
+  inlineBodyBytes: number
+  /** Signed requests: how far the signature's timestamp may be from now. */
+  toleranceSeconds: number
+  /** Deliveries this instance processes at once; 0 = receive only (another instance processes). */
+  workers: number
+  /** How often the queue is polled for deliveries queued by other instances or left by a dead one. */
+  pollMs: number
 }
 
 type Env = Record<string, string | undefined>
@@ -98,6 +113,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       budgetMs: int(env, 'PARLEY_BOT_TIMEOUT_MS', 5_000, 10),
       timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
       memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
+    },
+    webhook: {
+      maxBodyBytes: 100 * 1024 * 1024,
+      inlineBodyBytes: int(env, 'PARLEY_WEBHOOK_INLINE_BYTES', 1024 * 1024, 0),
+      toleranceSeconds: 300,
+      workers: int(env, 'PARLEY_WEBHOOK_WORKERS', 2, 0),
+      pollMs: int(env, 'PARLEY_WEBHOOK_POLL_MS', 1_000, 10),
     },
     ...overrides,
   }

@@ -48,6 +48,8 @@ export const botSummaryView = (b: BotRow) => ({
 })
 
 function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean) {
+  // The webhook signing secret is shown only to roles that may change the bot, like the encryption key.
+  const { secret, ...configuration } = i.configuration
   return {
     id: i.id,
     name: i.name,
@@ -57,14 +59,14 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
     webhookUrl: `${publicUrl}/${i.webhookId}`,
     ...(i.name === 'chat' && { webchatUrl: webchatUrl(publicUrl, i.webhookId) }),
     configurationType: null,
-    configuration: showSecrets ? { ...i.configuration, encryptionKey: i.encryptionKey } : { ...i.configuration },
+    configuration: showSecrets ? { ...configuration, ...(secret !== undefined && { secret }), encryptionKey: i.encryptionKey } : configuration,
     status: 'registered' as const,
     statusReason: null,
     disabledChannels: [],
     createdAt: iso(i.createdAt),
     updatedAt: iso(i.updatedAt),
-    title: 'Chat',
-    description: 'Built-in Chat API for end-user clients (@botpress/chat)',
+    title: i.name === 'webhook' ? 'Webhook' : 'Chat',
+    description: i.name === 'webhook' ? 'Built-in webhook: POST any JSON to webhookUrl, the bot gets a `webhook` event' : 'Built-in Chat API for end-user clients (@botpress/chat)',
     iconUrl: '',
     public: true,
     visibility: 'public' as const,

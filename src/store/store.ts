@@ -1,4 +1,5 @@
 import type { FileStore } from './file-store.js'
+import type { WebhookStore } from './webhook-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -175,6 +176,8 @@ export interface Store {
   readonly dialect: 'sqlite' | 'postgres'
   /** File metadata (Files API). */
   readonly files: FileStore
+  /** The webhook integration's delivery queue. */
+  readonly webhooks: WebhookStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   close(): Promise<void>

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
+import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import {
   UniqueViolation,
   type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
@@ -103,6 +104,7 @@ const pageOf = <T>(rows: T[], limit: number, cursorOf: (last: T) => (string | nu
  */
 export class KyselyStore implements Store {
   readonly files: KyselyFileStore
+  readonly webhooks: KyselyWebhookStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -110,6 +112,7 @@ export class KyselyStore implements Store {
     private readonly onClose: () => Promise<void> = async () => {},
   ) {
     this.files = new KyselyFileStore(db)
+    this.webhooks = new KyselyWebhookStore(db)
   }
 
   async ping(): Promise<void> {
