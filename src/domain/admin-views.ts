@@ -2,6 +2,7 @@ import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, 
 import type { BotWithIntegrations } from './bot-service.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
 import { webchatUrl } from '../webchat/urls.js'
+import { webhookUrl } from './webhook-service.js'
 
 /** Row → wire object for the Admin API, in the shapes @botpress/client@1.45.0 declares. */
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -56,7 +57,7 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
     version: '1.0.0',
     enabled: i.enabled,
     webhookId: i.webhookId,
-    webhookUrl: `${publicUrl}/${i.webhookId}`,
+    webhookUrl: i.name === 'webhook' ? webhookUrl(publicUrl, i.webhookId) : `${publicUrl}/${i.webhookId}`,
     ...(i.name === 'chat' && { webchatUrl: webchatUrl(publicUrl, i.webhookId) }),
     configurationType: null,
     configuration: showSecrets ? { ...configuration, ...(secret !== undefined && { secret }), encryptionKey: i.encryptionKey } : configuration,

@@ -11,6 +11,10 @@ import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { IntegrationRow, JsonObject, Store } from '../store/store.js'
 import type { WebhookDeliveryRow } from '../store/webhook-store.js'
 
+/** Where webhook integrations live: a static first segment, like /webchat, so it wins over the Chat API's `/{webhookId}/…`. */
+export const WEBHOOK_PREFIX = '/webhooks'
+export const webhookUrl = (publicUrl: string, webhookId: string) => `${publicUrl.replace(/\/+$/, '')}${WEBHOOK_PREFIX}/${encodeURIComponent(webhookId)}`
+
 /** Headers of the webhook integration (README "Webhook integration"). */
 export const SIGNATURE_HEADER = 'x-parley-signature'
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-idempotency-key'] as const
@@ -86,7 +90,8 @@ export class WebhookService {
     return this.deps.config.webhook
   }
 
-  private async resolve(webhookId: string): Promise<IntegrationRow> {
+  /** The enabled webhook integration with this id; 404 otherwise (also for a chat integration's id). */
+  async resolve(webhookId: string): Promise<IntegrationRow> {
     const integration = webhookId.length > 200 ? undefined : await this.deps.store.getIntegrationByWebhookId(webhookId)
     if (!integration || !integration.enabled || integration.name !== 'webhook') throw errors.notFound('Webhook', webhookId)
     return integration

@@ -44,7 +44,7 @@ async function enableWebhook(p: ParleyLike, botId: string, configuration: Record
   await admin.updateBot({ id: botId, integrations: { webhook: { enabled: true, configuration } } } as never)
   const { bot } = await admin.getBot({ id: botId })
   const webhook = bot.integrations.webhook!
-  expect(webhook.webhookUrl).toBe(`${p.baseUrl}/${webhook.webhookId}`)
+  expect(webhook.webhookUrl).toBe(`${p.baseUrl}/webhooks/${webhook.webhookId}`)
   return webhook.webhookUrl
 }
 
@@ -119,7 +119,7 @@ describe('webhook integration', () => {
       [post(url, '{"broken":'), 400, 'InvalidPayload'],
       [post(url, ''), 400, 'InvalidPayload'],
       [fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' }), 415, 'UnsupportedMediaType'],
-      [post(`${h.baseUrl}/${randomUUID()}`, '{}'), 404, 'ResourceNotFound'],
+      [post(`${h.baseUrl}/webhooks/${randomUUID()}`, '{}'), 404, 'ResourceNotFound'],
     ]
     for (const [pending, status, type] of cases) {
       const res = await pending
@@ -130,6 +130,9 @@ describe('webhook integration', () => {
     const { bot } = await adminClient(h).getBot({ id: botId })
     expect((await post(bot.integrations.chat!.webhookUrl, '{}')).status).toBe(404)
     expect((await post(`${url}/messages`, '{}')).status).toBe(404)
+    expect((await post(`${h.baseUrl}/${url.slice(url.lastIndexOf('/') + 1)}/conversations`, '{}', { 'x-user-key': 'k' })).status).toBe(404)
+    // Other methods on a webhook URL: 405 in the Botpress error body.
+    expect(await (await fetch(url)).json()).toMatchObject({ code: 405, type: 'MethodNotFound' })
   })
 })
 
@@ -152,7 +155,7 @@ describe('webhook integration: signatures', () => {
     const body = JSON.stringify({ signed: true })
     const now = Math.floor(Date.now() / 1000)
     const hex = (t: number, b: string, key = secret) => createHmac('sha256', key).update(`${t}.${b}`).digest('hex')
-    const refused = [
+    const refused: Record<string, string>[] = [
       {},
       { 'x-parley-signature': 'garbage' },
       { 'x-parley-signature': `t=${now},v1=${hex(now, body, 'another-secret-value')}` },

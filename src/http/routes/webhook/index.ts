@@ -3,9 +3,9 @@ import type { App } from '../../types.js'
 import receive from './receive.js'
 
 /**
- * The webhook integration's endpoint, `POST /{webhookId}` (its webhookUrl). The Chat API's routes
- * all have a further segment, so this path is free. The scope's only body "parser" leaves the
- * request stream unread: the handler streams it to the blob store under the 100 MB limit.
+ * The webhook integration's endpoint, `POST /webhooks/{webhookId}` (its webhookUrl). The scope's
+ * only body "parser" leaves the request stream unread: the handler streams it to the blob store
+ * under the 100 MB limit.
  */
 export async function webhookRoutes(app: App, options: { service: WebhookService }): Promise<void> {
   app.removeAllContentTypeParsers()

@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { WebhookService } from '../../../domain/webhook-service.js'
-import { IDEMPOTENCY_HEADERS, SIGNATURE_HEADER } from '../../../domain/webhook-service.js'
+import { IDEMPOTENCY_HEADERS, SIGNATURE_HEADER, WEBHOOK_PREFIX } from '../../../domain/webhook-service.js'
 import type { App } from '../../types.js'
 import { routeSchema } from '../route-schema.js'
 
@@ -17,7 +17,7 @@ const header = (value: string | string[] | undefined) => (Array.isArray(value) ?
  * streaming). 200 once the delivery is queued; the bot processes it asynchronously.
  */
 export default function receive(app: App, service: WebhookService): void {
-  app.post('/:webhookId', {
+  app.post(`${WEBHOOK_PREFIX}/:webhookId`, {
     schema: routeSchema('webhook', [], 'receiveWebhook', `Deliver a JSON body to a bot's webhook integration (optional ${SIGNATURE_HEADER}, idempotency-key)`,
       { params: Params }, { 200: Accepted }),
   }, async (request, reply) => {
