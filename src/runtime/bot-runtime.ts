@@ -385,7 +385,8 @@ export class BotRuntime implements IncomingInterceptor {
 
   /**
    * A turn for a webhook delivery (the event: src/runtime/webhook-events.ts). It has no conversation,
-   * so only the bot-wide state persists; `extension` adds host calls (client.readWebhookBody).
+   * so only the bot-wide state persists; `extension` adds host calls (client.readWebhookBody). The
+   * client acts on the bot's chat integration when it has one, so a webhook can message a conversation.
    */
   async webhookTurn(integration: IntegrationRow, source: WebhookEventSource, extension?: HostExtension): Promise<void> {
     const bot = (await this.botOf(integration.id))?.bot
@@ -394,7 +395,8 @@ export class BotRuntime implements IncomingInterceptor {
     const [botState] = await this.store.getBotStates(bot.id, [botKey])
     const state = { user: {}, conversation: {}, bot: botState ?? {}, workflow: {} }
     const input: TurnInput = { event: webhookEvent(bot, integration, source, state), flow: null, conversationStarted: false, budgetMs: this.limitsOf(bot).budgetMs }
-    const host = withExtension(this.host(bot, integration, null, source.id), extension)
+    const chat = (await this.store.listIntegrations(bot.id)).find((i) => i.name === 'chat' && i.enabled)
+    const host = withExtension(this.host(bot, chat ?? integration, null, source.id), extension)
     try {
       const output = JSON.parse(await this.sandbox.run(
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },

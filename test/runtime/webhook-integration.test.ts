@@ -8,7 +8,7 @@ import { createHmac, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signatureHeader } from '../../src/domain/webhook-service.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { adminClient, allLogs, createBot, newDataPlace, sleep, startOn, waitForLog, STREAM_CONFIG, type ParleyLike } from './helpers.js'
+import { adminClient, allLogs, createBot, newDataPlace, sleep, startOn, Talk, waitForLog, STREAM_CONFIG, type ParleyLike, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
 export const actions = {
@@ -20,6 +20,9 @@ export const actions = {
 export const hooks = {
   async afterIncoming({ event, client }) {
     if (event.type !== 'webhook') return
+    if (event.payload.body && event.payload.body.notify) {
+      await client.createMessage({ conversationId: event.payload.body.notify, payload: { type: 'text', text: 'webhook says ' + event.payload.body.text } })
+    }
     event.state.bot.count = (event.state.bot.count || 0) + 1
     let first = null
     if (!event.payload.bodyIncluded) first = await client.readWebhookBody({ offset: 0 })
@@ -59,16 +62,35 @@ const webhookLogs = async (p: ParleyLike, botId: string): Promise<Seen[]> =>
 describe('webhook integration', () => {
   let h: Harness
   let botId: string
+  let bot: TestBot
   let url: string
 
   beforeAll(async () => {
     // A small inline threshold, so the "large body" path (readWebhookBody) runs with a small body here.
     h = await startParley({ listen: true, config: { ...STREAM_CONFIG, webhook: { maxBodyBytes: 100 * 1024 * 1024, inlineBodyBytes: 4096, toleranceSeconds: 300, workers: 2, pollMs: 200 } } })
-    botId = (await createBot(h, CODE)).id
+    bot = await createBot(h, CODE)
+    botId = bot.id
     url = await enableWebhook(h, botId)
   })
   afterAll(async () => {
     await h?.close()
+  })
+
+  it('lets the bot message a conversation of its chat integration from a webhook turn; state.bot persists', async () => {
+    const talk = await Talk.open(bot)
+    try {
+      const res = await post(url, JSON.stringify({ notify: talk.conversationId, text: 'order shipped' }))
+      expect(res.status).toBe(200)
+      const first = (await res.json()) as { id: string }
+      const [reply] = await talk.botCount(1)
+      expect(reply!.payload).toEqual({ type: 'text', text: 'webhook says order shipped' })
+      const log1 = await waitForLog(h, botId, (l) => l.message.startsWith('WEBHOOK ') && l.message.includes(first.id))
+      const again = (await (await post(url, '{"second":true}')).json()) as { id: string }
+      const log2 = await waitForLog(h, botId, (l) => l.message.startsWith('WEBHOOK ') && l.message.includes(again.id))
+      expect(JSON.parse(log2.message.slice(8)).count).toBe(JSON.parse(log1.message.slice(8)).count + 1)
+    } finally {
+      await talk.close()
+    }
   })
 
   it('answers 200 at once and runs hooks and workflows on a webhook event', async () => {
