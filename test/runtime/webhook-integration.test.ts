@@ -8,6 +8,7 @@ import { createHmac, randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signatureHeader } from '../../src/domain/webhook-service.js'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { testStoreKind } from '../helpers/pg.js'
 import { adminClient, allLogs, createBot, newDataPlace, sleep, startOn, Talk, waitForLog, STREAM_CONFIG, type ParleyLike, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
@@ -233,4 +234,31 @@ describe('webhook integration: restart', () => {
       await place.remove()
     }
   }, 60_000)
+})
+
+describe.runIf(testStoreKind() === 'postgres')('webhook integration: several instances on one PostgreSQL database', () => {
+  it('shares the queue: deliveries received by either instance are each processed exactly once', async () => {
+    const place = await newDataPlace()
+    const config = { webhook: { maxBodyBytes: 100 * 1024 * 1024, inlineBodyBytes: 1024 * 1024, toleranceSeconds: 300, workers: 3, pollMs: 50 } }
+    const a = await startOn(place, config)
+    const b = await startOn(place, config)
+    try {
+      const botId = (await createBot(a, CODE)).id
+      const url = await enableWebhook(a, botId)
+      const path = new URL(url).pathname
+      const ids = await Promise.all(Array.from({ length: 24 }, async (_, i) => {
+        const res = await post(`${(i % 2 === 0 ? a : b).baseUrl}${path}`, JSON.stringify({ n: i }))
+        expect(res.status).toBe(200)
+        return ((await res.json()) as { id: string }).id
+      }))
+      for (let i = 0; i < 200 && (await webhookLogs(a, botId)).length < ids.length; i++) await sleep(100)
+      await sleep(500)
+      const seen = (await webhookLogs(a, botId)).map((s) => s.id)
+      expect(seen.sort()).toEqual([...ids].sort())
+    } finally {
+      await b.stop()
+      await a.stop()
+      await place.remove()
+    }
+  }, 90_000)
 })
