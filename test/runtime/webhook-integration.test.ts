@@ -5,6 +5,8 @@
  * processing (the first server only receives: PARLEY_WEBHOOK_WORKERS=0).
  */
 import { createHmac, randomUUID } from 'node:crypto'
+import { readdirSync } from 'node:fs'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signatureHeader } from '../../src/domain/webhook-service.js'
 import { startParley, type Harness } from '../helpers/harness.js'
@@ -261,4 +263,24 @@ describe.runIf(testStoreKind() === 'postgres')('webhook integration: several ins
       await place.remove()
     }
   }, 90_000)
+})
+
+describe('webhook integration: bot deletion', () => {
+  it('removes the queued deliveries and their bodies with the bot', async () => {
+    const place = await newDataPlace()
+    const p = await startOn(place, { webhook: { maxBodyBytes: 100 * 1024 * 1024, inlineBodyBytes: 1024 * 1024, toleranceSeconds: 300, workers: 0, pollMs: 200 } })
+    try {
+      const botId = (await createBot(p, CODE)).id
+      const url = await enableWebhook(p, botId)
+      for (const n of [1, 2]) expect((await post(url, JSON.stringify({ n }))).status).toBe(200)
+      const blobs = () => readdirSync(join(place.dataDir, 'webhook-blobs'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length
+      expect(blobs()).toBe(2)
+      await adminClient(p).deleteBot({ id: botId })
+      expect(blobs()).toBe(0)
+      expect((await post(url, '{}')).status).toBe(404)
+    } finally {
+      await p.stop()
+      await place.remove()
+    }
+  })
 })
