@@ -284,3 +284,43 @@ describe('webhook integration: bot deletion', () => {
     }
   })
 })
+
+describe('webhook integration: a body larger than the sandbox memory', () => {
+  it('fails only the turn of a bot that blows up on it; the next delivery is processed', async () => {
+    const h = await startParley({
+      listen: true,
+      config: {
+        ...STREAM_CONFIG,
+        sandboxLimits: { budgetMs: 10_000, timeoutMs: 30_000, memoryBytes: 16 * 1024 * 1024 },
+        webhook: { maxBodyBytes: 100 * 1024 * 1024, inlineBodyBytes: 1024, toleranceSeconds: 300, workers: 1, pollMs: 200 },
+      },
+    })
+    try {
+      const greedy = String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    if (event.type !== 'webhook') return
+    if (event.payload.bodyIncluded) { console.log('SMALL ' + event.id); return }
+    let text = '', part
+    do { part = await client.readWebhookBody(); text += part.text } while (!part.done)
+    const chars = text.split('') // one value per byte: far beyond the sandbox's memory
+    console.log('READ ALL ' + chars.length)
+  },
+}
+`
+      const botId = (await createBot(h, greedy)).id
+      const url = await enableWebhook(h, botId)
+      const big = Buffer.alloc(24 * 1024 * 1024, 'x')
+      big.write('{"d":"', 0)
+      big.write('"}', big.length - 2)
+      expect((await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: big })).status).toBe(200)
+      const small = (await (await post(url, '{"ok":1}')).json()) as { id: string }
+      const failure = await waitForLog(h, botId, (l) => l.level === 'error', 60_000)
+      expect(failure.message).toMatch(/out of memory/)
+      await waitForLog(h, botId, (l) => l.message === `SMALL ${small.id}`, 30_000)
+      expect((await allLogs(h, botId)).logs.some((l) => l.message.startsWith('READ ALL'))).toBe(false)
+    } finally {
+      await h.close()
+    }
+  }, 90_000)
+})
