@@ -156,6 +156,19 @@ describe('webhook integration: 100 MB bodies on a spawned server', () => {
     expect(leftovers().map((e) => e.name)).toEqual([])
   }, 180_000)
 
+  it('refuses a declared Content-Length above the limit before reading the body', async () => {
+    const res = await new Promise<{ status: number; json: any }>((resolve, reject) => {
+      const req = request(url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(LIMIT + 1) } }, (r) => {
+        const parts: Buffer[] = []
+        r.on('data', (d: Buffer) => parts.push(d))
+        r.on('end', () => resolve({ status: r.statusCode ?? 0, json: JSON.parse(Buffer.concat(parts).toString()) }))
+      })
+      req.on('error', reject)
+      req.write('{"d":"') // the rest never comes: the answer must not wait for it
+    })
+    expect(res).toMatchObject({ status: 413, json: { code: 413, type: 'PayloadTooLarge' } })
+  })
+
   it('takes several large bodies at once, each processed, memory still bounded', async () => {
     const size = 20 * MB
     const { result, baseline, peak } = await peakRss(child.pid!, () => Promise.all([0, 1, 2].map(() => postStream(url, jsonStream(size)))))
