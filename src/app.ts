@@ -20,6 +20,8 @@ import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
 import { webchatRoutes } from './http/routes/webchat/index.js'
+import { webhookRoutes } from './http/routes/webhook/index.js'
+import { WebhookService } from './domain/webhook-service.js'
 import healthRoutes from './http/routes/health.js'
 import type { App, Services } from './http/types.js'
 import type { PubSub } from './pubsub/pubsub.js'
@@ -85,6 +87,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     onChanged: (botId) => runtime.botChanged(botId),
   })
   const files = new FileService({ config, store, bots, warn: (context, message) => app.log.warn(context, message) })
+  const webhooks = new WebhookService({ config, store, runtime, warn: (context, message) => app.log.warn(context, message) })
+  bots.addCleaner({ prepare: (botId) => webhooks.prepareBotCleanup(botId) })
   const services: Services = {
     config, chat, streams, store, bots, files, runtime,
     auth: new AuthService(store),
@@ -151,13 +155,16 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(webchatRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
+  await app.register(webhookRoutes, { service: webhooks })
 
   app.addHook('onReady', async () => {
     await runtime.start()
+    webhooks.start()
   })
   // Open streams would hold server.close() forever: end them first; let running turns finish.
   app.addHook('preClose', async () => {
     await streams.closeAll()
+    await webhooks.stop()
     await runtime.stop()
   })
   app.addHook('onClose', async () => {

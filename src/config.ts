@@ -37,6 +37,21 @@ export interface Config {
   sandboxLimits: SandboxLimits
   /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
   kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
+  /** Webhook integration (README "Webhook integration"). */
+  webhook: WebhookConfig
+}
+
+export interface WebhookConfig {
+  /** Largest body accepted, enforced while streaming (spec: 100 MB). */
+  maxBodyBytes: number
+  /** Bodies up to this size are parsed into event.payload.body; larger ones are read with client.readWebhookBody. */
+  inlineBodyBytes: number
+  /** Signed requests: how far the signature's timestamp may be from now. */
+  toleranceSeconds: number
+  /** Deliveries this instance processes at once; 0 = receive only (another instance processes). */
+  workers: number
+  /** How often the queue is polled for deliveries queued by other instances or left by a dead one. */
+  pollMs: number
 }
 
 type Env = Record<string, string | undefined>
@@ -109,6 +124,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
           timeoutMs: int(env, 'PARLEY_KB_ANSWER_TIMEOUT_MS', 15_000, 100),
         }
       : undefined,
+    webhook: {
+      maxBodyBytes: 100 * 1024 * 1024,
+      inlineBodyBytes: int(env, 'PARLEY_WEBHOOK_INLINE_BYTES', 1024 * 1024, 0),
+      toleranceSeconds: 300,
+      workers: int(env, 'PARLEY_WEBHOOK_WORKERS', 2, 0),
+      pollMs: int(env, 'PARLEY_WEBHOOK_POLL_MS', 1_000, 10),
+    },
     ...overrides,
   }
   return Object.freeze(config)

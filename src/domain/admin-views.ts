@@ -2,6 +2,7 @@ import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, 
 import type { BotWithIntegrations } from './bot-service.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
 import { webchatUrl } from '../webchat/urls.js'
+import { webhookUrl } from './webhook-service.js'
 
 /** Row → wire object for the Admin API, in the shapes @botpress/client@1.45.0 declares. */
 const iso = (ms: number) => new Date(ms).toISOString()
@@ -48,23 +49,25 @@ export const botSummaryView = (b: BotRow) => ({
 })
 
 function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean) {
+  // The webhook signing secret is shown only to roles that may change the bot, like the encryption key.
+  const { secret, ...configuration } = i.configuration
   return {
     id: i.id,
     name: i.name,
     version: '1.0.0',
     enabled: i.enabled,
     webhookId: i.webhookId,
-    webhookUrl: `${publicUrl}/${i.webhookId}`,
+    webhookUrl: i.name === 'webhook' ? webhookUrl(publicUrl, i.webhookId) : `${publicUrl}/${i.webhookId}`,
     ...(i.name === 'chat' && { webchatUrl: webchatUrl(publicUrl, i.webhookId) }),
     configurationType: null,
-    configuration: showSecrets ? { ...i.configuration, encryptionKey: i.encryptionKey } : { ...i.configuration },
+    configuration: showSecrets ? { ...configuration, ...(secret !== undefined && { secret }), encryptionKey: i.encryptionKey } : configuration,
     status: 'registered' as const,
     statusReason: null,
     disabledChannels: [],
     createdAt: iso(i.createdAt),
     updatedAt: iso(i.updatedAt),
-    title: 'Chat',
-    description: 'Built-in Chat API for end-user clients (@botpress/chat)',
+    title: i.name === 'webhook' ? 'Webhook' : 'Chat',
+    description: i.name === 'webhook' ? 'Built-in webhook: POST any JSON to webhookUrl, the bot gets a `webhook` event' : 'Built-in Chat API for end-user clients (@botpress/chat)',
     iconUrl: '',
     public: true,
     visibility: 'public' as const,

@@ -2,20 +2,21 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
-import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, IntegrationRow, Page, Store } from '../store/store.js'
+import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
 
 /** Loads bot code in a sandbox: its load error (with the line), or nothing when it loads. */
 export type CodeChecker = (code: string) => Promise<string | undefined>
 
 /** Built-in integrations, keyed by name. Each enabled one gets its own webhook id and key. */
-export const BUILT_IN_INTEGRATIONS = ['chat'] as const
+export const BUILT_IN_INTEGRATIONS = ['chat', 'webhook'] as const
 export type IntegrationName = (typeof BUILT_IN_INTEGRATIONS)[number]
 
 const isBuiltIn = (name: string): name is IntegrationName => (BUILT_IN_INTEGRATIONS as readonly string[]).includes(name)
 
 export interface IntegrationInput {
   enabled?: boolean | undefined
-  configuration?: { encryptionKey?: string | undefined } | undefined
+  /** `secret` (webhook only): HMAC-SHA256 key requests must be signed with; null removes it. */
+  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined } | undefined
 }
 
 export interface BotInput {
@@ -43,7 +44,7 @@ export interface BotResourceCleaner {
 
 const MIN_ENCRYPTION_KEY_LENGTH = 16
 
-export function newIntegration(botId: string, name: IntegrationName, now: number, encryptionKey?: string): IntegrationRow {
+export function newIntegration(botId: string, name: IntegrationName, now: number, encryptionKey?: string, configuration: JsonObject = {}): IntegrationRow {
   return {
     id: uuidv7(),
     botId,
@@ -51,7 +52,7 @@ export function newIntegration(botId: string, name: IntegrationName, now: number
     webhookId: randomUUID(),
     encryptionKey: encryptionKey ?? randomBytes(32).toString('base64url'),
     enabled: true,
-    configuration: {},
+    configuration,
     createdAt: now,
     updatedAt: now,
   }
@@ -63,6 +64,19 @@ function checkEncryptionKey(input: IntegrationInput | null | undefined): string 
     throw errors.invalidPayload(`integrations.chat.configuration.encryptionKey must be at least ${MIN_ENCRYPTION_KEY_LENGTH} characters`)
   }
   return key
+}
+
+const MIN_WEBHOOK_SECRET_LENGTH = 16
+
+/** The webhook integration's signing secret: a string (set), null (removed) or undefined (unchanged). */
+function checkWebhookSecret(name: string, input: IntegrationInput | null | undefined): string | null | undefined {
+  const secret = input?.configuration?.secret
+  if (secret === undefined) return undefined
+  if (name !== 'webhook') throw errors.invalidPayload(`integrations.${name}.configuration.secret is only for the webhook integration`)
+  if (secret !== null && (typeof secret !== 'string' || secret.length < MIN_WEBHOOK_SECRET_LENGTH || secret.length > 512)) {
+    throw errors.invalidPayload(`integrations.webhook.configuration.secret must be a string of ${MIN_WEBHOOK_SECRET_LENGTH} to 512 characters, or null`)
+  }
+  return secret
 }
 
 export class BotService {
@@ -127,7 +141,8 @@ export class BotService {
     for (const [name, value] of Object.entries(input.integrations ?? { chat: { enabled: true } })) {
       if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${name}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)
       const key = checkEncryptionKey(value)
-      if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key))
+      const secret = checkWebhookSecret(name, value)
+      if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
     }
     await this.store.createBot(bot, integrations)
     return { bot, integrations }
@@ -155,11 +170,14 @@ export class BotService {
       const name = existing?.name ?? keyName
       if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${keyName}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)
       const key = checkEncryptionKey(value)
+      const secret = checkWebhookSecret(name, value)
       const enabled = value !== null && value.enabled !== false
       if (existing) {
-        await this.store.updateIntegration(existing.id, { enabled, ...(key !== undefined && { encryptionKey: key }) }, now)
+        const { secret: _old, ...rest } = existing.configuration
+        const configuration = secret === undefined ? undefined : secret === null ? rest : { ...rest, secret }
+        await this.store.updateIntegration(existing.id, { enabled, ...(key !== undefined && { encryptionKey: key }), ...(configuration && { configuration }) }, now)
       } else if (enabled) {
-        await this.store.createIntegration(newIntegration(bot.id, name, now, key))
+        await this.store.createIntegration(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
       }
     }
     const updated = await this.store.updateBot(

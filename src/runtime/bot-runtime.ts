@@ -10,6 +10,7 @@ import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput 
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
+import { webhookEvent, withExtension, type HostExtension, type WebhookEventSource } from './webhook-events.js'
 
 /** The channel on which new incoming messages and events announce "this conversation has work". */
 export const TURNS_CHANNEL = 'bot-turns'
@@ -273,7 +274,7 @@ export class BotRuntime implements IncomingInterceptor {
 
   // ---- running code ----
 
-  private host(bot: BotRow, integration: IntegrationRow, conversationId: string, sourceId: string): SandboxHost & { flush(): Promise<void> } {
+  private host(bot: BotRow, integration: IntegrationRow, conversationId: string | null, sourceId: string): SandboxHost & { flush(): Promise<void> } {
     const logs: BotLogRow[] = []
     let replies = 0
     const ownConversation = async (id: unknown) => {
@@ -387,6 +388,33 @@ export class BotRuntime implements IncomingInterceptor {
       ], this.clock())
     } catch (err) {
       await this.recordFailure(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)
+    } finally {
+      await host.flush()
+    }
+  }
+
+  /**
+   * A turn for a webhook delivery (the event: src/runtime/webhook-events.ts). It has no conversation,
+   * so only the bot-wide state persists; `extension` adds host calls (client.readWebhookBody). The
+   * client acts on the bot's chat integration when it has one, so a webhook can message a conversation.
+   */
+  async webhookTurn(integration: IntegrationRow, source: WebhookEventSource, extension?: HostExtension): Promise<void> {
+    const bot = (await this.botOf(integration.id))?.bot
+    if (!bot?.code) return
+    const botKey: BotStateKey = { scope: 'bot', scopeId: '' }
+    const [botState] = await this.store.getBotStates(bot.id, [botKey])
+    const state = { user: {}, conversation: {}, bot: botState ?? {}, workflow: {} }
+    const input: TurnInput = { event: webhookEvent(bot, integration, source, state), flow: null, conversationStarted: false, budgetMs: this.limitsOf(bot).budgetMs }
+    const chat = (await this.store.listIntegrations(bot.id)).find((i) => i.name === 'chat' && i.enabled)
+    const host = withExtension(this.host(bot, chat ?? integration, null, source.id), extension)
+    try {
+      const output = JSON.parse(await this.sandbox.run(
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
+        host,
+      )) as TurnOutput
+      await this.store.saveBotStates(bot.id, [{ ...botKey, data: (output.state?.bot ?? {}) as JsonObject }], this.clock())
+    } catch (err) {
+      await this.recordFailure(bot, null, `Turn for webhook ${source.id}`, err)
     } finally {
       await host.flush()
     }

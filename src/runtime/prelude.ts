@@ -675,6 +675,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       getConversation: async (a?: unknown) => call('getConversation', { id: idOf('getConversation', argsOf('getConversation', a)) }),
       getUser: async (a?: unknown) => call('getUser', { id: idOf('getUser', argsOf('getUser', a)) }),
       searchKnowledge: async (a?: unknown) => searchKnowledge(event, argsOf('searchKnowledge', a)),
+      // Webhook events only: a chunk of the raw body (README "Webhook integration").
+      readWebhookBody: async (a?: unknown) => call('readWebhookBody', argsOf('readWebhookBody', a)),
     })
   }
 
@@ -1015,7 +1017,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
 
   /** The first trigger (flows and their triggers in declaration order) matching this event. */
   function findTrigger(event: Json, conversationStarted: boolean): { flowId: string; eventName: string } | null {
-    const custom = event.type === 'custom'
+    // A webhook event fires `{ type: 'event', name: 'webhook' }` triggers; it never matches message triggers.
+    const custom = event.type === 'custom' || event.type === 'webhook'
     const payload = isObj(event.payload) ? event.payload : {}
     const text = custom ? '' : previewText(event).trim()
     const lower = text.toLowerCase()
@@ -1024,7 +1027,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         if (t.kind === 'conversationStarted') {
           if (conversationStarted) return { flowId, eventName: 'conversationStarted' }
         } else if (t.kind === 'event') {
-          if (custom && (payload.name === t.name || payload.type === t.name)) return { flowId, eventName: t.name }
+          if (custom && (payload.name === t.name || payload.type === t.name || event.type === t.name)) return { flowId, eventName: t.name }
         } else if (!custom) {
           let hit = t.text === undefined || lower === t.text
           if (hit && t.regex) {

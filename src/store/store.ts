@@ -1,5 +1,6 @@
 import type { KnowledgeStore } from './knowledge-store.js'
 import type { FileStore } from './file-store.js'
+import type { WebhookStore } from './webhook-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -178,6 +179,8 @@ export interface Store {
   readonly files: FileStore
   /** Knowledge bases and the full-text passage index. */
   readonly knowledge: KnowledgeStore
+  /** The webhook integration's delivery queue. */
+  readonly webhooks: WebhookStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

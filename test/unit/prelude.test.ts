@@ -231,7 +231,7 @@ describe('hooks', () => {
     expect(seen).toEqual({
       sameState: true,
       direction: 'incoming',
-      client: ['createEvent', 'createMessage', 'getConversation', 'getMessage', 'getUser', 'listMessages', 'searchKnowledge'],
+      client: ['createEvent', 'createMessage', 'getConversation', 'getMessage', 'getUser', 'listMessages', 'readWebhookBody', 'searchKnowledge'],
       doubled: 42,
     })
     expect(t.budgets[0]).toBe(1000)

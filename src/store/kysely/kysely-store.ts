@@ -3,6 +3,7 @@ import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
+import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import {
   UniqueViolation,
   type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
@@ -105,6 +106,7 @@ const pageOf = <T>(rows: T[], limit: number, cursorOf: (last: T) => (string | nu
 export class KyselyStore implements Store {
   readonly files: KyselyFileStore
   readonly knowledge: KyselyKnowledgeStore
+  readonly webhooks: KyselyWebhookStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -113,6 +115,7 @@ export class KyselyStore implements Store {
   ) {
     this.files = new KyselyFileStore(db)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
+    this.webhooks = new KyselyWebhookStore(db)
   }
 
   async ping(): Promise<void> {

@@ -1,0 +1,337 @@
+import { createHmac } from 'node:crypto'
+import { join } from 'node:path'
+import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store.js'
+import { LocalBlobStore } from '../blobs/local.js'
+import type { Config } from '../config.js'
+import { safeEqual } from '../lib/crypto.js'
+import { ApiError, errors } from '../lib/errors.js'
+import { uuidv7 } from '../lib/ids.js'
+import { findJsonProblem } from '../lib/json-guard.js'
+import type { BotRuntime } from '../runtime/bot-runtime.js'
+import type { IntegrationRow, JsonObject, Store } from '../store/store.js'
+import type { WebhookDeliveryRow } from '../store/webhook-store.js'
+
+/** Where webhook integrations live: a static first segment, like /webchat, so it wins over the Chat API's `/{webhookId}/…`. */
+export const WEBHOOK_PREFIX = '/webhooks'
+export const webhookUrl = (publicUrl: string, webhookId: string) => `${publicUrl.replace(/\/+$/, '')}${WEBHOOK_PREFIX}/${encodeURIComponent(webhookId)}`
+
+/** Headers of the webhook integration (README "Webhook integration"). */
+export const SIGNATURE_HEADER = 'x-parley-signature'
+export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-idempotency-key'] as const
+
+/** A claimed delivery is retried at most this many times (a body that crashes the process every time ends here). */
+const MAX_ATTEMPTS = 5
+/** Largest chunk client.readWebhookBody returns: well under the sandbox's memory limit. */
+const READ_CHUNK_BYTES = 1024 * 1024
+const MAX_IDEMPOTENCY_KEY = 200
+
+export interface WebhookRequest {
+  webhookId: string
+  contentType: string | undefined
+  contentLength: number | undefined
+  signature: string | undefined
+  idempotencyKey: string | undefined
+  body: AsyncIterable<Uint8Array>
+}
+
+/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; several v1 entries allowed (secret rotation). */
+export function signatureHeader(secret: string, body: Uint8Array | string, t = Math.floor(Date.now() / 1000)): string {
+  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex')}`
+}
+
+function parseSignature(header: string | undefined): { t: number; v1: string[] } | undefined {
+  if (!header) return undefined
+  let t: number | undefined
+  const v1: string[] = []
+  for (const part of header.split(',')) {
+    const [k, v] = part.trim().split('=', 2) as [string, string | undefined]
+    if (k === 't' && v && /^\d{1,12}$/.test(v)) t = Number(v)
+    else if (k === 'v1' && v && /^[0-9a-f]{64}$/i.test(v)) v1.push(v.toLowerCase())
+  }
+  return t === undefined || v1.length === 0 ? undefined : { t, v1 }
+}
+
+const isJson = (contentType: string | undefined) => {
+  const type = contentType?.split(';')[0]?.trim().toLowerCase()
+  return type === 'application/json' || (type?.startsWith('application/') === true && type.endsWith('+json'))
+}
+
+const secretOf = (integration: IntegrationRow) => {
+  const secret = integration.configuration.secret
+  return typeof secret === 'string' && secret !== '' ? secret : undefined
+}
+
+/**
+ * The built-in `webhook` integration: receives deliveries (body streamed to the blob store under
+ * the 100 MB limit, signature checked on the fly, queued durably) and processes the queue
+ * asynchronously with leases, so several instances can share it and a restart loses nothing.
+ */
+export class WebhookService {
+  readonly blobs: BlobStore
+  private readonly clock: () => number
+  private readonly instanceId = uuidv7()
+  private readonly workers: Promise<void>[] = []
+  private wake: (() => void)[] = []
+  private stopped = false
+
+  constructor(private readonly deps: {
+    config: Config
+    store: Store
+    runtime: BotRuntime
+    blobs?: BlobStore
+    warn: (context: object, message: string) => void
+    clock?: () => number
+  }) {
+    this.blobs = deps.blobs ?? new LocalBlobStore(join(deps.config.dataDir, 'webhook-blobs'))
+    this.clock = deps.clock ?? Date.now
+  }
+
+  private get config() {
+    return this.deps.config.webhook
+  }
+
+  /** The enabled webhook integration with this id; 404 otherwise (also for a chat integration's id). */
+  async resolve(webhookId: string): Promise<IntegrationRow> {
+    const integration = webhookId.length > 200 ? undefined : await this.deps.store.getIntegrationByWebhookId(webhookId)
+    if (!integration || !integration.enabled || integration.name !== 'webhook') throw errors.notFound('Webhook', webhookId)
+    return integration
+  }
+
+  /**
+   * Stores and queues one delivery; resolves once it is durable (the route then answers 200).
+   * The body is held in memory only up to the inline threshold (to check that it is JSON).
+   */
+  async receive(req: WebhookRequest): Promise<{ id: string; duplicate: boolean }> {
+    const integration = await this.resolve(req.webhookId)
+    if (!isJson(req.contentType)) throw errors.unsupportedMediaType(req.contentType ?? '(none)')
+    const { maxBodyBytes, inlineBodyBytes, toleranceSeconds } = this.config
+    if (req.contentLength !== undefined && req.contentLength > maxBodyBytes) throw errors.payloadTooLarge(maxBodyBytes)
+    const key = req.idempotencyKey
+    if (key !== undefined && (key === '' || key.length > MAX_IDEMPOTENCY_KEY)) {
+      throw errors.invalidPayload(`The idempotency key must be 1 to ${MAX_IDEMPOTENCY_KEY} characters`)
+    }
+    const secret = secretOf(integration)
+    let signature: { t: number; v1: string[] } | undefined
+    if (secret) {
+      // Checked before reading the body: an unsigned or stale request costs no disk.
+      signature = parseSignature(req.signature)
+      if (!signature) throw errors.unauthorized(`Missing or malformed ${SIGNATURE_HEADER} header (expected t=<unix seconds>,v1=<hex HMAC-SHA256>)`)
+      if (Math.abs(this.clock() / 1000 - signature.t) > toleranceSeconds) throw errors.unauthorized(`The ${SIGNATURE_HEADER} timestamp is outside the ${toleranceSeconds} s window`)
+    }
+    const hmac = secret && signature ? createHmac('sha256', secret).update(`${signature.t}.`) : undefined
+    let inline: Buffer[] | undefined = []
+    let seen = 0
+    const tapped = (async function* (source: AsyncIterable<Uint8Array>) {
+      for await (const chunk of source) {
+        hmac?.update(chunk)
+        seen += chunk.length
+        if (inline && seen <= inlineBodyBytes) inline.push(Buffer.from(chunk))
+        else inline = undefined
+        yield chunk
+      }
+    })(req.body)
+    let blob: { name: string; size: number }
+    try {
+      blob = await this.blobs.put(tapped, { maxBytes: maxBodyBytes })
+    } catch (err) {
+      if (err instanceof BlobTooLargeError) throw errors.payloadTooLarge(maxBodyBytes)
+      throw err
+    }
+    try {
+      if (hmac && signature) {
+        const digest = hmac.digest('hex')
+        if (!signature.v1.some((v) => safeEqual(v, digest))) throw errors.unauthorized(`The ${SIGNATURE_HEADER} signature does not match the body`)
+      }
+      if (blob.size === 0) throw errors.invalidPayload('The webhook body is empty; send a JSON value')
+      if (inline) parseBody(Buffer.concat(inline))
+      const { delivery, created } = await this.deps.store.webhooks.enqueue({
+        id: uuidv7(), integrationId: integration.id, idempotencyKey: key ?? null, blobName: blob.name, size: blob.size,
+        contentType: req.contentType!.slice(0, 200), createdAt: this.clock(),
+      })
+      if (!created) await this.dropBlob(blob.name)
+      else this.kick()
+      return { id: delivery.id, duplicate: !created }
+    } catch (err) {
+      await this.dropBlob(blob.name)
+      throw err
+    }
+  }
+
+  private async dropBlob(name: string): Promise<void> {
+    await this.blobs.delete(name).catch((err: unknown) => this.deps.warn({ err, blob: name }, 'could not delete a webhook body'))
+  }
+
+  // ---- processing ----
+
+  /** Starts this instance's workers (none when `webhook.workers` is 0: receive only). */
+  start(): void {
+    this.stopped = false
+    for (let i = 0; i < this.config.workers; i++) this.workers.push(this.work())
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true
+    this.kick()
+    await Promise.allSettled(this.workers.splice(0))
+  }
+
+  /** Wakes idle workers (a delivery was queued here). */
+  kick(): void {
+    for (const wake of this.wake.splice(0)) wake()
+  }
+
+  private leaseMs(): number {
+    return this.deps.config.sandboxLimits.timeoutMs + 30_000
+  }
+
+  private async work(): Promise<void> {
+    while (!this.stopped) {
+      let delivery: WebhookDeliveryRow | undefined
+      try {
+        delivery = await this.deps.store.webhooks.claim(this.instanceId, this.clock(), this.leaseMs())
+        if (delivery) await this.process(delivery)
+      } catch (err) {
+        this.deps.warn({ err, delivery: delivery?.id }, 'webhook delivery processing failed; it is retried when its lease expires')
+      }
+      if (!delivery && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, this.config.pollMs)
+          this.wake.push(() => {
+            clearTimeout(timer)
+            resolve()
+          })
+        })
+      }
+    }
+  }
+
+  private async process(delivery: WebhookDeliveryRow): Promise<void> {
+    const { store } = this.deps
+    const integration = await store.getIntegration(delivery.integrationId)
+    // A disabled integration's queued deliveries are dropped; so are ones that failed too often.
+    if (!integration || !integration.enabled || delivery.attempts > MAX_ATTEMPTS) {
+      await this.finish(delivery, 'failed')
+      return
+    }
+    const inline = delivery.blobName !== null && delivery.size <= this.config.inlineBodyBytes
+    const payload: JsonObject = {
+      deliveryId: delivery.id,
+      contentType: delivery.contentType,
+      size: delivery.size,
+      bodyIncluded: inline,
+      body: inline ? (await this.readAll(delivery.blobName!)) as JsonObject : null,
+    }
+    // The lease is renewed while the bot runs, so a long turn is not taken over by another instance.
+    const heartbeat = setInterval(() => {
+      void store.webhooks.extendLease(delivery.id, this.instanceId, this.clock() + this.leaseMs()).catch(() => {})
+    }, Math.max(1000, this.leaseMs() / 3))
+    const reader = new BodyReader(this.blobs, delivery)
+    try {
+      await this.deps.runtime.webhookTurn(integration, { id: delivery.id, createdAt: delivery.createdAt, payload }, {
+        readWebhookBody: (args) => reader.read(args),
+      })
+    } finally {
+      clearInterval(heartbeat)
+      reader.close()
+    }
+    await this.finish(delivery, 'done')
+  }
+
+  private async finish(delivery: WebhookDeliveryRow, status: 'done' | 'failed'): Promise<void> {
+    if (await this.deps.store.webhooks.finish(delivery.id, this.instanceId, status, this.clock())) {
+      if (delivery.blobName) await this.dropBlob(delivery.blobName)
+    }
+  }
+
+  private async readAll(name: string): Promise<unknown> {
+    const blob = await this.blobs.get(name)
+    if (!blob) return null
+    const chunks: Buffer[] = []
+    for await (const chunk of blob.stream) chunks.push(chunk as Buffer)
+    return parseBody(Buffer.concat(chunks))
+  }
+
+  /** Blobs of a bot's queued deliveries (BotService cleaner: removed once the bot's rows are gone). */
+  async prepareBotCleanup(botId: string): Promise<() => Promise<void>> {
+    const names = await this.deps.store.webhooks.blobNamesOfBot(botId)
+    return async () => {
+      for (const name of names) await this.dropBlob(name)
+    }
+  }
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
+
+/** The same checks as the JSON body parser of the other APIs: UTF-8, JSON, no NUL or lone surrogates. */
+function parseBody(bytes: Buffer): unknown {
+  let value: unknown
+  try {
+    value = JSON.parse(utf8.decode(bytes))
+  } catch (err) {
+    throw new ApiError('InvalidPayload', `The webhook body is not valid JSON: ${(err as Error).message}`)
+  }
+  const problem = findJsonProblem(value)
+  if (problem) throw new ApiError('InvalidPayload', `Invalid JSON body: ${problem}`)
+  return value
+}
+
+/**
+ * client.readWebhookBody({ offset }) → { text, offset, nextOffset, size, done }: the raw body in
+ * chunks of at most 1 MB, cut on UTF-8 character boundaries. Sequential reads continue one stream;
+ * a jump re-opens it.
+ */
+class BodyReader {
+  private iterator: AsyncIterator<Buffer> | undefined
+  private position = 0
+  private pending: Buffer = Buffer.alloc(0)
+
+  constructor(private readonly blobs: BlobStore, private readonly delivery: WebhookDeliveryRow) {}
+
+  async read(args: Record<string, unknown>): Promise<unknown> {
+    const size = this.delivery.size
+    const offset = args.offset === undefined ? this.position : args.offset
+    if (typeof offset !== 'number' || !Number.isInteger(offset) || offset < 0 || offset > size) {
+      throw errors.invalidPayload(`readWebhookBody: offset must be an integer from 0 to ${size}`)
+    }
+    if (offset !== this.position || !this.iterator) await this.open(offset)
+    while (this.pending.length < READ_CHUNK_BYTES && this.position + this.pending.length < size) {
+      const next = await this.iterator!.next()
+      if (next.done) break
+      this.pending = Buffer.concat([this.pending, next.value])
+    }
+    let end = Math.min(READ_CHUNK_BYTES, this.pending.length)
+    // Never split a UTF-8 sequence: back off continuation bytes (10xxxxxx) unless this is the end.
+    if (this.position + end < size) while (end > 0 && (this.pending[end]! & 0xc0) === 0x80) end--
+    const bytes = this.pending.subarray(0, end)
+    this.pending = this.pending.subarray(end)
+    const start = this.position
+    this.position += end
+    return { text: bytes.toString('utf8'), offset: start, nextOffset: this.position, size, done: this.position >= size }
+  }
+
+  private async open(offset: number): Promise<void> {
+    this.close()
+    const blob = this.delivery.blobName ? await this.blobs.get(this.delivery.blobName) : undefined
+    if (!blob) throw errors.notFound('Webhook body', this.delivery.id)
+    this.iterator = blob.stream[Symbol.asyncIterator]() as AsyncIterator<Buffer>
+    this.position = 0
+    this.pending = Buffer.alloc(0)
+    // Skip to the offset (reads are sequential in practice; a jump costs a re-read from the start).
+    while (this.position < offset) {
+      const next = await this.iterator.next()
+      if (next.done) break
+      const chunk = next.value
+      if (this.position + chunk.length <= offset) {
+        this.position += chunk.length
+      } else {
+        this.pending = chunk.subarray(offset - this.position)
+        this.position = offset
+      }
+    }
+  }
+
+  close(): void {
+    void this.iterator?.return?.()
+    this.iterator = undefined
+  }
+}
