@@ -212,13 +212,16 @@ export class BotRuntime implements IncomingInterceptor {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
         if (this.stopped) break
+        if (signal.seq <= position) continue
         const incoming: Incoming | undefined =
           signal.kind === 'message_created' && !signal.message.isBot && !signal.message.botSkip ? { kind: 'message', message: signal.message }
           : signal.kind === 'event_created' && !signal.event.isBot && !signal.event.botSkip ? { kind: 'event', event: signal.event }
           : undefined
         position = signal.seq
         if (!incoming) continue
-        const { states, logs } = await this.turn(bot, integration, incoming)
+        const { states, logs, ownSeqs } = await this.turn(bot, integration, incoming)
+        // The turn's own replies right after its message are passed over with it: no second drain just to skip them.
+        for (const seq of ownSeqs.sort((a, b) => a - b)) if (seq === position + 1) position = seq
         const now = this.clock()
         const renew = now - renewedAt >= LEASE_RENEW_MS
         const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now, ...(renew && { lease: { owner: this.instanceId, ttlMs: this.leaseMs(bot) } }) }
@@ -291,8 +294,10 @@ export class BotRuntime implements IncomingInterceptor {
 
   // ---- running code ----
 
-  private host(bot: BotRow, integration: IntegrationRow, conversationId: string, sourceId: string): SandboxHost & { flush(): Promise<void>; takeLogs(): BotLogRow[] } {
+  private host(bot: BotRow, integration: IntegrationRow, conversationId: string, sourceId: string): SandboxHost & { flush(): Promise<void>; takeLogs(): BotLogRow[]; ownSeqs: number[] } {
     const logs: BotLogRow[] = []
+    /** Sequence numbers of what the bot appended to the run's own conversation. */
+    const ownSeqs: number[] = []
     let replies = 0
     const ownConversation = async (id: unknown) => {
       if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
@@ -319,6 +324,7 @@ export class BotRuntime implements IncomingInterceptor {
             payload: normalizePayload(a.payload as JsonObject), metadata, now: this.clock(),
           })
           if (!message) throw errors.notFound('Conversation', conversation.id)
+          if (message.conversationId === conversationId) ownSeqs.push(message.seq)
           await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
           return { message: messageView(message) }
         }
@@ -330,6 +336,7 @@ export class BotRuntime implements IncomingInterceptor {
             payload: a.payload as JsonObject, now: this.clock(),
           })
           if (!event) throw errors.notFound('Conversation', conversation.id)
+          if (event.conversationId === conversationId) ownSeqs.push(event.seq)
           await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
           return { event: eventView(event) }
         }
@@ -366,6 +373,7 @@ export class BotRuntime implements IncomingInterceptor {
         await this.store.appendBotLogs(rows).catch(() => {})
       },
       takeLogs: () => logs.splice(0),
+      ownSeqs,
     }
   }
 
@@ -379,7 +387,7 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
-  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<{ states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[] }> {
+  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<{ states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }> {
     const conversationId = incoming.kind === 'message' ? incoming.message.conversationId : incoming.event.conversationId
     const userId = incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId
     const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.event.id
@@ -405,9 +413,9 @@ export class BotRuntime implements IncomingInterceptor {
         { ...botKey, data: (output.state?.bot ?? {}) as JsonObject },
         { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject } },
       ]
-      return { states, logs: host.takeLogs() }
+      return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
     } catch (err) {
-      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)] }
+      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
     }
   }
 

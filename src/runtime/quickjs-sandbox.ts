@@ -14,7 +14,7 @@ const OVERRUN_MS = 250
 /** How often the pool reads the workers' heartbeats while runs are in flight. */
 const WATCH_MS = 50
 /** A worker inside one QuickJS call for longer than this gets no new work while others are free. */
-const HOT_MS = 50
+const HOT_MS = 200
 /** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
 const MAX_MOVES = 2
 
