@@ -55,6 +55,8 @@ const MAX_STACK_BYTES = 256 * 1024
  * concurrency on one worker (its conversations' turns overlap while they wait on host calls).
  */
 const IDLE_VMS_PER_BOT = 32
+/** Idle VMs kept by one worker over all bots (each holds its own heap with the prelude and the bot loaded). */
+const MAX_IDLE_VMS = 128
 /** A drain yields to the event loop after this long, so host results and other runs are not starved. */
 const DRAIN_SLICE_MS = 5
 const MAX_LOG_LENGTH = 4000
@@ -102,6 +104,7 @@ interface Vm {
 
 const QuickJS = await getQuickJS()
 const idle = new Map<string, Vm[]>()
+let idleCount = 0
 let nextCallId = 1
 const hostCalls = new Map<number, { vm: Vm; deferred: QuickJSDeferredPromise }>()
 
@@ -226,11 +229,15 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
 function takeVm(botKey: string, code: string, limits: SandboxLimits, runId: number): Vm {
   const pool = idle.get(botKey)
   const vm = pool?.pop()
-  if (vm) return vm
+  if (vm) {
+    idleCount--
+    return vm
+  }
   // A new version of the bot: drop VMs of older versions of the same bot.
   const botId = botKey.slice(0, botKey.lastIndexOf('@'))
   for (const [key, vms] of idle) {
     if (key !== botKey && key.startsWith(`${botId}@`)) {
+      idleCount -= vms.length
       vms.forEach(disposeVm)
       idle.delete(key)
     }
@@ -243,7 +250,19 @@ function releaseVm(botKey: string, vm: Vm): void {
   const pool = idle.get(botKey) ?? []
   if (pool.length >= IDLE_VMS_PER_BOT) return disposeVm(vm)
   pool.push(vm)
+  // Re-inserted: the map's order is then least recently used bot first.
+  idle.delete(botKey)
   idle.set(botKey, pool)
+  idleCount++
+  // Over the worker's cap: the least recently used bot gives up an idle VM.
+  while (idleCount > MAX_IDLE_VMS) {
+    const [oldestKey, oldest] = idle.entries().next().value as [string, Vm[]]
+    const dropped = oldest.shift()
+    if (oldest.length === 0) idle.delete(oldestKey)
+    if (!dropped) continue
+    idleCount--
+    disposeVm(dropped)
+  }
 }
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
