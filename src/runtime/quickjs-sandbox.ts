@@ -123,9 +123,15 @@ export class QuickJsSandbox implements BotSandbox {
     if (!this.drop(slot)) return
     for (const run of slot.runs.values()) {
       if (run.moves >= MAX_MOVES || this.closed) run.reject(new SandboxError('crashed', message))
-      else this.dispatch(run.request, run.host, run.moves + 1).then(run.resolve, run.reject)
+      else this.move(run)
     }
     for (const check of slot.checks.values()) check.resolve({ ok: false, error: message })
+  }
+
+  /** Starts a run again from the beginning on another worker; its logs say so (its host calls so far are repeated). */
+  private move(run: PendingRun): void {
+    run.host.log('warn', 'This run was restarted from the beginning on a fresh sandbox worker: the one it ran on was stopped (held by other code)')
+    this.dispatch(run.request, run.host, run.moves + 1).then(run.resolve, run.reject)
   }
 
   /** Terminates a slot's worker and forgets it (its pending work stays in its maps); false if already dropped. */
@@ -151,7 +157,7 @@ export class QuickJsSandbox implements BotSandbox {
     if (!this.drop(slot)) return
     for (const [id, run] of slot.runs) {
       if (id === culprit || run.moves >= MAX_MOVES) run.reject(new SandboxError('timeout', message))
-      else this.dispatch(run.request, run.host, run.moves + 1).then(run.resolve, run.reject)
+      else this.move(run)
     }
     for (const [id, check] of slot.checks) {
       if (id === culprit) check.resolve({ ok: false, error: message })

@@ -21,13 +21,16 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
     const sandbox = new QuickJsSandbox({ workers: 1 })
     try {
       const calls: string[] = []
+      const logs: string[] = []
       const host: SandboxHost = {
         async call(method, args) {
           calls.push(method)
           if (method === 'getUser') await new Promise((r) => setTimeout(r, 300))
           return method === 'createMessage' ? { message: { id: 'x', payload: (args as { payload: unknown }).payload } } : { user: { id: 'u' } }
         },
-        log() {},
+        log(level, text) {
+          logs.push(`${level}: ${text}`)
+        },
       }
       const bystander = sandbox.run({
         botId: 'bystander', version: '1', code: hook("await client.getUser({ id: 'u' }); await client.createMessage({ payload: { type: 'text', text: 'done' } })"), entry: 'turn', input: input('x'), limits,
@@ -46,6 +49,7 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       // it started again from the beginning on the new worker: its first host call was repeated, the reply sent once
       expect(calls.filter((m) => m === 'createMessage')).toHaveLength(1)
       expect(calls.filter((m) => m === 'getUser')).toHaveLength(2)
+      expect(logs).toEqual([expect.stringMatching(/^warn: This run was restarted from the beginning on a fresh sandbox worker/)])
     } finally {
       await sandbox.close()
     }
