@@ -299,6 +299,7 @@ export class BotRuntime implements IncomingInterceptor {
     /** Sequence numbers of what the bot appended to the run's own conversation. */
     const ownSeqs: number[] = []
     let replies = 0
+    let events = 0
     const ownConversation = async (id: unknown) => {
       if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
       const conversation = await this.store.getConversation(integration.id, id)
@@ -331,8 +332,12 @@ export class BotRuntime implements IncomingInterceptor {
         case 'createEvent': {
           const conversation = await ownConversationId(a.conversationId)
           if (typeof a.payload !== 'object' || a.payload === null || Array.isArray(a.payload)) throw errors.invalidPayload('payload must be an object')
+          // Deterministic too: a turn run again (after a crash, or moved off a stopped worker) creates it once.
+          const id = replyId(`${sourceId}:event`, events++)
+          const existing = await this.store.getEvent(integration.id, id)
+          if (existing) return { event: eventView(existing) }
           const event = await this.store.appendEvent({
-            id: uuidv7(), integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
+            id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
             payload: a.payload as JsonObject, now: this.clock(),
           })
           if (!event) throw errors.notFound('Conversation', conversation.id)
