@@ -48,6 +48,7 @@ interface Slot {
   ready: Promise<void>
   runs: Map<number, PendingRun>
   checks: Map<number, PendingCheck>
+  started: boolean
 }
 
 /**
@@ -89,10 +90,11 @@ export class QuickJsSandbox implements BotSandbox {
         )
       : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData: { beat: shared } })
     worker.unref()
-    const slot: Slot = { worker, beat, ready: undefined as never, runs: new Map(), checks: new Map() }
+    const slot: Slot = { worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false }
     slot.ready = new Promise((resolve, reject) => {
       const onMessage = (message: FromWorker) => {
         if (message.type === 'ready') {
+          slot.started = true
           worker.off('error', reject)
           resolve()
         }
@@ -246,6 +248,9 @@ export class QuickJsSandbox implements BotSandbox {
     if (best && (load(best) === 0 || full)) return best
     const slot = this.spawn()
     this.slots.push(slot)
+    // The new worker serves what comes next. A started worker that is not inside a QuickJS call right
+    // now (its runs wait on host calls) takes this run at once instead of making it wait for a start.
+    if (best?.started && best.beat[BEAT_SINCE] === 0) return best
     return slot
   }
 
