@@ -765,7 +765,7 @@ export function resultsMarkdown(r: TurnsResult, command: string): string {
   ]
   const b = r.baselines
   if (b) {
-    const ratio = (x: number, y: number) => (y > 0 ? (x / y).toFixed(2) : '?')
+    const ratio = (x: number, y: number) => (y > 0 ? (x / y).toPrecision(2) : '?')
     lines.push(
       '',
       '### Baselines, measured in the same run',
