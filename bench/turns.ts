@@ -17,15 +17,20 @@
  *
  * `export async function benchTurns(options?)` for bench/run.ts; `tsx bench/turns.ts` runs it
  * alone (building first unless BENCH_SKIP_BUILD=1) and prints the figures as JSON and a table.
- * BENCH_TURNS_PROFILE=1 adds an in-process count of store calls, sandbox runs and host calls per
- * turn (where the time goes). Never throws because a target is missed; throws when something breaks.
+ * BENCH_TURNS_PROFILE=0 skips the in-process count of store calls, sandbox runs and host calls per
+ * turn (where the time goes). Baselines measured in the same run: a bare QuickJS call of the echo
+ * hook (one VM, no worker, no store) and the sandbox alone (QuickJsSandbox.run of the echo bot
+ * with a host answering at once), so that the turn figures read as ratios to what the sandbox
+ * itself costs. Run alone or through `npm run bench`, it rewrites its section of bench/RESULTS.md.
+ * Never throws because a target is missed; throws when something breaks.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer } from 'node:net'
-import { cpus, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
+import { writeResultsSection } from './lib/results.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -97,7 +102,18 @@ export interface TurnsResult {
   met: { p50: boolean; p99: boolean; turnsPerSec: boolean }
   server: string
   machine: string
+  /** 1-minute load average of the machine when the run started and ended (other sessions share it). */
+  loadAverage: { start: number; end: number }
   profile?: TurnsProfile
+  baselines?: TurnsBaselines
+}
+
+/** What the sandbox alone costs, measured in the same run (same machine state). */
+export interface TurnsBaselines {
+  /** One QuickJS VM on this thread calling the echo hook's logic (JSON in, JSON out): calls/s and µs per call. */
+  bareQuickJs: { callsPerSec: number; usPerCall: number }
+  /** QuickJsSandbox.run of the echo bot (worker pool, prelude, one createMessage host call answered at once), closed loop. */
+  sandboxOnly: { concurrency: number; runsPerSec: number; p50: number; p99: number }
 }
 
 export interface TurnsOptions {
@@ -135,7 +151,7 @@ function defaults(): TurnsOptions {
     serverCommand: [process.execPath, join(ROOT, 'dist', 'main.js')],
     dataRoot: process.env.BENCH_DATA_ROOT || tmpdir(),
     logLevel: process.env.BENCH_TURNS_LOG_LEVEL || 'info',
-    profile: process.env.BENCH_TURNS_PROFILE === '1',
+    profile: process.env.BENCH_TURNS_PROFILE !== '0',
     log: (line) => process.stdout.write(`${line}\n`),
   }
 }
@@ -590,6 +606,68 @@ async function profileTurns(turns: number): Promise<TurnsProfile> {
   }
 }
 
+// ---------------------------------------------------------------- baselines
+
+async function measureBaselines(seconds: number, concurrency: number): Promise<TurnsBaselines> {
+  const src = (p: string) => pathToFileURL(join(ROOT, 'src', p)).href
+  const { getQuickJS } = await import('quickjs-emscripten')
+  const QuickJS = await getQuickJS()
+  const vm = QuickJS.newContext()
+  const fn = vm.unwrapResult(vm.evalCode(`(input) => { const e = JSON.parse(input); return JSON.stringify({ type: 'text', text: e.payload.text }) }`))
+  const input = JSON.stringify({ payload: { type: 'text', text: 'hello' }, state: { user: {}, conversation: {}, bot: {} } })
+  let calls = 0
+  const t0 = performance.now()
+  while (performance.now() - t0 < seconds * 1000) {
+    for (let i = 0; i < 100; i++) {
+      const arg = vm.newString(input)
+      const out = vm.unwrapResult(vm.callFunction(fn, vm.undefined, arg))
+      vm.getString(out)
+      out.dispose()
+      arg.dispose()
+    }
+    calls += 100
+  }
+  const bareMs = performance.now() - t0
+  fn.dispose()
+  vm.dispose()
+
+  const { QuickJsSandbox } = (await import(src('runtime/quickjs-sandbox.ts'))) as typeof import('../src/runtime/quickjs-sandbox.js')
+  const { DEFAULT_LIMITS } = (await import(src('runtime/sandbox.ts'))) as typeof import('../src/runtime/sandbox.js')
+  const sandbox = new QuickJsSandbox()
+  const event = (text: string) => ({
+    botId: 'bench', conversationId: 'c', createdOn: new Date().toISOString(), direction: 'incoming', id: text, integration: 'chat', messageId: text,
+    payload: { type: 'text', text }, preview: text, state: { user: {}, conversation: {}, bot: {} }, tags: { conversation: {}, message: {}, user: {} }, type: 'text', userId: 'u',
+  })
+  const host = { call: async (_method: string, args: unknown) => ({ message: { id: 'm', payload: (args as { payload: unknown }).payload } }), log: () => {} }
+  const runOnce = () => sandbox.run({
+    botId: 'bench', version: '1', code: ECHO_BOT, entry: 'turn', limits: DEFAULT_LIMITS,
+    input: JSON.stringify({ event: event('hello'), flow: null, conversationStarted: false, budgetMs: DEFAULT_LIMITS.budgetMs }),
+  }, host)
+  try {
+    const latencies: number[] = []
+    const loop = async (until: number, record: boolean) => {
+      while (performance.now() < until) {
+        const t = performance.now()
+        await runOnce()
+        if (record) latencies.push(performance.now() - t)
+      }
+    }
+    // Warm-up long enough for every worker to start and fill its VM pool (workers start on demand).
+    const warm = performance.now() + 3000
+    await Promise.all(Array.from({ length: concurrency }, () => loop(warm, false)))
+    const start = performance.now()
+    await Promise.all(Array.from({ length: concurrency }, () => loop(start + seconds * 1000, true)))
+    const elapsed = performance.now() - start
+    const summary = summarize(latencies)
+    return {
+      bareQuickJs: { callsPerSec: Math.round(calls / (bareMs / 1000)), usPerCall: Math.round((bareMs * 1000) / calls * 10) / 10 },
+      sandboxOnly: { concurrency, runsPerSec: Math.round(latencies.length / (elapsed / 1000)), p50: summary.p50, p99: summary.p99 },
+    }
+  } finally {
+    await sandbox.close()
+  }
+}
+
 // ---------------------------------------------------------------- entry points
 
 export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise<TurnsResult> {
@@ -597,6 +675,7 @@ export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise
   const main = o.serverCommand.at(-1)!
   if (main.endsWith('.js') && !existsSync(main)) throw new Error(`${main} is missing; run npm run build`)
   const targets = { p50Ms: 5, p99Ms: 25, turnsPerSec: 1500 }
+  const loadAtStart = loadavg()[0]!
 
   // Each measurement on a fresh server, so that one measurement's backlog cannot affect the next.
   const atRate = async (rate: number): Promise<FixedRateResult> => {
@@ -638,6 +717,8 @@ export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise
   }
   const maxRate = closedLoops.reduce((best, r) => (r.turnsPerSec > best.turnsPerSec ? r : best), closedLoops[0]!)
   const profile = o.profile ? await profileTurns(300) : undefined
+  o.log('bot turns: baselines (a bare QuickJS call; the sandbox alone)…')
+  const baselines = await measureBaselines(3, Math.max(...o.concurrency))
   return {
     fixedRate: fixed,
     otherRates,
@@ -651,7 +732,9 @@ export async function benchTurns(overrides: Partial<TurnsOptions> = {}): Promise
     },
     server: `${o.serverCommand.map((p) => p.replace(ROOT, '')).join(' ')} (LOG_LEVEL=${o.logLevel}, SQLite)`,
     machine: `${cpus().length} cores (${cpus()[0]?.model.trim() ?? 'unknown'}), Node ${process.version}`,
+    loadAverage: { start: Math.round(loadAtStart * 100) / 100, end: Math.round(loadavg()[0]! * 100) / 100 },
     ...(profile && { profile }),
+    baselines,
   }
 }
 
@@ -668,6 +751,46 @@ function table(r: TurnsResult): string {
   ].join('\n')
 }
 
+/** The section of bench/RESULTS.md: figures, targets, baselines and ratios, and the command that reproduces them. */
+export function resultsMarkdown(r: TurnsResult, command: string): string {
+  const lines = [
+    '## Bot turns (issue 4): a user message → the sandboxed echo bot\'s reply on the stream',
+    '',
+    `_Generated by \`${command}\` on ${new Date().toISOString()}; ${r.machine}; server: ${r.server}. Overwritten by every run._`,
+    '',
+    `Machine load (1-minute load average, ${r.machine.split(' ')[0]} cores) before the run ${r.loadAverage.start} (at its end, with the benchmark's own load, ${r.loadAverage.end}): ` +
+      (r.loadAverage.start > 1 ? '**other processes were using the CPUs**, so these figures understate what Parley does on a quiet machine; compare the ratios to the baselines, measured under the same load.' : 'the machine was quiet.'),
+    '',
+    table(r),
+  ]
+  const b = r.baselines
+  if (b) {
+    const ratio = (x: number, y: number) => (y > 0 ? (x / y).toPrecision(2) : '?')
+    lines.push(
+      '',
+      '### Baselines, measured in the same run',
+      '',
+      '| baseline | rate | latency | max turns/s as a ratio of it |',
+      '|---|---:|---:|---:|',
+      `| a bare QuickJS call of the echo logic (one VM, this thread, no worker, no store) | ${b.bareQuickJs.callsPerSec.toLocaleString('en-US')} calls/s | ${b.bareQuickJs.usPerCall} µs/call | ${ratio(r.maxRate.turnsPerSec, b.bareQuickJs.callsPerSec)} |`,
+      `| the sandbox alone: QuickJsSandbox.run of the echo bot, host answering at once, ${b.sandboxOnly.concurrency} in flight | ${b.sandboxOnly.runsPerSec.toLocaleString('en-US')} runs/s | p50 ${b.sandboxOnly.p50} ms, p99 ${b.sandboxOnly.p99} ms | ${ratio(r.maxRate.turnsPerSec, b.sandboxOnly.runsPerSec)} |`,
+    )
+  }
+  const p = r.profile
+  if (p) {
+    lines.push(
+      '',
+      `### Where a turn's work goes (in-process count over ${p.turns} sequential turns, SQLite)`,
+      '',
+      `- Store calls per turn (user message + bot turn + reply + stream delivery): **${p.storeCallsPerTurnTotal}** — ${Object.entries(p.storeCallsPerTurn).map(([k, v]) => `${k} ${v}`).join(', ')}.`,
+      `- Sandbox runs per turn: ${p.sandboxRunsPerTurn}; host calls per turn: ${p.hostCallsPerTurn}.`,
+      `- Mean ms per turn: POST ${p.meanMs.postMessage}, sandbox run ${p.meanMs.sandboxRun}, message → reply ${p.meanMs.turnToReply}.`,
+    )
+  }
+  lines.push('', 'Reproduce: `npm run bench -- turns` (or `tsx bench/turns.ts`; knobs `BENCH_TURNS_*` at the top of bench/turns.ts).')
+  return lines.join('\n')
+}
+
 if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   if (process.env.BENCH_SKIP_BUILD !== '1') {
     process.stdout.write('building (npm run build)…\n')
@@ -675,6 +798,8 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
   }
   benchTurns().then(
     (result) => {
+      const knobs = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_TURNS_')).map(([k, v]) => `${k}=${v} `).join('')
+      writeResultsSection('turns', resultsMarkdown(result, `${knobs}npm run bench -- turns`))
       // exit once written: nothing of the benchmark may keep the process alive
       process.stdout.write(`\n${table(result)}\n\n${JSON.stringify(result, null, 2)}\n`, () => process.exit(0))
     },

@@ -5,7 +5,7 @@ import { conversationChannel, CHAT_PAGE_SIZE, type IncomingInterceptor } from '.
 import { conversationView, messageView, eventView, userView } from '../domain/chat-views.js'
 import { normalizePayload } from '../domain/payloads.js'
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
+import type { BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
@@ -19,6 +19,11 @@ export const BOTS_CHANNEL = 'bots-changed'
 /** Safety net for a missed change notification. */
 const BOT_CACHE_TTL_MS = 5_000
 const TURN_BATCH = 50
+/**
+ * A turn renews the conversation's lease only when the last renewal is older than this: a lease
+ * lasts a whole turn's limit + 10 s, so the next turn still starts with more than it can use.
+ */
+const LEASE_RENEW_MS = 2_000
 
 export type PayloadValidator = (payload: unknown) => string | undefined
 
@@ -181,43 +186,62 @@ export class BotRuntime implements IncomingInterceptor {
   private async drain(integrationId: string, conversationId: string): Promise<void> {
     const owner = await this.botOf(integrationId)
     if (!owner) return
-    if (!(await this.store.acquireBotLease(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs(owner.bot)))) return
+    const claimed = await this.store.claimBotConversation(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs(owner.bot))
+    if (!claimed) return
+    let cursor: BotCursor | undefined
     try {
-      await this.runPending(owner.bot, owner.integration, conversationId)
+      await this.runPending(owner.bot, owner.integration, conversationId, claimed)
     } finally {
-      await this.store.releaseBotLease(integrationId, conversationId, this.instanceId)
+      cursor = await this.store.releaseBotConversation(integrationId, conversationId, this.instanceId)
     }
     // Work that arrived while another instance's notification found the lease taken.
-    const cursor = await this.store.getBotCursor(integrationId, conversationId)
     if (cursor && cursor.botSeq < cursor.lastSeq && owner.bot.code !== null && !this.stopped) this.dirty.add(`${integrationId}:${conversationId}`)
   }
 
-  private async runPending(bot: BotRow, integration: IntegrationRow, conversationId: string): Promise<void> {
-    const cursor = await this.store.getBotCursor(integration.id, conversationId)
-    if (!cursor) return
+  /**
+   * Each turn ends with one transaction (finishBotTurn: its states, its logs, the cursor past it and,
+   * now and then, the lease). Signals that are not turns (the bot's own replies…) move the cursor with
+   * the next turn, or once at the end.
+   */
+  private async runPending(bot: BotRow, integration: IntegrationRow, conversationId: string, cursor: BotCursor): Promise<void> {
     if (bot.code === null) {
       // No code deployed: nothing to run, and nothing to replay later when code arrives.
       await this.store.advanceBotCursor(integration.id, conversationId, cursor.lastSeq)
       return
     }
     let position = cursor.botSeq
+    let saved = position
+    let renewedAt = this.clock()
     for (;;) {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
-        if (this.stopped) return
+        if (this.stopped) break
+        if (signal.seq <= position) continue
         const incoming: Incoming | undefined =
           signal.kind === 'message_created' && !signal.message.isBot && !signal.message.botSkip ? { kind: 'message', message: signal.message }
           : signal.kind === 'event_created' && !signal.event.isBot && !signal.event.botSkip ? { kind: 'event', event: signal.event }
           : undefined
-        if (incoming) {
-          await this.turn(bot, integration, incoming)
-          await this.store.acquireBotLease(integration.id, conversationId, this.instanceId, this.clock(), this.leaseMs(bot))
-        }
         position = signal.seq
-        await this.store.advanceBotCursor(integration.id, conversationId, position)
+        if (!incoming) continue
+        const { states, logs, ownSeqs } = await this.turn(bot, integration, incoming)
+        // The turn's own replies right after its message are passed over with it: no second drain just to skip them.
+        for (const seq of ownSeqs.sort((a, b) => a - b)) if (seq === position + 1) position = seq
+        const now = this.clock()
+        const renew = now - renewedAt >= LEASE_RENEW_MS
+        const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now, ...(renew && { lease: { owner: this.instanceId, ttlMs: this.leaseMs(bot) } }) }
+        try {
+          await this.store.finishBotTurn({ ...end, states, logs })
+        } catch (err) {
+          // The turn ran (its replies are sent): record why its state was not saved and move on, as for a failed turn.
+          await this.store.appendBotLogs([...logs, this.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
+          await this.store.finishBotTurn({ ...end, states: [], logs: [] })
+        }
+        if (renew) renewedAt = now
+        saved = position
       }
-      if (batch.length < TURN_BATCH) return
+      if (batch.length < TURN_BATCH || this.stopped) break
     }
+    if (position > saved) await this.store.advanceBotCursor(integration.id, conversationId, position)
   }
 
   /** The instance's limits, with the bot's own maxExecutionTime (seconds) as its per-run budget. */
@@ -274,20 +298,26 @@ export class BotRuntime implements IncomingInterceptor {
 
   // ---- running code ----
 
-  private host(bot: BotRow, integration: IntegrationRow, conversationId: string | null, sourceId: string): SandboxHost & { flush(): Promise<void> } {
+  private host(bot: BotRow, integration: IntegrationRow, conversationId: string | null, sourceId: string): SandboxHost & { flush(): Promise<void>; takeLogs(): BotLogRow[]; ownSeqs: number[] } {
     const logs: BotLogRow[] = []
+    /** Sequence numbers of what the bot appended to the run's own conversation. */
+    const ownSeqs: number[] = []
     let replies = 0
+    let events = 0
     const ownConversation = async (id: unknown) => {
       if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
       const conversation = await this.store.getConversation(integration.id, id)
       if (!conversation) throw errors.notFound('Conversation', id)
       return conversation
     }
+    /** Writing needs only the id: the run's own conversation is known to be the integration's (appends fail if it was deleted). */
+    const ownConversationId = async (id: unknown): Promise<{ id: string }> =>
+      conversationId !== null && id === conversationId ? { id: conversationId } : ownConversation(id)
     const call = async (method: string, args: unknown): Promise<unknown> => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
       switch (method) {
         case 'createMessage': {
-          const conversation = await ownConversation(a.conversationId)
+          const conversation = await ownConversationId(a.conversationId)
           const problem = this.options.validatePayload(a.payload)
           if (problem) throw errors.invalidPayload(problem)
           const id = replyId(sourceId, replies++)
@@ -299,17 +329,23 @@ export class BotRuntime implements IncomingInterceptor {
             payload: normalizePayload(a.payload as JsonObject), metadata, now: this.clock(),
           })
           if (!message) throw errors.notFound('Conversation', conversation.id)
+          if (message.conversationId === conversationId) ownSeqs.push(message.seq)
           await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
           return { message: messageView(message) }
         }
         case 'createEvent': {
-          const conversation = await ownConversation(a.conversationId)
+          const conversation = await ownConversationId(a.conversationId)
           if (typeof a.payload !== 'object' || a.payload === null || Array.isArray(a.payload)) throw errors.invalidPayload('payload must be an object')
+          // Deterministic too: a turn run again (after a crash, or moved off a stopped worker) creates it once.
+          const id = replyId(`${sourceId}:event`, events++)
+          const existing = await this.store.getEvent(integration.id, id)
+          if (existing) return { event: eventView(existing) }
           const event = await this.store.appendEvent({
-            id: uuidv7(), integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
+            id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
             payload: a.payload as JsonObject, now: this.clock(),
           })
           if (!event) throw errors.notFound('Conversation', conversation.id)
+          if (event.conversationId === conversationId) ownSeqs.push(event.seq)
           await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
           return { event: eventView(event) }
         }
@@ -352,15 +388,22 @@ export class BotRuntime implements IncomingInterceptor {
         const rows = logs.splice(0)
         await this.store.appendBotLogs(rows).catch(() => {})
       },
+      takeLogs: () => logs.splice(0),
+      ownSeqs,
     }
   }
 
-  private async recordFailure(bot: BotRow, conversationId: string | null, what: string, err: unknown): Promise<void> {
+  private failureLog(bot: BotRow, conversationId: string | null, what: string, err: unknown): BotLogRow {
     const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}` : `${what} failed: ${(err as Error).message}`
-    await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message, conversationId }]).catch(() => {})
+    return { id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message, conversationId }
   }
 
-  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<void> {
+  private async recordFailure(bot: BotRow, conversationId: string | null, what: string, err: unknown): Promise<void> {
+    await this.store.appendBotLogs([this.failureLog(bot, conversationId, what, err)]).catch(() => {})
+  }
+
+  /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
+  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<{ states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }> {
     const conversationId = incoming.kind === 'message' ? incoming.message.conversationId : incoming.event.conversationId
     const userId = incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId
     const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.event.id
@@ -380,16 +423,15 @@ export class BotRuntime implements IncomingInterceptor {
       )) as TurnOutput
       // output.errors were already written to the log by the in-sandbox runtime (host.log).
       const [userKey, conversationKey, botKey, flowKey] = keys as [BotStateKey, BotStateKey, BotStateKey, BotStateKey]
-      await this.store.saveBotStates(bot.id, [
+      const states = [
         { ...userKey, data: (output.state?.user ?? {}) as JsonObject },
         { ...conversationKey, data: (output.state?.conversation ?? {}) as JsonObject },
         { ...botKey, data: (output.state?.bot ?? {}) as JsonObject },
         { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject } },
-      ], this.clock())
+      ]
+      return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
     } catch (err) {
-      await this.recordFailure(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)
-    } finally {
-      await host.flush()
+      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
     }
   }
 

@@ -6,19 +6,49 @@ import { DEFAULT_LIMITS, SandboxError, type BotSandbox, type CheckResult, type S
 
 /** Extra time a worker gets past a run's own limit before it is presumed stuck and replaced. */
 const STUCK_GRACE_MS = 1_000
+/**
+ * A QuickJS call still running this long past its deadline is stuck (QuickJS polls its interrupt
+ * handler by operation count, so a loop of long native steps is not interrupted in time).
+ */
+const OVERRUN_MS = 250
+/** How often the pool reads the workers' heartbeats while runs are in flight. */
+const WATCH_MS = 50
+/** A worker inside one QuickJS call for longer than this gets no new work while others are free. */
+const HOT_MS = 200
+/** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
+const MAX_MOVES = 2
+
+/**
+ * Heartbeat of a worker, a Float64Array over a SharedArrayBuffer written by the worker: since when
+ * it is inside a QuickJS call (0: it is not), that call's deadline, and the run it belongs to.
+ */
+export const BEAT_SINCE = 0
+export const BEAT_DEADLINE = 1
+export const BEAT_RUN = 2
+const BEAT_SLOTS = 3
 
 interface PendingRun {
+  request: SandboxRun
   host: SandboxHost
   resolve(output: string): void
   reject(err: Error): void
+  watchdog: NodeJS.Timeout
+  moves: number
+}
+
+interface PendingCheck {
+  code: string
+  resolve(result: CheckResult): void
   watchdog: NodeJS.Timeout
 }
 
 interface Slot {
   worker: Worker
+  beat: Float64Array
   ready: Promise<void>
   runs: Map<number, PendingRun>
-  checks: Map<number, { resolve(result: CheckResult): void; watchdog: NodeJS.Timeout }>
+  checks: Map<number, PendingCheck>
+  started: boolean
 }
 
 /**
@@ -34,6 +64,7 @@ export class QuickJsSandbox implements BotSandbox {
   /** Settles when close() is called, so that nothing waits on a worker that will never start. */
   private readonly closing: Promise<never>
   private signalClosing: (err: Error) => void = () => {}
+  private watch: NodeJS.Timeout | undefined
 
   /** Workers start on first use (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
@@ -49,18 +80,21 @@ export class QuickJsSandbox implements BotSandbox {
   }
 
   private spawn(): Slot {
+    const shared = new SharedArrayBuffer(BEAT_SLOTS * Float64Array.BYTES_PER_ELEMENT)
+    const beat = new Float64Array(shared)
     // Under tsx/vitest the worker is TypeScript too: a tiny bootstrap registers tsx, then imports it.
     const worker = import.meta.url.endsWith('.ts')
       ? new Worker(
           `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./quickjs-worker.ts', import.meta.url).href)}) })`,
-          { eval: true },
+          { eval: true, workerData: { beat: shared } },
         )
-      : new Worker(new URL('./quickjs-worker.js', import.meta.url))
+      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData: { beat: shared } })
     worker.unref()
-    const slot: Slot = { worker, ready: undefined as never, runs: new Map(), checks: new Map() }
+    const slot: Slot = { worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false }
     slot.ready = new Promise((resolve, reject) => {
       const onMessage = (message: FromWorker) => {
         if (message.type === 'ready') {
+          slot.started = true
           worker.off('error', reject)
           resolve()
         }
@@ -70,28 +104,90 @@ export class QuickJsSandbox implements BotSandbox {
     })
     slot.ready.catch(() => {})
     worker.on('message', (message: FromWorker) => this.onMessage(slot, message))
-    worker.on('error', () => this.replace(slot, 'crashed', 'The sandbox worker crashed'))
-    worker.on('exit', () => this.replace(slot, 'crashed', 'The sandbox worker exited'))
+    worker.on('error', () => this.crashed(slot, 'The sandbox worker crashed'))
+    worker.on('exit', () => this.crashed(slot, 'The sandbox worker exited'))
     return slot
   }
 
   /** Fails everything the slot was doing and drops it; the next request starts a fresh worker. */
   private replace(slot: Slot, kind: 'crashed' | 'timeout', message: string): void {
-    const index = this.slots.indexOf(slot)
-    if (index === -1) return
+    if (!this.drop(slot)) return
+    for (const run of slot.runs.values()) run.reject(new SandboxError(kind, message))
+    for (const check of slot.checks.values()) check.resolve({ ok: false, error: message })
+  }
+
+  /**
+   * A worker that died (QuickJS aborted, typically while freeing a VM its run left mid-job, after
+   * that run was answered): the runs still in flight there start again on another worker, each at
+   * most MAX_MOVES times (a run that itself kills its worker fails in the end).
+   */
+  private crashed(slot: Slot, message: string): void {
+    if (!this.drop(slot)) return
     for (const run of slot.runs.values()) {
-      clearTimeout(run.watchdog)
-      run.reject(new SandboxError(kind, message))
+      if (run.moves >= MAX_MOVES || this.closed) run.reject(new SandboxError('crashed', message))
+      else this.move(run)
     }
-    for (const check of slot.checks.values()) {
-      clearTimeout(check.watchdog)
-      check.resolve({ ok: false, error: message })
-    }
-    slot.runs.clear()
-    slot.checks.clear()
+    for (const check of slot.checks.values()) check.resolve({ ok: false, error: message })
+  }
+
+  /** Starts a run again from the beginning on another worker; its logs say so (its host calls so far are repeated). */
+  private move(run: PendingRun): void {
+    run.host.log('warn', 'This run was restarted from the beginning on a fresh sandbox worker: the one it ran on was stopped (held by other code)')
+    this.dispatch(run.request, run.host, run.moves + 1).then(run.resolve, run.reject)
+  }
+
+  /** Terminates a slot's worker and forgets it (its pending work stays in its maps); false if already dropped. */
+  private drop(slot: Slot): boolean {
+    const index = this.slots.indexOf(slot)
+    if (index === -1) return false
+    this.slots.splice(index, 1)
+    for (const run of slot.runs.values()) clearTimeout(run.watchdog)
+    for (const check of slot.checks.values()) clearTimeout(check.watchdog)
     slot.worker.removeAllListeners('exit')
     void slot.worker.terminate()
-    this.slots.splice(index, 1)
+    return true
+  }
+
+  /**
+   * Stops a worker held by one run (`culprit`: a run id, or a check id) that overran its limits: the
+   * culprit fails with a timeout; the other runs and checks that were on the worker (bystanders,
+   * possibly of other bots) start again from the beginning on another worker. A moved run repeats its
+   * host calls up to that point: the bot runtime's replies have deterministic ids, so a user never
+   * gets one twice (as after a crash).
+   */
+  private stopStuck(slot: Slot, culprit: number, message: string): void {
+    if (!this.drop(slot)) return
+    for (const [id, run] of slot.runs) {
+      if (id === culprit || run.moves >= MAX_MOVES) run.reject(new SandboxError('timeout', message))
+      else this.move(run)
+    }
+    for (const [id, check] of slot.checks) {
+      if (id === culprit) check.resolve({ ok: false, error: message })
+      else this.check(check.code).then(check.resolve, (err: Error) => check.resolve({ ok: false, error: err.message }))
+    }
+  }
+
+  /** Reads the heartbeats: a worker inside one QuickJS call well past that call's deadline is stopped. */
+  private watchHeartbeats(): void {
+    const now = Date.now()
+    let busy = false
+    for (const slot of [...this.slots]) {
+      if (slot.runs.size + slot.checks.size > 0) busy = true
+      const since = slot.beat[BEAT_SINCE]!
+      if (since !== 0 && now > slot.beat[BEAT_DEADLINE]! + OVERRUN_MS) {
+        this.stopStuck(slot, slot.beat[BEAT_RUN]!, 'The bot code ran past its limit without yielding (for example allocating near the memory limit) and was stopped')
+      }
+    }
+    if (!busy) {
+      clearInterval(this.watch)
+      this.watch = undefined
+    }
+  }
+
+  private startWatch(): void {
+    if (this.watch) return
+    this.watch = setInterval(() => this.watchHeartbeats(), WATCH_MS)
+    this.watch.unref()
   }
 
   private onMessage(slot: Slot, message: FromWorker): void {
@@ -137,12 +233,24 @@ export class QuickJsSandbox implements BotSandbox {
     }
   }
 
+  /**
+   * The least busy worker that is not held inside one long QuickJS call (work sent there would wait
+   * behind it, and be moved if that call turns out stuck). When every worker is held, one more is
+   * started (up to twice the pool size: held workers end at their run's deadline).
+   */
   private leastBusy(): Slot {
+    const now = Date.now()
     const load = (slot: Slot) => slot.runs.size + slot.checks.size
-    const best = this.slots.reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
-    if (best && (load(best) === 0 || this.slots.length >= this.size)) return best
+    const hot = (slot: Slot) => slot.beat[BEAT_SINCE] !== 0 && now - slot.beat[BEAT_SINCE]! > HOT_MS
+    const free = this.slots.filter((slot) => !hot(slot))
+    const best = (free.length > 0 ? free : this.slots).reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
+    const full = free.length > 0 ? this.slots.length >= this.size : this.slots.length >= this.size * 2
+    if (best && (load(best) === 0 || full)) return best
     const slot = this.spawn()
     this.slots.push(slot)
+    // The new worker serves what comes next. A started worker that is not inside a QuickJS call right
+    // now (its runs wait on host calls) takes this run at once instead of making it wait for a start.
+    if (best?.started && best.beat[BEAT_SINCE] === 0) return best
     return slot
   }
 
@@ -164,21 +272,27 @@ export class QuickJsSandbox implements BotSandbox {
     const id = this.nextId++
     const limits = this.limits
     return new Promise((resolve) => {
-      const watchdog = setTimeout(() => this.replace(slot, 'timeout', 'Loading the bot code took too long'), limits.budgetMs + STUCK_GRACE_MS)
-      slot.checks.set(id, { resolve, watchdog })
+      const watchdog = setTimeout(() => this.stopStuck(slot, id, 'Loading the bot code took too long'), limits.budgetMs + STUCK_GRACE_MS)
+      slot.checks.set(id, { code, resolve, watchdog })
+      this.startWatch()
       slot.worker.postMessage({ type: 'check', id, code, limits } satisfies ToWorker)
     })
   }
 
-  async run(request: SandboxRun, host: SandboxHost): Promise<string> {
+  run(request: SandboxRun, host: SandboxHost): Promise<string> {
+    return this.dispatch(request, host, 0)
+  }
+
+  private async dispatch(request: SandboxRun, host: SandboxHost, moves: number): Promise<string> {
     if (this.closed) throw new SandboxError('crashed', 'The sandbox is closed')
     const slot = this.leastBusy()
     await this.ready(slot)
     const id = this.nextId++
     const { limits } = request
     return new Promise((resolve, reject) => {
-      const watchdog = setTimeout(() => this.replace(slot, 'timeout', 'The bot code stopped responding and was terminated'), limits.timeoutMs + STUCK_GRACE_MS)
-      slot.runs.set(id, { host, resolve, reject, watchdog })
+      const watchdog = setTimeout(() => this.stopStuck(slot, id, 'The bot code stopped responding and was terminated'), limits.timeoutMs + STUCK_GRACE_MS)
+      slot.runs.set(id, { request, host, resolve, reject, watchdog, moves })
+      this.startWatch()
       slot.worker.postMessage({
         type: 'run', id, botKey: `${request.botId}@${request.version}`, code: request.code, entry: request.entry, input: request.input, limits,
       } satisfies ToWorker)
@@ -187,6 +301,7 @@ export class QuickJsSandbox implements BotSandbox {
 
   async close(): Promise<void> {
     this.closed = true
+    clearInterval(this.watch)
     this.signalClosing(new SandboxError('crashed', 'The sandbox is closing'))
     await Promise.all(
       [...this.slots].map(async (slot) => {

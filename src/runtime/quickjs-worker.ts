@@ -4,10 +4,11 @@
  * unreachable from it. The only ways out are the three host functions installed below, which
  * forward JSON to the main thread.
  */
-import { parentPort } from 'node:worker_threads'
+import { parentPort, workerData } from 'node:worker_threads'
 import { getQuickJS, type QuickJSContext, type QuickJSDeferredPromise, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
 import { parleyPrelude } from './prelude.js'
 import { previewOf } from './preview.js'
+import { BEAT_DEADLINE, BEAT_RUN, BEAT_SINCE } from './quickjs-sandbox.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
@@ -26,9 +27,38 @@ export type FromWorker =
 const port = parentPort!
 const post = (message: FromWorker) => port.postMessage(message)
 
+/**
+ * The heartbeat shared with the pool (see BEAT in quickjs-sandbox.ts): while this thread is inside a
+ * QuickJS call it says since when, until when the call may run, and for which run. The pool reads it
+ * without this thread's help, so it sees a call that overran its deadline even when QuickJS does not
+ * poll its interrupt handler (a few polls in seconds for code whose each step is a long native
+ * operation, such as filling large arrays near the memory limit).
+ */
+const beat = new Float64Array((workerData as { beat: SharedArrayBuffer }).beat)
+
+/** Runs one synchronous QuickJS call, flagged in the heartbeat. */
+function inVm<T>(vm: Vm, fn: () => T): T {
+  beat[BEAT_RUN] = vm.runId
+  beat[BEAT_DEADLINE] = Math.min(vm.deadline, vm.runDeadline)
+  beat[BEAT_SINCE] = Date.now()
+  try {
+    return fn()
+  } finally {
+    beat[BEAT_SINCE] = 0
+  }
+}
+
 /** Deep recursion must hit QuickJS's own check before the host's stack (measured: 256 KB is safe). */
 const MAX_STACK_BYTES = 256 * 1024
-const IDLE_VMS_PER_BOT = 4
+/**
+ * Idle VMs kept per bot version. A new VM costs ~7 ms under load, so the pool covers a bot's usual
+ * concurrency on one worker (its conversations' turns overlap while they wait on host calls).
+ */
+const IDLE_VMS_PER_BOT = 32
+/** Idle VMs kept by one worker over all bots (each holds its own heap with the prelude and the bot loaded). */
+const MAX_IDLE_VMS = 128
+/** A drain yields to the event loop after this long, so host results and other runs are not starved. */
+const DRAIN_SLICE_MS = 5
 const MAX_LOG_LENGTH = 4000
 
 const SETUP = `(function () {
@@ -68,10 +98,13 @@ interface Vm {
   runId: number
   pending: Map<number, QuickJSDeferredPromise>
   broken: boolean
+  /** A drain slice is scheduled on the event loop. */
+  drainScheduled: boolean
 }
 
 const QuickJS = await getQuickJS()
 const idle = new Map<string, Vm[]>()
+let idleCount = 0
 let nextCallId = 1
 const hostCalls = new Map<number, { vm: Vm; deferred: QuickJSDeferredPromise }>()
 
@@ -108,14 +141,19 @@ function disposeVm(vm: Vm): void {
 }
 
 /** A fresh VM with the prelude and the bot's module loaded. Throws the load error's text. */
-function createVm(code: string, limits: SandboxLimits): { vm: Vm; summary: string } {
+function createVm(code: string, limits: SandboxLimits, runId: number): { vm: Vm; summary: string } {
   const runtime = QuickJS.newRuntime()
   runtime.setMemoryLimit(limits.memoryBytes)
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, deadline: Date.now() + limits.budgetMs,
-    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId: 0, pending: new Map(), broken: false,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, pending: new Map(), broken: false, drainScheduled: false,
   }
+  return inVm(vm, () => loadVm(vm, code))
+}
+
+function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
+  const { runtime } = vm
   runtime.setInterruptHandler(() => Date.now() > vm.deadline)
   const { context } = vm
   try {
@@ -132,6 +170,7 @@ function createVm(code: string, limits: SandboxLimits): { vm: Vm; summary: strin
       const ms = Math.max(1, Math.min(vm.maxBudgetMs, Number(context.getNumber(msHandle)) || vm.maxBudgetMs))
       // Budgets only ever shorten the run: code that re-enters the runtime cannot buy itself more time.
       vm.deadline = Math.min(Date.now() + ms, vm.runDeadline)
+      beat[BEAT_DEADLINE] = vm.deadline
     })
     const log = context.newFunction('__host_log', (levelHandle, textHandle) => {
       const level = context.getString(levelHandle) as LogLevel
@@ -187,19 +226,23 @@ function createVm(code: string, limits: SandboxLimits): { vm: Vm; summary: strin
   }
 }
 
-function takeVm(botKey: string, code: string, limits: SandboxLimits): Vm {
+function takeVm(botKey: string, code: string, limits: SandboxLimits, runId: number): Vm {
   const pool = idle.get(botKey)
   const vm = pool?.pop()
-  if (vm) return vm
+  if (vm) {
+    idleCount--
+    return vm
+  }
   // A new version of the bot: drop VMs of older versions of the same bot.
   const botId = botKey.slice(0, botKey.lastIndexOf('@'))
   for (const [key, vms] of idle) {
     if (key !== botKey && key.startsWith(`${botId}@`)) {
+      idleCount -= vms.length
       vms.forEach(disposeVm)
       idle.delete(key)
     }
   }
-  return createVm(code, limits).vm
+  return createVm(code, limits, runId).vm
 }
 
 function releaseVm(botKey: string, vm: Vm): void {
@@ -207,14 +250,26 @@ function releaseVm(botKey: string, vm: Vm): void {
   const pool = idle.get(botKey) ?? []
   if (pool.length >= IDLE_VMS_PER_BOT) return disposeVm(vm)
   pool.push(vm)
+  // Re-inserted: the map's order is then least recently used bot first.
+  idle.delete(botKey)
   idle.set(botKey, pool)
+  idleCount++
+  // Over the worker's cap: the least recently used bot gives up an idle VM.
+  while (idleCount > MAX_IDLE_VMS) {
+    const [oldestKey, oldest] = idle.entries().next().value as [string, Vm[]]
+    const dropped = oldest.shift()
+    if (oldest.length === 0) idle.delete(oldestKey)
+    if (!dropped) continue
+    idleCount--
+    disposeVm(dropped)
+  }
 }
 
 async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   const { id, botKey, code, entry, input, limits } = message
   let vm: Vm
   try {
-    vm = takeVm(botKey, code, limits)
+    vm = takeVm(botKey, code, limits, id)
   } catch (err) {
     const text = (err as Error).message
     return post({ type: 'done', id, ok: false, kind: classify(text), error: `Bot code failed to load: ${text}` })
@@ -228,7 +283,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   try {
     const fn = context.getProp(vm.api, entry)
     const arg = context.newString(input)
-    const called = context.callFunction(fn, vm.api, arg)
+    const called = inVm(vm, () => context.callFunction(fn, vm.api, arg))
     fn.dispose()
     arg.dispose()
     if (called.error) {
@@ -255,40 +310,64 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     }
     const output = context.getString(outcome.value)
     outcome.value.dispose()
+    if (runtime.hasPendingJob()) {
+      // Promise jobs still queued once the run is over: a chain the bot left running (e.g. an endless
+      // un-awaited .then loop). It would burn the next run's time: the VM is thrown away instead.
+      post({ type: 'log', id, level: 'error', text: 'Promise jobs were still running after the run ended (a promise chain left running?): they were stopped and the sandbox discarded' })
+      post({ type: 'done', id, ok: true, output })
+      disposeVm(vm)
+      return
+    }
     post({ type: 'done', id, ok: true, output })
     releaseVm(botKey, vm)
   } catch (err) {
     const text = (err as Error).message
+    // Answered first: freeing a VM interrupted mid-job can abort QuickJS and end this worker, and the
+    // pool then moves the runs still in flight here (bystanders) to a fresh worker.
+    post({ type: 'done', id, ok: false, kind: classify(text), error: text })
     // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it.
     disposeVm(vm)
-    post({ type: 'done', id, ok: false, kind: classify(text), error: text })
   } finally {
     clearInterval(timer)
   }
 }
 
 /**
- * Runs pending promise jobs in slices. A chain of jobs that keeps scheduling more (even one that
- * catches its own interruption) is left unfinished once the budget has passed: the run's watch then
- * ends the run and the VM is thrown away.
+ * Runs pending promise jobs in slices, yielding to the event loop every DRAIN_SLICE_MS: the run's
+ * own completion (a host-side promise), host results and other runs on this worker go on while a
+ * chain of jobs keeps scheduling more. Such a chain (even one that catches its own interruption) is
+ * left unfinished once the budget has passed: the run's watch then ends the run, or the run ends
+ * normally and the VM, still holding jobs, is thrown away.
  */
 function drain(vm: Vm): void {
   if (vm.broken) return
+  const sliceEnd = Date.now() + DRAIN_SLICE_MS
   for (;;) {
-    const result = vm.runtime.executePendingJobs(256)
+    const result = inVm(vm, () => vm.runtime.executePendingJobs(256))
     if (result.error) {
       const text = errorText(vm.context, result.error)
       result.error.dispose()
       if (classify(text) !== 'error') vm.deadline = 0
     }
-    if (!vm.runtime.hasPendingJob()) return
-    if (Date.now() > Math.min(vm.deadline, vm.runDeadline)) return
+    if (vm.broken || !vm.runtime.hasPendingJob()) return
+    const now = Date.now()
+    if (now > Math.min(vm.deadline, vm.runDeadline)) return
+    if (now >= sliceEnd) {
+      if (!vm.drainScheduled) {
+        vm.drainScheduled = true
+        setImmediate(() => {
+          vm.drainScheduled = false
+          drain(vm)
+        })
+      }
+      return
+    }
   }
 }
 
 function check(message: Extract<ToWorker, { type: 'check' }>): void {
   try {
-    const { vm, summary } = createVm(message.code, message.limits)
+    const { vm, summary } = createVm(message.code, message.limits, message.id)
     disposeVm(vm)
     post({ type: 'checked', id: message.id, ok: true, summary })
   } catch (err) {

@@ -286,4 +286,27 @@ export interface Store {
 
   /** Signals with seq > afterSeq in order, at most `limit`. */
   signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]>
+
+  // ---- Bot runtime, batched: the steps of a bot turn in one round trip (or transaction) each ----
+  /** acquireBotLease, then the cursor: undefined when the lease is not granted (or no such conversation). */
+  claimBotConversation(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<BotCursor | undefined>
+  /**
+   * The end of a turn in one transaction: its states saved, its logs appended, the cursor moved to
+   * `seq` (never back) and, with `lease`, the lease renewed while `lease.owner` still holds it.
+   */
+  finishBotTurn(turn: BotTurnEnd): Promise<void>
+  /** releaseBotLease, then the cursor (work that arrived meanwhile shows as botSeq < lastSeq). */
+  releaseBotConversation(integrationId: string, conversationId: string, owner: string): Promise<BotCursor | undefined>
+}
+
+export interface BotCursor { botSeq: number; lastSeq: number }
+export interface BotTurnEnd {
+  botId: string
+  integrationId: string
+  conversationId: string
+  seq: number
+  states: (BotStateKey & { data: JsonObject })[]
+  logs: BotLogRow[]
+  now: number
+  lease?: { owner: string; ttlMs: number }
 }

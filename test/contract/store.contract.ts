@@ -1354,5 +1354,77 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(seqs(await store.signalsSince(fx.a.id, b.conv.id, 0, 100))).toEqual(Array.from({ length: 20 }, (_, i) => i + 1))
       })
     })
+
+    // ------------------------------------------------------------------ bot runtime, batched
+    describe('bot runtime, batched (claimBotConversation, finishBotTurn, releaseBotConversation)', () => {
+      const statesOf = (owner: string, conv: string) => [
+        { scope: 'user' as const, scopeId: `${fx.a.id}:${owner}` },
+        { scope: 'conversation' as const, scopeId: `${fx.a.id}:${conv}` },
+      ]
+
+      it('claim: the cursor when granted; refused while another owner holds a live lease, granted once it expired', async () => {
+        const { owner, conv } = await conversation()
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'one', T0, 1000)).toEqual({ botSeq: 0, lastSeq: 1 })
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 500, 1000)).toBeUndefined()
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'one', T0 + 500, 1000)).toEqual({ botSeq: 0, lastSeq: 1 }) // renewed by its owner
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1400, 1000)).toBeUndefined() // renewal moved the end to T0 + 1500
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1501, 1000)).toEqual({ botSeq: 0, lastSeq: 1 })
+        expect(await store.claimBotConversation(fx.a.id, 'no-such-conversation', 'one', T0, 1000)).toBeUndefined()
+      })
+
+      it('finish: states, logs, cursor and lease in one go; the cursor never moves back; the lease is renewed only for its holder', async () => {
+        const { owner, conv } = await conversation()
+        for (let i = 0; i < 3; i++) await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        const bot = fx.bot.id
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'one', T0, 1000)).toEqual({ botSeq: 0, lastSeq: 3 })
+        const [userKey, convKey] = statesOf(owner.id, conv.id)
+        const log = (message: string, at: number) => ({ id: uid('log'), botId: bot, at, level: 'info', message, conversationId: conv.id })
+        await store.finishBotTurn({
+          botId: bot, integrationId: fx.a.id, conversationId: conv.id, seq: 2, now: T0 + 900,
+          states: [{ ...userKey!, data: { n: 1, name: 'Ann ☃' } }, { ...convKey!, data: { list: [1, { two: 2 }] } }],
+          logs: [log('first', T0 + 1), log('second', T0 + 2)], lease: { owner: 'one', ttlMs: 1000 },
+        })
+        expect(await store.getBotStates(bot, [userKey!, convKey!])).toEqual([{ n: 1, name: 'Ann ☃' }, { list: [1, { two: 2 }] }])
+        expect((await store.listBotLogs(bot, {}, { limit: 10 })).items.map((l) => l.message)).toEqual(['first', 'second'])
+        expect(await store.getBotCursor(fx.a.id, conv.id)).toEqual({ botSeq: 2, lastSeq: 3 })
+        // renewed to T0 + 1900: another owner is still refused at T0 + 1500
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1500, 1000)).toBeUndefined()
+        // a stale finish (lower seq, states overwritten, no logs) does not move the cursor back
+        await store.finishBotTurn({ botId: bot, integrationId: fx.a.id, conversationId: conv.id, seq: 1, now: T0 + 1000, states: [{ ...userKey!, data: { n: 2 } }], logs: [] })
+        expect(await store.getBotCursor(fx.a.id, conv.id)).toEqual({ botSeq: 2, lastSeq: 3 })
+        expect(await store.getBotStates(bot, [userKey!])).toEqual([{ n: 2 }])
+        // a finish by an owner that lost the lease does not renew it for itself
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 2000, 1000)).toEqual({ botSeq: 2, lastSeq: 3 })
+        await store.finishBotTurn({ botId: bot, integrationId: fx.a.id, conversationId: conv.id, seq: 3, now: T0 + 2100, states: [], logs: [], lease: { owner: 'one', ttlMs: 60_000 } })
+        expect(await store.getBotCursor(fx.a.id, conv.id)).toEqual({ botSeq: 3, lastSeq: 3 })
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'one', T0 + 3001, 1000)).toEqual({ botSeq: 3, lastSeq: 3 }) // 'two' expired at T0 + 3000
+      })
+
+      it('finish is all or nothing: a failing log insert (duplicate id) leaves states and cursor as they were', async () => {
+        const { owner, conv } = await conversation()
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        const bot = fx.bot.id
+        const [userKey] = statesOf(owner.id, conv.id)
+        const dup = { id: uid('log'), botId: bot, at: T0, level: 'info', message: 'x', conversationId: conv.id }
+        await store.appendBotLogs([dup])
+        await expect(store.finishBotTurn({ botId: bot, integrationId: fx.a.id, conversationId: conv.id, seq: 1, now: T0, states: [{ ...userKey!, data: { n: 1 } }], logs: [dup] })).rejects.toThrow()
+        expect(await store.getBotStates(bot, [userKey!])).toEqual([undefined])
+        expect(await store.getBotCursor(fx.a.id, conv.id)).toEqual({ botSeq: 0, lastSeq: 1 })
+      })
+
+      it('release: frees the lease for others and answers the cursor, with work that arrived meanwhile', async () => {
+        const { owner, conv } = await conversation()
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'one', T0, 60_000)).toEqual({ botSeq: 0, lastSeq: 1 })
+        await store.finishBotTurn({ botId: fx.bot.id, integrationId: fx.a.id, conversationId: conv.id, seq: 1, now: T0, states: [], logs: [] })
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        // another owner's release changes nothing
+        expect(await store.releaseBotConversation(fx.a.id, conv.id, 'two')).toEqual({ botSeq: 1, lastSeq: 2 })
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1, 1000)).toBeUndefined()
+        expect(await store.releaseBotConversation(fx.a.id, conv.id, 'one')).toEqual({ botSeq: 1, lastSeq: 2 })
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1, 1000)).toEqual({ botSeq: 1, lastSeq: 2 })
+      })
+    })
   })
 }

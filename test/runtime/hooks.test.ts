@@ -147,6 +147,32 @@ describe('runtime: hooks change and stop payloads', () => {
     expect(stored.message.payload).toEqual({ type: 'image', imageUrl: 'https://example.com/x.png' })
   })
 
+  it('events created by bot code reach the listener once each (isBot), with ids of their own per turn', async () => {
+    const eventBot = await createBot(h, String.raw`
+      export const hooks = {
+        async afterIncoming({ event, client }) {
+          if (event.type !== 'text') return
+          await client.createEvent({ payload: { n: 1, of: event.payload.text } })
+          await client.createEvent({ payload: { n: 2, of: event.payload.text } })
+          await client.createMessage({ payload: { type: 'text', text: 'done ' + event.payload.text } })
+        },
+      }
+    `)
+    const own = await Talk.open(eventBot)
+    try {
+      expect(await own.askText('one')).toEqual(['done one'])
+      expect(await own.askText('two')).toEqual(['done two'])
+      await own.until(() => own.events.length >= 4, 'the 4 bot events')
+      expect(own.events.map((e) => e.payload)).toEqual([{ n: 1, of: 'one' }, { n: 2, of: 'one' }, { n: 1, of: 'two' }, { n: 2, of: 'two' }])
+      expect(own.events.every((e) => e.isBot === true)).toBe(true)
+      expect(new Set(own.events.map((e) => e.id)).size).toBe(4)
+      expect((await own.quiet(300)).length).toBe(0)
+      expect(own.events).toHaveLength(4)
+    } finally {
+      await own.close()
+    }
+  })
+
   it('custom events: beforeIncoming changes the stored payload, or stops the event', async () => {
     const before = talk.botMessages().length
     const created = await talk.event({ name: 'cart', items: 2 })

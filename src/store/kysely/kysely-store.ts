@@ -821,4 +821,43 @@ export class KyselyStore implements Store {
     ]
     return records.sort((a, b) => a.seq - b.seq).slice(0, limit)
   }
+
+  // ---- Bot runtime, batched (see the Store interface) ----
+  // (types by import() so that this block stays self-contained for merges)
+
+  async claimBotConversation(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<import('../store.js').BotCursor | undefined> {
+    const r = await this.db.updateTable('conversations')
+      .set({ bot_lease_owner: owner, bot_lease_until: now + ttlMs })
+      .where('integration_id', '=', integrationId).where('id', '=', conversationId)
+      .where((eb) => eb.or([eb('bot_lease_until', '<', now), eb('bot_lease_owner', '=', owner), eb('bot_lease_owner', 'is', null)]))
+      .returning(['bot_seq', 'last_seq'])
+      .executeTakeFirst()
+    return r && { botSeq: Number(r.bot_seq), lastSeq: Number(r.last_seq) }
+  }
+
+  async finishBotTurn(turn: import('../store.js').BotTurnEnd): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      for (const e of turn.states) {
+        const data = JSON.stringify(e.data)
+        await trx.insertInto('bot_states').values({ bot_id: turn.botId, scope: e.scope, scope_id: e.scopeId, data, updated_at: turn.now })
+          .onConflict((oc) => oc.columns(['bot_id', 'scope', 'scope_id']).doUpdateSet({ data, updated_at: turn.now })).execute()
+      }
+      if (turn.logs.length > 0) {
+        await trx.insertInto('bot_logs')
+          .values(turn.logs.map((r) => ({ id: r.id, bot_id: r.botId, at: r.at, level: r.level, message: r.message, conversation_id: r.conversationId })))
+          .execute()
+      }
+      await trx.updateTable('conversations').set({ bot_seq: turn.seq })
+        .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).where('bot_seq', '<', turn.seq).execute()
+      if (turn.lease) {
+        await trx.updateTable('conversations').set({ bot_lease_until: turn.now + turn.lease.ttlMs })
+          .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).where('bot_lease_owner', '=', turn.lease.owner).execute()
+      }
+    })
+  }
+
+  async releaseBotConversation(integrationId: string, conversationId: string, owner: string): Promise<import('../store.js').BotCursor | undefined> {
+    await this.releaseBotLease(integrationId, conversationId, owner)
+    return this.getBotCursor(integrationId, conversationId)
+  }
 }
