@@ -20,6 +20,14 @@ function settle<T>(work: () => T): Promise<T> {
   }
 }
 
+interface PendingAppend {
+  work: () => unknown
+  /** The Kysely implementation, for when the batch cannot run (a Kysely transaction is open). */
+  fallback: () => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
+}
+
 /**
  * The SQLite engine's hot path (createMessage, createEvent and their access check) on raw, prepared
  * better-sqlite3 statements: one synchronous transaction instead of Kysely's query building and its
@@ -29,6 +37,10 @@ function settle<T>(work: () => T): Promise<T> {
  * issued meanwhile would run inside that other transaction (and vanish with its rollback, or read its
  * uncommitted rows), so whenever a transaction is open the fast path steps aside and the Kysely
  * implementation queues behind it on the mutex.
+ *
+ * Group commit (engineering notes §3.3): appends made during one turn of the event loop are committed
+ * together at the end of it (setImmediate), each in its own savepoint so that one failing append
+ * does not undo the others. Every caller is answered only after the commit that holds its row.
  */
 export class SqliteStore extends KyselyStore {
   private readonly access: SqliteDatabase.Statement<unknown[], AccessRow>
@@ -38,6 +50,9 @@ export class SqliteStore extends KyselyStore {
   private readonly insertEvent: SqliteDatabase.Statement<unknown[]>
   private readonly appendMessageTx: (m: NewMessage) => MessageRow | undefined
   private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
+  private readonly commitBatch: (batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
+  private pending: PendingAppend[] = []
+  private flushScheduled = false
 
   constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database) {
     super(db, 'sqlite')
@@ -75,6 +90,60 @@ export class SqliteStore extends KyselyStore {
         isBot: e.isBot, payload: e.payload, botSkip, createdAt: next.last_at,
       }
     })
+    this.commitBatch = sqlite.transaction((batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => {
+      for (const item of batch) {
+        try {
+          outcomes.push({ ok: item.work() })
+        } catch (err) {
+          outcomes.push({ err })
+        }
+      }
+    })
+  }
+
+  /** Queues synchronous append work (a nested better-sqlite3 transaction: a savepoint) for the next group commit. */
+  private enqueue<T>(work: () => T, fallback: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, fallback, resolve: resolve as (value: unknown) => void, reject })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(this.flush)
+      }
+    })
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false
+    const batch = this.pending
+    this.pending = []
+    if (batch.length === 0) return
+    if (this.sqlite.inTransaction || !this.sqlite.open) {
+      for (const item of batch) item.fallback().then(item.resolve, item.reject)
+      return
+    }
+    if (batch.length === 1) {
+      const item = batch[0]!
+      settle(item.work).then(item.resolve, item.reject)
+      return
+    }
+    const outcomes: ({ ok: unknown } | { err: unknown })[] = []
+    try {
+      this.commitBatch(batch, outcomes)
+    } catch (err) {
+      // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
+      for (const item of batch) item.reject(err)
+      return
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!
+      if ('ok' in outcome) item.resolve(outcome.ok)
+      else item.reject(outcome.err)
+    })
+  }
+
+  override async close(): Promise<void> {
+    this.flush()
+    await super.close()
   }
 
   private nextSeqSync(m: NewMessage | NewEvent): Seq | undefined {
@@ -100,12 +169,10 @@ export class SqliteStore extends KyselyStore {
   }
 
   override appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
-    if (!this.free) return super.appendMessage(m)
-    return settle(() => this.appendMessageTx(m))
+    return this.enqueue(() => this.appendMessageTx(m), () => super.appendMessage(m))
   }
 
   override appendEvent(e: NewEvent): Promise<EventRow | undefined> {
-    if (!this.free) return super.appendEvent(e)
-    return settle(() => this.appendEventTx(e))
+    return this.enqueue(() => this.appendEventTx(e), () => super.appendEvent(e))
   }
 }

@@ -186,6 +186,41 @@ describe('sqlite fast path next to an open Kysely transaction', () => {
     expect(await store.getConversationFor(fx.a.id, 'real', 'someone-else')).toMatchObject({ isParticipant: false })
   })
 
+  it('group commit: appends of one event-loop turn commit together; a failing one is refused alone', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const taken = await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0))
+    const drafts = Array.from({ length: 10 }, (_, i) => newMessage(fx.a.id, 'conv', owner.id, T0 + 1, { i }))
+    drafts[4] = { ...drafts[4]!, id: taken!.id } // primary-key violation in the middle of the batch
+    drafts[7] = { ...drafts[7]!, conversationId: 'missing' }
+    const results = await Promise.allSettled([
+      ...drafts.map((d) => store.appendMessage(d)),
+      store.appendEvent({ id: 'evt-batch', integrationId: fx.a.id, conversationId: 'conv', userId: owner.id, isBot: false, payload: {}, now: T0 + 1 }),
+    ])
+    expect(results[4]!.status).toBe('rejected')
+    expect(results[7]).toEqual({ status: 'fulfilled', value: undefined })
+    const stored = results.filter((r, i) => i !== 4 && i !== 7).map((r) => (r as PromiseFulfilledResult<{ seq: number; id: string }>).value)
+    // the failed append gave its sequence number back: 2..10 without a gap
+    expect(stored.map((r) => r.seq)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10])
+    expect((await store.getConversation(fx.a.id, 'conv'))!.lastSeq).toBe(10)
+    for (const r of stored.slice(0, -1)) expect(await store.getMessage(fx.a.id, r.id)).toEqual(r)
+    expect(await store.getEvent(fx.a.id, 'evt-batch')).toMatchObject({ seq: 10 })
+    expect(await store.getMessage(fx.a.id, taken!.id)).toEqual(taken)
+  })
+
+  it('closing the store commits appends still waiting for their group commit', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const appends = [1, 2, 3].map((i) => store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0 + i)))
+    await store.close()
+    const rows = await Promise.all(appends)
+    expect(rows.map((r) => r!.seq)).toEqual([1, 2, 3])
+    store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL' })
+    for (const r of rows) expect(await store.getMessage(fx.a.id, r!.id)).toEqual(r)
+  })
+
   it('database errors of the fast path are rejections, not throws', async () => {
     const fx = await seed(store)
     const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
