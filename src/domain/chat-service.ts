@@ -66,7 +66,10 @@ export class ChatService {
   }
 
   private readonly clock: () => number
-  /** `integrationId:keyHash` → the key's user (a pending lookup until it resolves); misses are not kept. */
+  /**
+   * `integrationId:key` → the key's user (a pending lookup until it resolves); misses are not kept,
+   * so only valid keys are held. Keyed by the key itself, not its digest: a hit skips the SHA-256.
+   */
   private readonly userKeys: Map<string, { userId?: string; user: Promise<UserRow | undefined> }> | undefined
 
   /** Webhook id → integration, cached: every Chat API request needs it and it changes only with its bot. */
@@ -88,13 +91,12 @@ export class ChatService {
   }
 
   private findUserByKey(integrationId: string, key: string): Promise<UserRow | undefined> {
-    const hash = hashSecret(key)
-    if (!this.userKeys) return this.store.findUserByKeyHash(integrationId, hash)
-    const k = `${integrationId}:${hash}`
+    if (!this.userKeys) return this.store.findUserByKeyHash(integrationId, hashSecret(key))
+    const k = `${integrationId}:${key}`
     const cached = this.userKeys.get(k)
     if (cached) return cached.user
     if (this.userKeys.size >= CACHE_MAX_ENTRIES) this.userKeys.clear()
-    const entry: { userId?: string; user: Promise<UserRow | undefined> } = { user: this.store.findUserByKeyHash(integrationId, hash) }
+    const entry: { userId?: string; user: Promise<UserRow | undefined> } = { user: this.store.findUserByKeyHash(integrationId, hashSecret(key)) }
     this.userKeys.set(k, entry)
     entry.user.then(
       (user) => {
