@@ -1,5 +1,4 @@
 import { createServer } from 'node:http'
-import { randomBytes } from 'node:crypto'
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
@@ -31,6 +30,7 @@ import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { DEFAULT_LIMITS, type BotSandbox } from './runtime/sandbox.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
 import { errors } from './lib/errors.js'
+import { requestId } from './lib/ids.js'
 import type { Store } from './store/store.js'
 
 export interface AppDeps {
@@ -49,12 +49,15 @@ const CORS_HEADERS = [
   'cache-control', 'last-event-id', 'idempotency-key',
 ]
 
+const bad = (s: unknown) => typeof s === 'string' && (s.includes('\u0000') || !s.isWellFormed())
+const values = (v: unknown): unknown[] => (Array.isArray(v) ? v : v !== null && typeof v === 'object' ? Object.entries(v).flat().flatMap(values) : [v])
+
 /** Builds the HTTP application; never listens (tests inject into it, main.ts listens). */
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, pubsub } = deps
   const app = Fastify({
     logger: deps.logger ?? { level: config.logLevel },
-    genReqId: () => `req_${Date.now().toString(36)}${randomBytes(6).toString('hex')}`,
+    genReqId: requestId,
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
     return503OnClosing: true,
@@ -77,7 +80,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     onBotsChanged: () => chat.forgetIntegrations(),
     composeAnswer: answerComposer(config.kbAnswer),
   })
-  const chat = new ChatService(store, pubsub, runtime)
+  // User keys are cached only on the embedded engine: PostgreSQL may have other instances changing users.
+  const chat = new ChatService(store, pubsub, runtime, { cacheUserKeys: store.dialect === 'sqlite' })
   const streams = new ConversationStreams(store, pubsub, chat)
   const bots = new BotService(store, {
     checkCode: async (code) => {
@@ -96,8 +100,12 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }
   app.decorate('services', services)
 
-  app.addHook('onResponse', async (request, reply) => {
-    request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+  // Hooks below are synchronous (done callback): an async hook costs a promise per request.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (request.log.level === 'debug' || request.log.level === 'trace') {
+      request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
+    }
+    done()
   })
   registerErrorHandling(app)
   registerJsonBody(app)
@@ -105,22 +113,28 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // Path parameters, query values and x-* headers reach store lookups without the JSON body guard:
   // refuse NUL and lone surrogates here too, or PostgreSQL (which cannot hold them) would answer
   // 500 where SQLite answers 404 (threats T10: same input, same answer on both engines).
-  app.addHook('onRequest', async (request) => {
-    const bad = (s: unknown) => typeof s === 'string' && (s.includes('\u0000') || !s.isWellFormed())
-    const values = (v: unknown): unknown[] => (Array.isArray(v) ? v : v !== null && typeof v === 'object' ? Object.entries(v).flat().flatMap(values) : [v])
-    for (const [name, value] of Object.entries((request.params ?? {}) as Record<string, unknown>)) {
-      if (bad(value)) throw errors.invalidQuery(`Path parameter ${name} contains a NUL character or a lone surrogate`)
+  app.addHook('onRequest', (request, _reply, done) => {
+    const params = request.params as Record<string, unknown> | undefined
+    for (const name in params) {
+      if (bad(params[name])) return done(errors.invalidQuery(`Path parameter ${name} contains a NUL character or a lone surrogate`))
     }
-    for (const [name, value] of Object.entries((request.query ?? {}) as Record<string, unknown>)) {
-      if (bad(name) || values(value).some(bad)) throw errors.invalidQuery(`Query parameter ${name.replaceAll('\u0000', '\\0')} contains a NUL character or a lone surrogate`)
+    const query = request.query as Record<string, unknown> | undefined
+    for (const name in query) {
+      if (bad(name) || values(query[name]).some(bad)) return done(errors.invalidQuery(`Query parameter ${name.replaceAll('\u0000', '\\0')} contains a NUL character or a lone surrogate`))
     }
-    for (const [name, value] of Object.entries(request.headers)) {
-      if (name.startsWith('x-') && values(value).some(bad)) throw errors.invalidQuery(`Header ${name} contains a NUL character or a lone surrogate`)
+    const headers = request.headers
+    for (const name in headers) {
+      const value = headers[name]
+      if (name.startsWith('x-') && (typeof value === 'string' ? bad(value) : values(value).some(bad))) {
+        return done(errors.invalidQuery(`Header ${name} contains a NUL character or a lone surrogate`))
+      }
     }
+    done()
   })
   // Bodyless POST/PUT/DELETE (curl, fetch without body) validate as `{}` rather than failing on `undefined`.
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {}
+    done()
   })
 
   await app.register(cors, {

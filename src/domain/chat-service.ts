@@ -16,6 +16,18 @@ export const CHAT_PAGE_SIZE = 20
 const MAX_KEY_LENGTH = 4096
 /** Safety net behind change notifications (another instance's change, a lost notification). */
 const INTEGRATION_CACHE_TTL_MS = 5_000
+const CACHE_MAX_ENTRIES = 10_000
+
+export interface ChatServiceOptions {
+  /**
+   * Remember which user a server-issued key designates. Only safe when every change to users goes
+   * through this process (the embedded SQLite engine): the entries are dropped on the spot when the
+   * user is updated or deleted or any bot changes. Off for PostgreSQL, where another instance could
+   * delete the user (see README, "Performance").
+   */
+  cacheUserKeys?: boolean
+  clock?: () => number
+}
 
 /**
  * What the bot runtime needs to see of incoming messages and events: its beforeIncoming hook
@@ -47,8 +59,18 @@ export class ChatService {
     private readonly store: Store,
     private readonly pubsub: PubSub,
     private readonly incoming?: IncomingInterceptor,
-    private readonly clock: () => number = Date.now,
-  ) {}
+    options: ChatServiceOptions = {},
+  ) {
+    this.clock = options.clock ?? Date.now
+    this.userKeys = options.cacheUserKeys ? new Map() : undefined
+  }
+
+  private readonly clock: () => number
+  /**
+   * `integrationId:key` → the key's user (a pending lookup until it resolves); misses are not kept,
+   * so only valid keys are held. Keyed by the key itself, not its digest: a hit skips the SHA-256.
+   */
+  private readonly userKeys: Map<string, { userId?: string; user: Promise<UserRow | undefined> }> | undefined
 
   /** Webhook id → integration, cached: every Chat API request needs it and it changes only with its bot. */
   private readonly integrations = new Map<string, { at: number; row: Promise<IntegrationRow | undefined> }>()
@@ -56,6 +78,34 @@ export class ChatService {
   /** Drops cached integrations (a bot changed somewhere: integration enabled, disabled, deleted). */
   forgetIntegrations(): void {
     this.integrations.clear()
+    // A deleted bot takes its integrations' users with it.
+    this.userKeys?.clear()
+  }
+
+  /** Drops the cached keys of one user (updated or deleted); pending lookups are dropped too. */
+  private forgetUser(integrationId: string, userId: string): void {
+    if (!this.userKeys) return
+    for (const [k, entry] of this.userKeys) {
+      if (entry.userId === undefined || (entry.userId === userId && k.startsWith(`${integrationId}:`))) this.userKeys.delete(k)
+    }
+  }
+
+  private findUserByKey(integrationId: string, key: string): Promise<UserRow | undefined> {
+    if (!this.userKeys) return this.store.findUserByKeyHash(integrationId, hashSecret(key))
+    const k = `${integrationId}:${key}`
+    const cached = this.userKeys.get(k)
+    if (cached) return cached.user
+    if (this.userKeys.size >= CACHE_MAX_ENTRIES) this.userKeys.clear()
+    const entry: { userId?: string; user: Promise<UserRow | undefined> } = { user: this.store.findUserByKeyHash(integrationId, hashSecret(key)) }
+    this.userKeys.set(k, entry)
+    entry.user.then(
+      (user) => {
+        if (user) entry.userId = user.id
+        else if (this.userKeys!.get(k) === entry) this.userKeys!.delete(k)
+      },
+      () => this.userKeys!.get(k) === entry && this.userKeys!.delete(k),
+    )
+    return entry.user
   }
 
   async resolveIntegration(webhookId: string): Promise<IntegrationRow> {
@@ -87,7 +137,7 @@ export class ChatService {
       const user = await this.store.getUser(integration.id, id)
       return user ? { user } : { jwtUserId: id }
     }
-    const user = await this.store.findUserByKeyHash(integration.id, hashSecret(key))
+    const user = await this.findUserByKey(integration.id, key)
     if (!user) throw errors.unauthorized('Invalid user key')
     return { user }
   }
@@ -125,6 +175,7 @@ export class ChatService {
 
   async updateUser(user: UserRow, patch: UserPatch): Promise<UserRow> {
     const updated = await this.store.updateUser(user.integrationId, user.id, patch, this.clock())
+    this.forgetUser(user.integrationId, user.id)
     if (!updated) throw errors.notFound('User', user.id)
     return updated
   }
@@ -141,6 +192,7 @@ export class ChatService {
       if (!page.next) break
     }
     await this.store.deleteUser(user.integrationId, user.id)
+    this.forgetUser(user.integrationId, user.id)
   }
 
   // ---- conversations ----
@@ -221,15 +273,26 @@ export class ChatService {
 
   // ---- messages and events ----
 
+  /**
+   * Appends are conditional on the author taking part (checked in the append's own transaction), so
+   * a participant removed while the bot's beforeIncoming hook ran cannot post; when nothing was
+   * appended, the access check says why (404 or 403).
+   */
+  private async refused(user: UserRow, conversationId: string): Promise<never> {
+    await this.getConversation(user, conversationId)
+    throw errors.notFound('Conversation', conversationId)
+  }
+
   async createMessage(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
+    // The hook must not run for a caller who may not post, hence the check before it.
     await this.getConversation(user, conversationId)
     const id = uuidv7()
     const hooked = this.incoming ? await this.incoming.beforeIncoming(integration, { id, conversationId, userId: user.id, payload, custom: false }) : undefined
     const message = await this.store.appendMessage({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
-      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, now: this.clock(),
+      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, requireParticipant: true, now: this.clock(),
     })
-    if (!message) throw errors.notFound('Conversation', conversationId)
+    if (!message) return this.refused(user, conversationId)
     await this.notify(user.integrationId, conversationId)
     if (!message.botSkip) await this.incoming?.announce(user.integrationId, conversationId)
     return message
@@ -266,9 +329,9 @@ export class ChatService {
     const hooked = this.incoming ? await this.incoming.beforeIncoming(integration, { id, conversationId, userId: user.id, payload, custom: true }) : undefined
     const event = await this.store.appendEvent({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload: hooked?.payload ?? payload,
-      botSkip: hooked?.stop ?? false, now: this.clock(),
+      botSkip: hooked?.stop ?? false, requireParticipant: true, now: this.clock(),
     })
-    if (!event) throw errors.notFound('Conversation', conversationId)
+    if (!event) return this.refused(user, conversationId)
     await this.notify(user.integrationId, conversationId)
     if (!event.botSkip) await this.incoming?.announce(user.integrationId, conversationId)
     return event

@@ -3,7 +3,8 @@ import { dirname } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
 import { Kysely, SqliteDialect, type SqliteDialectConfig } from 'kysely'
 import type { Database } from './kysely/schema.js'
-import { KyselyStore } from './kysely/kysely-store.js'
+import type { KyselyStore } from './kysely/kysely-store.js'
+import { SqliteStore } from './sqlite-fast-path.js'
 import { migrateToLatest } from './migrator.js'
 
 /**
@@ -51,5 +52,5 @@ export async function createSqliteStore(options: SqliteOptions): Promise<KyselyS
   }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await migrateToLatest(db, 'sqlite')
-  return new KyselyStore(db, 'sqlite')
+  return new SqliteStore(db, sqlite)
 }

@@ -159,6 +159,8 @@ export interface NewMessage {
   payload: JsonObject
   metadata: JsonObject | null
   botSkip?: boolean
+  /** Append only if `userId` takes part in the conversation (checked in the same transaction); undefined otherwise. */
+  requireParticipant?: boolean
   now: number
 }
 
@@ -170,6 +172,8 @@ export interface NewEvent {
   isBot: boolean
   payload: JsonObject
   botSkip?: boolean
+  /** Append only if `userId` takes part in the conversation (checked in the same transaction); undefined otherwise. */
+  requireParticipant?: boolean
   now: number
 }
 

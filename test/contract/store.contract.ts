@@ -878,6 +878,33 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.getMessage(fx.a.id, cross.id)).toBeUndefined()
       })
 
+      it('requireParticipant: only a participant appends; others and removed participants get undefined, nothing stored', async () => {
+        const { owner, conv } = await conversation()
+        const outsider = await user(fx.a)
+        const leaver = await user(fx.a)
+        await store.addParticipant(fx.a.id, conv.id, leaver.id, T0)
+        await store.removeParticipant(fx.a.id, conv.id, leaver.id, T0)
+        const before = (await store.getConversation(fx.a.id, conv.id))!.lastSeq
+        for (const u of [outsider, leaver]) {
+          const m = { ...newMessage(fx.a.id, conv.id, u.id, T0 + 1), requireParticipant: true }
+          expect(await store.appendMessage(m)).toBeUndefined()
+          expect(await store.getMessage(fx.a.id, m.id)).toBeUndefined()
+          const e = { id: uid('evt'), integrationId: fx.a.id, conversationId: conv.id, userId: u.id, isBot: false, payload: {}, requireParticipant: true, now: T0 + 1 }
+          expect(await store.appendEvent(e)).toBeUndefined()
+          expect(await store.getEvent(fx.a.id, e.id)).toBeUndefined()
+        }
+        expect((await store.getConversation(fx.a.id, conv.id))!.lastSeq).toBe(before)
+        expect(await store.appendMessage({ ...newMessage(fx.a.id, 'no-such-conv', owner.id, T0), requireParticipant: true })).toBeUndefined()
+
+        const m = await store.appendMessage({ ...newMessage(fx.a.id, conv.id, owner.id, T0 + 2), requireParticipant: true })
+        expect(m).toMatchObject({ conversationId: conv.id, userId: owner.id, seq: before + 1 })
+        expect(m).not.toHaveProperty('requireParticipant')
+        expect(await store.getMessage(fx.a.id, m!.id)).toEqual(m)
+        const e = await store.appendEvent({ id: uid('evt'), integrationId: fx.a.id, conversationId: conv.id, userId: owner.id, isBot: false, payload: { k: 1 }, requireParticipant: true, now: T0 + 3 })
+        expect(e).toMatchObject({ seq: before + 2, payload: { k: 1 } })
+        expect(await store.getEvent(fx.a.id, e!.id)).toEqual(e)
+      })
+
       it('getMessage / getEvent are scoped per integration', async () => {
         const { owner, conv } = await conversation()
         const m = await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))

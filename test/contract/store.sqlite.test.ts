@@ -122,3 +122,114 @@ describe('sqlite store reopened with another durability setting', () => {
     }
   })
 })
+
+/**
+ * The synchronous fast path (src/store/sqlite-fast-path.ts) shares the one connection with Kysely,
+ * whose transactions stay open across awaits. Were the fast path to run while one is open, its write
+ * would land inside that transaction and vanish with its rollback, and its reads would see rows that
+ * are never committed.
+ */
+describe('sqlite fast path next to an open Kysely transaction', () => {
+  let dir: string
+  let store: KyselyStore
+
+  beforeEach(async () => {
+    dir = tempDir()
+    store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL' })
+  })
+
+  afterEach(async () => {
+    await store.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('an append made meanwhile is not swallowed by that transaction\'s rollback', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    let message: ReturnType<KyselyStore['appendMessage']> | undefined
+    let event: ReturnType<KyselyStore['appendEvent']> | undefined
+    await expect(store.db.transaction().execute(async (trx) => {
+      await trx.insertInto('settings').values({ key: 'probe', value: 'rolled back' }).execute()
+      // Another request's appends while this transaction waits (not awaited here: they queue behind it).
+      message = store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0 + 1), requireParticipant: true })
+      event = store.appendEvent({ id: 'evt-1', integrationId: fx.a.id, conversationId: 'conv', userId: owner.id, isBot: false, payload: {}, now: T0 + 2 })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      throw new Error('roll back')
+    })).rejects.toThrow('roll back')
+    const m = await message!
+    const e = await event!
+    expect(m).toMatchObject({ seq: 1 })
+    expect(e).toMatchObject({ seq: 2 })
+    expect(await store.getMessage(fx.a.id, m!.id)).toEqual(m)
+    expect(await store.getEvent(fx.a.id, 'evt-1')).toEqual(e)
+    expect((await store.getConversation(fx.a.id, 'conv'))!.lastSeq).toBe(2)
+    expect(await store.db.selectFrom('settings').selectAll().where('key', '=', 'probe').executeTakeFirst()).toBeUndefined()
+  })
+
+  it('an access check made meanwhile does not see that transaction\'s uncommitted rows', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    let access: ReturnType<KyselyStore['getConversationFor']> | undefined
+    await expect(store.db.transaction().execute(async (trx) => {
+      await trx.insertInto('conversations').values({
+        integration_id: fx.a.id, id: 'ghost', owner_id: owner.id, last_seq: 0, last_at: 0, bot_seq: 0, bot_lease_owner: null, bot_lease_until: 0, created_at: T0, updated_at: T0,
+      }).execute()
+      await trx.insertInto('participants').values({ integration_id: fx.a.id, conversation_id: 'ghost', user_id: owner.id, created_at: T0 }).execute()
+      access = store.getConversationFor(fx.a.id, 'ghost', owner.id)
+      throw new Error('roll back')
+    })).rejects.toThrow('roll back')
+    expect(await access!).toBeUndefined()
+    // and outside any transaction the fast path sees committed rows
+    await store.createConversation(fx.a.id, 'real', owner.id, T0)
+    expect(await store.getConversationFor(fx.a.id, 'real', owner.id)).toMatchObject({ isParticipant: true, conversation: { id: 'real', ownerId: owner.id } })
+    expect(await store.getConversationFor(fx.a.id, 'real', 'someone-else')).toMatchObject({ isParticipant: false })
+  })
+
+  it('group commit: appends of one event-loop turn commit together; a failing one is refused alone', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const taken = await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0))
+    const drafts = Array.from({ length: 10 }, (_, i) => newMessage(fx.a.id, 'conv', owner.id, T0 + 1, { i }))
+    drafts[4] = { ...drafts[4]!, id: taken!.id } // primary-key violation in the middle of the batch
+    drafts[7] = { ...drafts[7]!, conversationId: 'missing' }
+    const results = await Promise.allSettled([
+      ...drafts.map((d) => store.appendMessage(d)),
+      store.appendEvent({ id: 'evt-batch', integrationId: fx.a.id, conversationId: 'conv', userId: owner.id, isBot: false, payload: {}, now: T0 + 1 }),
+    ])
+    expect(results[4]!.status).toBe('rejected')
+    expect(results[7]).toEqual({ status: 'fulfilled', value: undefined })
+    const stored = results.filter((r, i) => i !== 4 && i !== 7).map((r) => (r as PromiseFulfilledResult<{ seq: number; id: string }>).value)
+    // the failed append gave its sequence number back: 2..10 without a gap
+    expect(stored.map((r) => r.seq)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10])
+    expect((await store.getConversation(fx.a.id, 'conv'))!.lastSeq).toBe(10)
+    for (const r of stored.slice(0, -1)) expect(await store.getMessage(fx.a.id, r.id)).toEqual(r)
+    expect(await store.getEvent(fx.a.id, 'evt-batch')).toMatchObject({ seq: 10 })
+    expect(await store.getMessage(fx.a.id, taken!.id)).toEqual(taken)
+  })
+
+  it('closing the store commits appends still waiting for their group commit', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const appends = [1, 2, 3].map((i) => store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0 + i)))
+    await store.close()
+    const rows = await Promise.all(appends)
+    expect(rows.map((r) => r!.seq)).toEqual([1, 2, 3])
+    store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL' })
+    for (const r of rows) expect(await store.getMessage(fx.a.id, r!.id)).toEqual(r)
+  })
+
+  it('database errors of the fast path are rejections, not throws', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const first = await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0))
+    // the same message id twice violates the primary key
+    const again = store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0), id: first!.id })
+    await expect(again).rejects.toThrow(/UNIQUE|PRIMARY/)
+    // the failed transaction rolled back its sequence number
+    expect((await store.getConversation(fx.a.id, 'conv'))!.lastSeq).toBe(1)
+  })
+})

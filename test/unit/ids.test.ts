@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { randomSecret, uuidv7 } from '../../src/lib/ids.js'
+import { randomSecret, requestId, uuidv7 } from '../../src/lib/ids.js'
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/
 
@@ -72,5 +72,24 @@ describe('randomSecret', () => {
     expect(s).toMatch(/^uk_[A-Za-z0-9_-]{43}$/)
     expect(Buffer.from(s.slice(3), 'base64url')).toHaveLength(32)
     expect(randomSecret('uk')).not.toBe(s)
+  })
+})
+
+describe('uuidv7 randomness (pooled random bytes)', () => {
+  it('random bits differ between ids, including across pool refills', () => {
+    // 2,000 ids use 16,000 pooled bytes: several 4 KB refills
+    const tails = Array.from({ length: 2000 }, () => uuidv7().slice(19).replace('-', ''))
+    expect(new Set(tails).size).toBe(tails.length)
+    // every hex digit shows up in the random part (not a constant or a zero-filled buffer)
+    const digits = new Set(tails.join('').slice(4))
+    expect(digits.size).toBe(16)
+  })
+})
+
+describe('requestId', () => {
+  it('is unique, prefixed req_ and URL-safe', () => {
+    const ids = Array.from({ length: 10_000 }, () => requestId())
+    expect(new Set(ids).size).toBe(ids.length)
+    for (const id of ids.slice(0, 100)) expect(id).toMatch(/^req_[0-9a-f]{10}[0-9a-z]{6,}$/)
   })
 })

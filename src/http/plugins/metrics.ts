@@ -7,25 +7,35 @@ import type { FastifyInstance } from 'fastify'
 const BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5]
 
 export function registerMetrics(app: FastifyInstance, gauges: () => Record<string, number>): void {
-  const counts = new Map<string, number>()
+  // route → method and status → counter with its label text, built once (not a regex per request).
+  const counts = new Map<string, Map<string, { labels: string; n: number }>>()
   const histogram = new Array<number>(BUCKETS.length + 1).fill(0)
   let sum = 0
   let total = 0
 
-  app.addHook('onResponse', async (request, reply) => {
+  app.addHook('onResponse', (request, reply, done) => {
     const route = request.routeOptions.url ?? 'unmatched'
-    const key = `method="${request.method}",route="${route.replace(/["\\\n]/g, '_')}",status="${reply.statusCode}"`
-    counts.set(key, (counts.get(key) ?? 0) + 1)
+    let byRoute = counts.get(route)
+    if (!byRoute) counts.set(route, (byRoute = new Map()))
+    const key = `${request.method} ${reply.statusCode}`
+    let counter = byRoute.get(key)
+    if (!counter) {
+      counter = { labels: `method="${request.method}",route="${route.replace(/["\\\n]/g, '_')}",status="${reply.statusCode}"`, n: 0 }
+      byRoute.set(key, counter)
+    }
+    counter.n++
     const seconds = reply.elapsedTime / 1000
-    const bucket = BUCKETS.findIndex((b) => seconds <= b)
-    histogram[bucket === -1 ? BUCKETS.length : bucket]!++
+    let bucket = 0
+    while (bucket < BUCKETS.length && seconds > BUCKETS[bucket]!) bucket++
+    histogram[bucket]!++
     sum += seconds
     total++
+    done()
   })
 
   app.get('/metrics', { schema: { hide: true } }, async (_request, reply) => {
     const lines: string[] = ['# TYPE parley_http_requests_total counter']
-    for (const [labels, n] of counts) lines.push(`parley_http_requests_total{${labels}} ${n}`)
+    for (const byRoute of counts.values()) for (const { labels, n } of byRoute.values()) lines.push(`parley_http_requests_total{${labels}} ${n}`)
     lines.push('# TYPE parley_http_request_duration_seconds histogram')
     let cumulative = 0
     BUCKETS.forEach((b, i) => {

@@ -571,8 +571,8 @@ export class KyselyStore implements Store {
   }
 
   /** Takes the conversation's next sequence number and a strictly increasing timestamp (row-locked on PostgreSQL). */
-  private async nextSeq(trx: Db, integrationId: string, conversationId: string, now: number): Promise<{ seq: number; at: number } | undefined> {
-    const r = await trx
+  private async nextSeq(trx: Db, integrationId: string, conversationId: string, now: number, participant?: string): Promise<{ seq: number; at: number } | undefined> {
+    let q = trx
       .updateTable('conversations')
       .set({
         last_seq: sql`last_seq + 1`,
@@ -581,8 +581,11 @@ export class KyselyStore implements Store {
       })
       .where('integration_id', '=', integrationId)
       .where('id', '=', conversationId)
-      .returning(['last_seq', 'last_at'])
-      .executeTakeFirst()
+    if (participant !== undefined) {
+      q = q.where((eb) => eb.exists(eb.selectFrom('participants').select('user_id')
+        .where('integration_id', '=', integrationId).where('conversation_id', '=', conversationId).where('user_id', '=', participant)))
+    }
+    const r = await q.returning(['last_seq', 'last_at']).executeTakeFirst()
     return r && { seq: Number(r.last_seq), at: Number(r.last_at) }
   }
 
@@ -654,9 +657,9 @@ export class KyselyStore implements Store {
   // ---- messages and events ----
   async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now)
+      const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now, m.requireParticipant ? m.userId : undefined)
       if (!next) return undefined
-      const { now: _now, botSkip = false, ...fields } = m
+      const { now: _now, botSkip = false, requireParticipant: _rp, ...fields } = m
       const row: MessageRow = { ...fields, botSkip, seq: next.seq, createdAt: next.at }
       await trx
         .insertInto('messages')
@@ -697,7 +700,7 @@ export class KyselyStore implements Store {
 
   async appendEvent(e: NewEvent): Promise<EventRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const next = await this.nextSeq(trx, e.integrationId, e.conversationId, e.now)
+      const next = await this.nextSeq(trx, e.integrationId, e.conversationId, e.now, e.requireParticipant ? e.userId : undefined)
       if (!next) return undefined
       await trx
         .insertInto('events')

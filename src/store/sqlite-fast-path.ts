@@ -1,0 +1,178 @@
+import type SqliteDatabase from 'better-sqlite3'
+import type { Kysely } from 'kysely'
+import type { Database } from './kysely/schema.js'
+import { KyselyStore } from './kysely/kysely-store.js'
+import type { ConversationRow, EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
+
+type Seq = { last_seq: number; last_at: number }
+type AccessRow = { integration_id: string; id: string; owner_id: string; last_seq: number; created_at: number; updated_at: number; participant: string | null }
+
+const SEQ = `UPDATE conversations SET last_seq = last_seq + 1, last_at = CASE WHEN last_at >= ? THEN last_at + 1 ELSE ? END, updated_at = ?
+  WHERE integration_id = ? AND id = ?`
+const IF_PARTICIPANT = ' AND EXISTS (SELECT 1 FROM participants WHERE integration_id = ? AND conversation_id = ? AND user_id = ?)'
+
+/** Runs synchronous work with the Store's contract: a database error is a rejected promise, never a throw. */
+function settle<T>(work: () => T): Promise<T> {
+  try {
+    return Promise.resolve(work())
+  } catch (err) {
+    return Promise.reject(err as Error)
+  }
+}
+
+interface PendingAppend {
+  work: () => unknown
+  /** The Kysely implementation, for when the batch cannot run (a Kysely transaction is open). */
+  fallback: () => Promise<unknown>
+  resolve: (value: unknown) => void
+  reject: (err: unknown) => void
+}
+
+/**
+ * The SQLite engine's hot path (createMessage, createEvent and their access check) on raw, prepared
+ * better-sqlite3 statements: one synchronous transaction instead of Kysely's query building and its
+ * BEGIN/COMMIT round trips through the async connection mutex (bench/ANALYSIS.md §4–§5).
+ *
+ * Kysely keeps a transaction open across awaits on this single connection. A synchronous statement
+ * issued meanwhile would run inside that other transaction (and vanish with its rollback, or read its
+ * uncommitted rows), so whenever a transaction is open the fast path steps aside and the Kysely
+ * implementation queues behind it on the mutex.
+ *
+ * Group commit (engineering notes §3.3): appends made during one turn of the event loop are committed
+ * together at the end of it (setImmediate), each in its own savepoint so that one failing append
+ * does not undo the others. Every caller is answered only after the commit that holds its row.
+ */
+export class SqliteStore extends KyselyStore {
+  private readonly access: SqliteDatabase.Statement<unknown[], AccessRow>
+  private readonly seq: SqliteDatabase.Statement<unknown[], Seq>
+  private readonly seqIfParticipant: SqliteDatabase.Statement<unknown[], Seq>
+  private readonly insertMessage: SqliteDatabase.Statement<unknown[]>
+  private readonly insertEvent: SqliteDatabase.Statement<unknown[]>
+  private readonly appendMessageTx: (m: NewMessage) => MessageRow | undefined
+  private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
+  private readonly commitBatch: (batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
+  private pending: PendingAppend[] = []
+  private flushScheduled = false
+
+  constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database) {
+    super(db, 'sqlite')
+    this.access = sqlite.prepare(`SELECT c.integration_id, c.id, c.owner_id, c.last_seq, c.created_at, c.updated_at, p.user_id AS participant
+      FROM conversations c LEFT JOIN participants p ON p.integration_id = c.integration_id AND p.conversation_id = c.id AND p.user_id = ?
+      WHERE c.integration_id = ? AND c.id = ?`)
+    this.seq = sqlite.prepare(`${SEQ} RETURNING last_seq, last_at`)
+    this.seqIfParticipant = sqlite.prepare(`${SEQ}${IF_PARTICIPANT} RETURNING last_seq, last_at`)
+    this.insertMessage = sqlite.prepare(`INSERT INTO messages (id, integration_id, conversation_id, seq, user_id, is_bot, payload, metadata, bot_skip, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    this.insertEvent = sqlite.prepare(`INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    this.appendMessageTx = sqlite.transaction((m: NewMessage) => {
+      const next = this.nextSeqSync(m)
+      if (!next) return undefined
+      const botSkip = m.botSkip ?? false
+      this.insertMessage.run(
+        m.id, m.integrationId, m.conversationId, next.last_seq, m.userId, m.isBot ? 1 : 0, JSON.stringify(m.payload),
+        m.metadata === null ? null : JSON.stringify(m.metadata), botSkip ? 1 : 0, next.last_at,
+      )
+      return {
+        id: m.id, integrationId: m.integrationId, conversationId: m.conversationId, seq: next.last_seq, userId: m.userId,
+        isBot: m.isBot, payload: m.payload, metadata: m.metadata, botSkip, createdAt: next.last_at,
+      }
+    })
+    this.appendEventTx = sqlite.transaction((e: NewEvent) => {
+      const next = this.nextSeqSync(e)
+      if (!next) return undefined
+      const botSkip = e.botSkip ?? false
+      this.insertEvent.run(
+        e.id, e.integrationId, e.conversationId, next.last_seq, e.userId, e.isBot ? 1 : 0, JSON.stringify(e.payload), botSkip ? 1 : 0, next.last_at,
+      )
+      return {
+        id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.last_seq, userId: e.userId,
+        isBot: e.isBot, payload: e.payload, botSkip, createdAt: next.last_at,
+      }
+    })
+    this.commitBatch = sqlite.transaction((batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => {
+      for (const item of batch) {
+        try {
+          outcomes.push({ ok: item.work() })
+        } catch (err) {
+          outcomes.push({ err })
+        }
+      }
+    })
+  }
+
+  /** Queues synchronous append work (a nested better-sqlite3 transaction: a savepoint) for the next group commit. */
+  private enqueue<T>(work: () => T, fallback: () => Promise<T>): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.pending.push({ work, fallback, resolve: resolve as (value: unknown) => void, reject })
+      if (!this.flushScheduled) {
+        this.flushScheduled = true
+        setImmediate(this.flush)
+      }
+    })
+  }
+
+  private readonly flush = (): void => {
+    this.flushScheduled = false
+    const batch = this.pending
+    this.pending = []
+    if (batch.length === 0) return
+    if (this.sqlite.inTransaction || !this.sqlite.open) {
+      for (const item of batch) item.fallback().then(item.resolve, item.reject)
+      return
+    }
+    if (batch.length === 1) {
+      const item = batch[0]!
+      settle(item.work).then(item.resolve, item.reject)
+      return
+    }
+    const outcomes: ({ ok: unknown } | { err: unknown })[] = []
+    try {
+      this.commitBatch(batch, outcomes)
+    } catch (err) {
+      // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
+      for (const item of batch) item.reject(err)
+      return
+    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i]!
+      if ('ok' in outcome) item.resolve(outcome.ok)
+      else item.reject(outcome.err)
+    })
+  }
+
+  override async close(): Promise<void> {
+    this.flush()
+    await super.close()
+  }
+
+  private nextSeqSync(m: NewMessage | NewEvent): Seq | undefined {
+    return m.requireParticipant
+      ? this.seqIfParticipant.get(m.now, m.now, m.now, m.integrationId, m.conversationId, m.integrationId, m.conversationId, m.userId)
+      : this.seq.get(m.now, m.now, m.now, m.integrationId, m.conversationId)
+  }
+
+  /** True when the fast path may touch the connection: no Kysely transaction is open on it. */
+  private get free(): boolean {
+    return !this.sqlite.inTransaction
+  }
+
+  override getConversationFor(integrationId: string, conversationId: string, userId: string): Promise<{ conversation: ConversationRow; isParticipant: boolean } | undefined> {
+    if (!this.free) return super.getConversationFor(integrationId, conversationId, userId)
+    return settle(() => {
+      const r = this.access.get(userId, integrationId, conversationId)
+      return r && {
+        conversation: { integrationId: r.integration_id, id: r.id, ownerId: r.owner_id, lastSeq: r.last_seq, createdAt: r.created_at, updatedAt: r.updated_at },
+        isParticipant: r.participant !== null,
+      }
+    })
+  }
+
+  override appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
+    return this.enqueue(() => this.appendMessageTx(m), () => super.appendMessage(m))
+  }
+
+  override appendEvent(e: NewEvent): Promise<EventRow | undefined> {
+    return this.enqueue(() => this.appendEventTx(e), () => super.appendEvent(e))
+  }
+}
