@@ -2,6 +2,9 @@ import { join } from 'node:path'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
+import type { BlobStore } from './blobs/blob-store.js'
+import { LocalBlobStore } from './blobs/local.js'
+import { createPostgresBlobStore } from './blobs/postgres.js'
 import { MemoryPubSub } from './pubsub/memory.js'
 import { PostgresPubSub } from './pubsub/postgres.js'
 import type { PubSub } from './pubsub/pubsub.js'
@@ -19,7 +22,11 @@ async function main(): Promise<void> {
   const pubsub: PubSub = config.databaseUrl
     ? new PostgresPubSub({ url: config.databaseUrl, onError: (err) => warn(err, 'PostgreSQL LISTEN connection failed; reconnecting') })
     : new MemoryPubSub()
-  const app = await buildApp({ config, store, pubsub })
+  // Blobs in PostgreSQL by default when the store is there, so that every instance serves every file.
+  const blobs: BlobStore = config.blobStore === 'postgres' && config.databaseUrl
+    ? createPostgresBlobStore({ url: config.databaseUrl, poolSize: config.blobPoolSize, onPoolError: (err) => warn(err, 'PostgreSQL blob pool connection failed') })
+    : new LocalBlobStore(join(config.dataDir, 'blobs'))
+  const app = await buildApp({ config, store, pubsub, blobs })
   const log = app.log
   warn = (err, what) => log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, what)
   const storeLabel = config.databaseUrl
@@ -40,6 +47,7 @@ async function main(): Promise<void> {
     try {
       await app.close()
       await pubsub.close()
+      await blobs.close?.()
       await store.close()
       log.info('shut down cleanly')
       process.exit(0)
@@ -60,6 +68,7 @@ async function main(): Promise<void> {
     '',
     `  Parley is running at ${config.publicUrl}`,
     `  Store:               ${storeLabel}`,
+    `  File content:        ${config.blobStore === 'postgres' ? `PostgreSQL (shared by every instance; ${config.blobPoolSize} transfer connections)` : `${join(config.dataDir, 'blobs')} (local disk)`}`,
     `  Data directory:      ${config.dataDir}`,
     ...(c
       ? [
