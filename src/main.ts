@@ -1,3 +1,4 @@
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
@@ -14,6 +15,8 @@ import { webchatUrl } from './webchat/urls.js'
 
 async function main(): Promise<void> {
   const config = loadConfig()
+  // SQLite creates it when opening its file; on PostgreSQL nothing else would before credentials.json is written.
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   // Connection problems of idle pooled connections and of the LISTEN connection are logged once the app's logger exists.
   let warn: (err: Error, what: string) => void = () => {}
   const store = config.databaseUrl

@@ -29,7 +29,8 @@ interface Instance {
 /** Starts `node --import tsx src/main.ts` and waits for its banner. */
 async function startInstance(databaseUrl: string, env: Record<string, string> = {}): Promise<Instance> {
   const port = await freePort()
-  const dataDir = mkdtempSync(join(tmpdir(), 'parley-xinst-'))
+  // A data directory that does not exist yet, as on a fresh machine: Parley creates it (nothing else does on PostgreSQL).
+  const dataDir = join(mkdtempSync(join(tmpdir(), 'parley-xinst-')), 'data')
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH, HOME: process.env.HOME, PORT: String(port), HOST: '127.0.0.1', PARLEY_DATA_DIR: dataDir, PARLEY_DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', ...env },
@@ -62,7 +63,7 @@ async function stopInstance(instance: Instance | undefined): Promise<void> {
     instance.child.kill('SIGTERM')
     await exited
   }
-  rmSync(instance.dataDir, { recursive: true, force: true })
+  rmSync(join(instance.dataDir, '..'), { recursive: true, force: true })
 }
 
 async function fetchBytes(url: string, init?: RequestInit): Promise<{ status: number; bytes: Buffer }> {
