@@ -12,6 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 const BENCHMARKS: Record<string, string> = {
   'create-message': 'run.ts',
   turns: 'turns.ts',
+  backends: 'backends.ts',
 }
 
 const wanted = process.argv.slice(2)
