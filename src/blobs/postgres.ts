@@ -49,8 +49,8 @@ function checkName(name: string): void {
 /**
  * Blobs in PostgreSQL (tables `blobs` and `blob_chunks`, migrations/postgres/0003_blobs.sql), shared by
  * every instance on the database.
- * - put: one transaction holding the head row and 256 KiB chunks, written as the source is read; it
- *   commits only after the last byte, so an error, the size limit, a lost connection or a crash
+ * - put: one transaction holding the head row and 256 KiB chunks, written as the source is read (the
+ *   connection is taken once the first chunk is full, or at the end); it commits only after the last byte, so an error, the size limit, a lost connection or a crash
  *   leaves nothing (PostgreSQL rolls back) and no instance ever sees a partial blob.
  * - get: a REPEATABLE READ snapshot streams the chunks one at a time (bounded memory), so a reader
  *   keeps a consistent blob even if it is deleted meanwhile, as an open file survives unlink.
@@ -62,45 +62,52 @@ export class PostgresBlobStore implements BlobStore {
 
   async put(source: AsyncIterable<Uint8Array>, options: { maxBytes: number }): Promise<{ name: string; size: number }> {
     const name = randomBytes(16).toString('hex')
-    const { client, release } = await checkout(this.pool)
+    // The connection is taken when the first full chunk is ready (or at the end): a small upload
+    // from a slow client holds none while its bytes trickle in.
+    let tx: Awaited<ReturnType<typeof checkout>> | undefined
     let broken: Error | undefined
+    // Bytes are copied out of the source's chunks (a source may reuse its buffers) into one chunk buffer.
+    const buffer = Buffer.allocUnsafe(Math.max(1, Math.min(BLOB_CHUNK_BYTES, options.maxBytes)))
+    let buffered = 0
+    let index = 0
+    const begin = async () => {
+      tx = await checkout(this.pool)
+      await tx.client.query('BEGIN')
+      await tx.client.query('INSERT INTO blobs (name, size, created_at) VALUES ($1, 0, $2)', [name, Date.now()])
+    }
+    const flush = async () => {
+      if (!tx) await begin()
+      // Awaited before the buffer is reused: the bytes are on the wire by then.
+      await tx!.client.query('INSERT INTO blob_chunks (blob_name, idx, data) VALUES ($1, $2, $3)', [name, index++, buffer.subarray(0, buffered)])
+      buffered = 0
+    }
     try {
-      await client.query('BEGIN')
-      await client.query('INSERT INTO blobs (name, size, created_at) VALUES ($1, 0, $2)', [name, Date.now()])
       let size = 0
-      let index = 0
-      let pending: Uint8Array[] = []
-      let pendingBytes = 0
-      const flush = async () => {
-        const data = Buffer.concat(pending, pendingBytes)
-        pending = []
-        pendingBytes = 0
-        await client.query('INSERT INTO blob_chunks (blob_name, idx, data) VALUES ($1, $2, $3)', [name, index++, data])
-      }
       for await (const chunk of source) {
         size += chunk.byteLength
         if (size > options.maxBytes) throw new BlobTooLargeError(options.maxBytes)
         let offset = 0
         while (offset < chunk.byteLength) {
-          const take = Math.min(BLOB_CHUNK_BYTES - pendingBytes, chunk.byteLength - offset)
-          pending.push(chunk.subarray(offset, offset + take))
-          pendingBytes += take
+          const take = Math.min(buffer.length - buffered, chunk.byteLength - offset)
+          buffer.set(chunk.subarray(offset, offset + take), buffered)
+          buffered += take
           offset += take
-          if (pendingBytes === BLOB_CHUNK_BYTES) await flush()
+          if (buffered === buffer.length) await flush()
         }
       }
-      if (pendingBytes > 0) await flush()
-      await client.query('UPDATE blobs SET size = $2 WHERE name = $1', [name, size])
-      await client.query('COMMIT')
+      if (buffered > 0) await flush()
+      if (!tx) await begin() // an empty blob
+      await tx!.client.query('UPDATE blobs SET size = $2 WHERE name = $1', [name, size])
+      await tx!.client.query('COMMIT')
       return { name, size }
     } catch (err) {
       // The connection may be the failure (server gone): then it is discarded, not returned to the pool.
-      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+      await tx?.client.query('ROLLBACK').catch((rollbackError: Error) => {
         broken = rollbackError
       })
       throw err
     } finally {
-      release(broken)
+      tx?.release(broken)
     }
   }
 

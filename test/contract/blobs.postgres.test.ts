@@ -159,6 +159,30 @@ describe.skipIf(!hasPg)('postgres blobs', () => {
       }
     })
 
+    it('a small upload trickling in holds no connection until its last byte (the only pooled connection stays free)', async () => {
+      const one = createPostgresBlobStore({ url, poolSize: 1, connectionTimeoutMs: 2000 })
+      try {
+        const other = await one.put(Readable.from([Buffer.from('other')]), { maxBytes: 10 })
+        let release!: () => void
+        const gate = new Promise<void>((resolve) => (release = resolve))
+        async function* trickle() {
+          yield Buffer.from('first part, ')
+          await gate
+          yield Buffer.from('then the rest')
+        }
+        const put = one.put(trickle(), { maxBytes: 1000 })
+        await new Promise((r) => setTimeout(r, 100))
+        // With the connection held by the waiting upload, these would time out after 2 s.
+        expect(await one.exists(other.name)).toBe(true)
+        expect((await readAll((await one.get(other.name))!.stream)).toString()).toBe('other')
+        release()
+        const { name } = await put
+        expect((await readAll((await one.get(name))!.stream)).toString()).toBe('first part, then the rest')
+      } finally {
+        await one.close()
+      }
+    })
+
     it('an unreachable PostgreSQL is reported as unavailable (503), not as a bug', async () => {
       const u = new URL(url)
       u.port = '1' // nothing listens there
