@@ -4,6 +4,7 @@
  * section of bench/RESULTS.md.
  *
  * - sqlite:  one instance, embedded SQLite (the default);
+ * - sqlite-full: the same with PARLEY_SQLITE_SYNCHRONOUS=FULL (each commit synced, as PostgreSQL does);
  * - pg-1:    one instance on PostgreSQL;
  * - pg-2:    two instances on the same PostgreSQL database, the connections split half and half.
  * Each round starts every variant afresh (new processes, new database), in that order; medians over
@@ -88,11 +89,13 @@ function cpuBetween(before: Map<number, number>, after: Map<number, number>): nu
 // ---------------------------------------------------------------- variants
 
 interface Variant {
-  key: 'sqlite' | 'pg-1' | 'pg-2'
+  key: 'sqlite' | 'sqlite-full' | 'pg-1' | 'pg-2'
   name: string
 }
 const VARIANTS: Variant[] = [
   { key: 'sqlite', name: 'SQLite, 1 instance' },
+  // Durability as PostgreSQL's (synchronous_commit=on: a commit survives power loss), for a like-for-like figure.
+  { key: 'sqlite-full', name: 'SQLite FULL, 1 instance' },
   { key: 'pg-1', name: 'PostgreSQL, 1 instance' },
   { key: 'pg-2', name: 'PostgreSQL, 2 instances' },
 ]
@@ -154,8 +157,13 @@ async function benchRound(variant: Variant, cluster: PgCluster, parley: string[]
     const q = await waitForQuiet()
     if (q.waited > 1.5) process.stdout.write(q.quiet ? `  (waited ${q.waited.toFixed(0)} s for quiet)\n` : `  (still busy after ${q.waited.toFixed(0)} s: others use ${q.other.toFixed(2)} cores; measuring anyway)\n`)
   }
-  const databaseUrl = variant.key === 'sqlite' ? undefined : await createDatabase(cluster.url, 'bench')
-  const env = { PARLEY_DATA_DIR: 'data', ...(databaseUrl && { PARLEY_DATABASE_URL: databaseUrl }) }
+  const onSqlite = variant.key === 'sqlite' || variant.key === 'sqlite-full'
+  const databaseUrl = onSqlite ? undefined : await createDatabase(cluster.url, 'bench')
+  const env = {
+    PARLEY_DATA_DIR: 'data',
+    ...(databaseUrl && { PARLEY_DATABASE_URL: databaseUrl }),
+    ...(variant.key === 'sqlite-full' && { PARLEY_SQLITE_SYNCHRONOUS: 'FULL' }),
+  }
   const servers: Server[] = []
   try {
     // B starts once A has migrated and bootstrapped the database.
@@ -177,7 +185,7 @@ async function benchRound(variant: Variant, cluster: PgCluster, parley: string[]
     const wall = (performance.now() - t0) / 1000
     const parleyCpu = cpuBetween(parleyBefore, cpuOf(servers.map((s) => s.child.pid!))) / wall
     const pgAfter = cpuOf(postgresPids(cluster))
-    const postgresCpu = variant.key === 'sqlite' ? 0 : cpuBetween(pgBefore, pgAfter) / wall
+    const postgresCpu = onSqlite ? 0 : cpuBetween(pgBefore, pgAfter) / wall
     const machineAfter = machineUserSeconds()
     // Other processes' user time: everything but the servers, PostgreSQL and this process (system time is not counted).
     const otherCpu = machineBefore !== undefined && machineAfter !== undefined
@@ -290,13 +298,17 @@ function report(
     const xs = rs.map((r) => r.create.reqPerSec)
     const others = rs.map((r) => r.otherCpu).filter((x): x is number => x !== undefined)
     return `| ${v.name} | **${fmt(req)}** | ${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))} | ${med(rs, (r) => r.create.p50)} ms | ${med(rs, (r) => r.create.p99)} ms | ` +
-      `${(med(rs, (r) => r.parleyCpu) * 100).toFixed(0)}% | ${v.key === 'sqlite' ? '—' : `${(med(rs, (r) => r.postgresCpu) * 100).toFixed(0)}%`} | ` +
+      `${(med(rs, (r) => r.parleyCpu) * 100).toFixed(0)}% | ${v.key.startsWith('sqlite') ? '—' : `${(med(rs, (r) => r.postgresCpu) * 100).toFixed(0)}%`} | ` +
       `${others.length ? median(others).toFixed(2) : 'n/a'} | ${v.key === 'sqlite' ? '1.00' : (req / sqliteReq).toFixed(2)} | ${v.key === 'sqlite' ? '—' : ratios(rs).map((x) => x.toFixed(2)).join(', ')} |`
   })
-  const pg1 = rounds.get(VARIANTS[1]!)!
-  const pg2 = rounds.get(VARIANTS[2]!)!
+  const byKey = (key: Variant['key']) => rounds.get(VARIANTS.find((v) => v.key === key)!)!
+  const pg1 = byKey('pg-1')
+  const pg2 = byKey('pg-2')
+  const full = byKey('sqlite-full')
   const pg1Ratio = med(pg1, (r) => r.create.reqPerSec) / sqliteReq
   const pg2Ratio = med(pg2, (r) => r.create.reqPerSec) / sqliteReq
+  const fullRatio = med(full, (r) => r.create.reqPerSec) / sqliteReq
+  const pg1VsFull = median(pg1.map((r, i) => r.create.reqPerSec / full[i]!.create.reqPerSec))
   const problems: string[] = []
   for (const v of VARIANTS) {
     rounds.get(v)!.forEach((r, i) => {
@@ -315,6 +327,9 @@ _Written by \`bench/backends.ts\`; reproduce with \`npm run bench -- backends\` 
 
 - **PostgreSQL, 1 instance / SQLite: ${pg1Ratio.toFixed(2)}×** createMessage throughput (median of rounds; per round ${ratios(pg1).map((x) => x.toFixed(2)).join(', ')}).
   Target ≥ ${TARGET_RATIO}× (issue #5): ${verdict(pg1Ratio >= TARGET_RATIO)}.
+- Durability is not equal in that ratio: SQLite's default (WAL, synchronous=NORMAL) does not sync each commit, PostgreSQL
+  (synchronous_commit=on) does. SQLite with synchronous=FULL, which does, ran at ${fullRatio.toFixed(2)}× the default here; PostgreSQL, 1 instance
+  reached **${pg1VsFull.toFixed(2)}× SQLite FULL** (median of per-round ratios).
 - **PostgreSQL, 2 instances / SQLite: ${pg2Ratio.toFixed(2)}×**. Both instances and PostgreSQL share the one server core, so this
   measures the cost of running two instances (two pools, LISTEN/NOTIFY to the other instance), not scale-out capacity.
 - **Cross-instance delivery** (message posted on A → SSE frame on B, ${latency.cross.length} messages one at a time):
@@ -327,7 +342,7 @@ ${problems.length ? `- **Run problems (figures not trustworthy):** ${problems.jo
 ${rows.join('\n')}
 
 Medians over ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}; each round starts every deployment afresh (new processes, new database) in the
-order of the table, and "per-round ratio" pairs each PostgreSQL figure with the SQLite figure of the same round. With two
+order of the table, and "per-round ratio" pairs each figure with the SQLite (default, synchronous=NORMAL) figure of the same round. With two
 instances the ${CONNECTIONS} connections are split ${CONNECTIONS / 2}/${CONNECTIONS / 2}, one autocannon per instance running at once:
 req/s is their sum, p50/p99 the worse instance's. CPU columns are in cores (100% = one core) over the measured window;
 "other procs" is the user CPU other sessions' processes used meanwhile (above ~0.2 the round was disturbed).
@@ -350,7 +365,7 @@ req/s is their sum, p50/p99 the worse instance's. CPU columns are in cores (100%
 - **Placement:** ${placement}${TASKSET ? '; PostgreSQL (postmaster and every backend) pinned to core 0 with the Parley instances' : ''}.
 - **Node** ${process.version}, autocannon ${AUTOCANNON_VERSION}; **PostgreSQL ${meta.pgVersion}** (Debian package, throwaway cluster from
   test/helpers/pg-cluster.ts on 127.0.0.1: fsync on, synchronous_commit on, shared_buffers 128MB); Parley defaults (pool of 10
-  connections per instance, LOG_LEVEL=info). SQLite: WAL, synchronous=NORMAL.
+  connections per instance, LOG_LEVEL=info). SQLite: WAL, synchronous=NORMAL (FULL in its own row).
 - **Load:** ${WARMUP} s warm-up then ${DURATION} s measured per deployment and round; one user and conversation per connection, a bot
   without code (no bot turn follows a message); ${QUIET_WAIT > 0 ? `before each deployment the bench waits up to ${QUIET_WAIT} s for other processes to go quiet` : 'no wait for a quiet machine (BENCH_QUIET_WAIT=0)'}.
 `
