@@ -13,6 +13,7 @@ const BENCHMARKS: Record<string, string> = {
   'create-message': 'run.ts',
   turns: 'turns.ts',
   'kb-retrieval': 'kb-retrieval.ts',
+  backends: 'backends.ts',
 }
 
 const wanted = process.argv.slice(2)

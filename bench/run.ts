@@ -22,25 +22,20 @@
  *   BENCH_CPU_PROF=1  V8 CPU profiles of the servers in bench/profiles/ (see bench/tools/profile-summary.mjs)
  *   BENCH_REVISION    revision label for RESULTS.md when the tree has no .git
  */
-import { spawn, execFileSync, execSync, type ChildProcess } from 'node:child_process'
+import { execSync } from 'node:child_process'
 import { writeResultsSection } from './lib/results.js'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+import {
+  BENCH, CORES, CPU_PROF, DATA_ROOT, QUIET_WAIT, ROOT, TASKSET, num, pinLoadGenerator, startServer, stopServer, waitForQuiet, postJson, type Server,
+} from './lib/servers.js'
+import {
+  AUTOCANNON_VERSION, fmt, gitRevision, ms, load, measured, medianMeasure, messageBody, setupParley, type Measure, type Target,
+} from './lib/load.js'
+import { existsSync, mkdirSync, rmSync } from 'node:fs'
 import { cpus, loadavg, release, tmpdir, totalmem, type as osType } from 'node:os'
 import { join, relative } from 'node:path'
-import { fileURLToPath } from 'node:url'
-import autocannon, { type AutocannonResult } from 'autocannon'
+import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 
-const ROOT = fileURLToPath(new URL('..', import.meta.url))
-const BENCH = join(ROOT, 'bench')
-
-const num = (name: string, fallback: number): number => {
-  const raw = process.env[name]
-  const value = raw === undefined || raw === '' ? fallback : Number(raw)
-  if (!Number.isFinite(value) || value < 0) throw new Error(`${name} must be a non-negative number`)
-  return value
-}
 const DURATION = num('BENCH_DURATION', 10)
 const WARMUP = num('BENCH_WARMUP', 2)
 const CONNECTIONS = num('BENCH_CONNECTIONS', 50)
@@ -48,250 +43,15 @@ const ROUNDS = Math.max(1, Math.floor(num('BENCH_ROUNDS', 3)))
 const HEALTHZ = process.env.BENCH_HEALTHZ !== '0'
 const HEALTHZ_CONNECTIONS = 100 // as in engineering-notes §3.2
 const HEALTHZ_DURATION = 5
-const CPU_PROF = process.env.BENCH_CPU_PROF === '1'
-const DATA_ROOT = process.env.BENCH_DATA_ROOT || tmpdir()
 const SERVERS = new Set((process.env.BENCH_SERVERS || 'baseline,parley,parley-demo').split(',').map((s) => s.trim()))
-const QUIET_WAIT = num('BENCH_QUIET_WAIT', 120)
 const TARGET_RATIO = 0.6
 const TARGET_P99_MS = 25
+const placement = pinLoadGenerator()
 
-// ---------------------------------------------------------------- process placement
 
-function hasTaskset(): boolean {
-  try {
-    execFileSync('taskset', ['--version'], { stdio: 'ignore' })
-    return true
-  } catch {
-    return false
-  }
-}
-const TASKSET = hasTaskset()
-const CORES = cpus().length
-let placement = 'no taskset: servers and load generator share all cores'
-if (TASKSET) {
-  placement = 'server pinned with `taskset -c 0`'
-  if (CORES >= 2) {
-    // Keep the load generator off the server's core (all threads of this process).
-    execFileSync('taskset', ['-a', '-p', '-c', '1', String(process.pid)], { stdio: 'ignore' })
-    placement += '; autocannon (this process) pinned to core 1'
-  }
-}
-
-// ---------------------------------------------------------------- servers
-
-interface Server {
-  name: string
-  child: ChildProcess
-  port: number
-  dataDir: string
-  stderr: () => string
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
-}
-
-async function startServer(name: string, script: string[], env: Record<string, string>): Promise<Server> {
-  const port = await freePort()
-  const dataDir = mkdtempSync(join(DATA_ROOT, `parley-bench-${name.replace(/\W+/g, '-')}-`))
-  const nodeArgs = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(BENCH, 'profiles')] : []
-  const argv = [process.execPath, ...nodeArgs, ...script]
-  const [cmd, ...args] = TASKSET ? ['taskset', '-c', '0', ...argv] : argv
-  // stdout (Parley's request log) goes to /dev/null: a pipe nobody drains would stall the server.
-  // Parley's own settings from the caller's shell (PARLEY_DATABASE_URL, LOG_LEVEL, …) must not leak in.
-  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PARLEY_|LOG_LEVEL$|PORT$|HOST$)/.test(k)))
-  const child = spawn(cmd!, args, {
-    cwd: dataDir,
-    env: { ...inherited, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-20_000)
-  })
-  const server: Server = { name, child, port, dataDir, stderr: () => stderr }
-  try {
-    const deadline = Date.now() + 30_000
-    for (;;) {
-      if (child.exitCode !== null || child.signalCode !== null) {
-        throw new Error(`${name} exited during startup (code ${child.exitCode}, signal ${child.signalCode}):\n${stderr}`)
-      }
-      try {
-        const res = await fetch(`http://127.0.0.1:${port}/healthz`)
-        if (res.ok) break
-      } catch {
-        // not listening yet
-      }
-      if (Date.now() > deadline) throw new Error(`${name} did not become ready within 30 s:\n${stderr}`)
-      await sleep(100)
-    }
-  } catch (err) {
-    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
-    rmSync(dataDir, { recursive: true, force: true })
-    throw err
-  }
-  return server
-}
-
-async function stopServer(server: Server): Promise<void> {
-  const { child } = server
-  if (child.exitCode !== null || child.signalCode !== null) {
-    throw new Error(`${server.name} died during the benchmark (code ${child.exitCode}, signal ${child.signalCode}):\n${server.stderr()}`)
-  }
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-  child.kill('SIGTERM')
-  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000)
-  await exited
-  clearTimeout(timer)
-}
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
-
-const CLK_TCK = (() => {
-  try {
-    return Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100
-  } catch {
-    return 100
-  }
-})()
-/** CPU seconds consumed so far by a process (user, and user + system), from /proc; undefined off Linux. */
-function processCpu(pid: number | undefined): { user: number; total: number } | undefined {
-  if (pid === undefined) return undefined
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-    const user = Number(fields[11]) / CLK_TCK
-    return { user, total: user + Number(fields[12]) / CLK_TCK }
-  } catch {
-    return undefined
-  }
-}
-
-/**
- * User-mode CPU seconds of the whole machine so far (/proc/stat user+nice), undefined off Linux.
- * User time only: the kernel's own disk-writeback work, which the servers cause, is system time.
- */
-function machineUserSeconds(): number | undefined {
-  try {
-    const line = readFileSync('/proc/stat', 'utf8').split('\n', 1)[0]!
-    const [user, nice] = line.trim().split(/\s+/).slice(1).map(Number)
-    return (user! + nice!) / CLK_TCK
-  } catch {
-    return undefined
-  }
-}
-
-/** User-mode CPU seconds used by this process (autocannon) so far. */
-const ownUserSeconds = () => process.cpuUsage().user / 1e6
-
-/**
- * Other sessions' builds and test runs share this VM. Before each server's round, wait (up to
- * BENCH_QUIET_WAIT seconds) until other processes use less than a quarter of a core (user time).
- */
-async function waitForQuiet(): Promise<{ quiet: boolean; waited: number; other: number }> {
-  const started = Date.now()
-  let other = 0
-  for (;;) {
-    const b0 = machineUserSeconds()
-    const o0 = ownUserSeconds()
-    await sleep(1000)
-    const b1 = machineUserSeconds()
-    if (b0 === undefined || b1 === undefined) return { quiet: true, waited: 0, other: 0 }
-    other = Math.max(0, b1 - b0 - (ownUserSeconds() - o0))
-    const waited = (Date.now() - started) / 1000
-    if (other < 0.25) return { quiet: true, waited, other }
-    if (waited >= QUIET_WAIT) return { quiet: false, waited, other }
-  }
-}
-
-async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<any> {
-  const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) })
-  const text = await res.text()
-  if (res.status !== 201 && res.status !== 200) throw new Error(`POST ${url} → ${res.status}: ${text}`)
-  return JSON.parse(text)
-}
 
 // ---------------------------------------------------------------- load
 
-interface Measure {
-  reqPerSec: number
-  p50: number
-  p99: number
-  avg: number
-  total2xx: number
-  non2xx: number
-  errors: number
-  timeouts: number
-  /** Server CPU use during the measurement, in cores (1.0 = one core saturated). */
-  serverCpu?: number
-  /** User-mode CPU used by other processes (not the server, not autocannon) during the measurement, in cores. */
-  otherCpu?: number
-  /** Server CPU time (all its threads) per completed request, in µs: robust to other load on the machine, unlike req/s. */
-  cpuPerReqUs?: number
-}
-
-/** One conversation (with its own user key) per connection, round-robin. */
-type Target = { url: string; perConnection: { headers: Record<string, string>; body: string }[] }
-
-async function load(server: Server, target: Target, seconds: number, connections: number): Promise<AutocannonResult> {
-  let next = 0
-  return autocannon({
-    url: target.url,
-    method: 'POST',
-    connections,
-    pipelining: 1,
-    duration: seconds,
-    timeout: 10,
-    setupClient: (client) => {
-      const c = target.perConnection[next++ % target.perConnection.length]!
-      client.setHeadersAndBody(c.headers, c.body)
-    },
-  }).then((r) => {
-    if (server.child.exitCode !== null) throw new Error(`${server.name} crashed under load:\n${server.stderr()}`)
-    return r
-  })
-}
-
-function summarize(r: AutocannonResult, cpu?: number): Measure {
-  return {
-    reqPerSec: r.requests.average,
-    p50: r.latency.p50,
-    p99: r.latency.p99,
-    avg: r.latency.average,
-    total2xx: r['2xx'],
-    non2xx: r.non2xx,
-    errors: r.errors,
-    timeouts: r.timeouts,
-    ...(cpu !== undefined && { serverCpu: cpu }),
-  }
-}
-
-async function measured(server: Server, run: () => Promise<AutocannonResult>): Promise<Measure> {
-  const before = processCpu(server.child.pid)
-  const machineBefore = machineUserSeconds()
-  const ownBefore = ownUserSeconds()
-  const t0 = performance.now()
-  const r = await run()
-  const wall = (performance.now() - t0) / 1000
-  const after = processCpu(server.child.pid)
-  const machineAfter = machineUserSeconds()
-  const ownUsed = ownUserSeconds() - ownBefore
-  const m = summarize(r, before && after ? (after.total - before.total) / wall : undefined)
-  const completed = r['2xx'] + r.non2xx
-  if (before && after && completed > 0) m.cpuPerReqUs = ((after.total - before.total) / completed) * 1e6
-  if (machineBefore !== undefined && machineAfter !== undefined && before && after) {
-    m.otherCpu = Math.max(0, (machineAfter - machineBefore - (after.user - before.user) - ownUsed) / wall)
-  }
-  return m
-}
 
 async function healthz(server: Server): Promise<Measure> {
   const url = `http://127.0.0.1:${server.port}/healthz`
@@ -360,47 +120,6 @@ const countMessages = (file: string) => () => {
   }
 }
 
-const messageBody = (conversationId: string) =>
-  JSON.stringify({ conversationId, payload: { type: 'text', text: 'Hello! I would like to know the status of my order #4521, please.' } })
-
-interface Credentials {
-  apiUrl: string
-  workspaceId: string
-  token: string
-  chat: { webhookId: string }
-}
-
-/**
- * Users, conversations and the smoke request on a Parley chat webhook. With `demoBot` the webhook
- * is the one bootstrap created (its bot runs the demo code, which answers every message); without,
- * a bot with no code is created through the Admin API, so only the createMessage path is measured.
- */
-const setupParley = (demoBot: boolean) => async (server: Server): Promise<Target> => {
-  const credentials = JSON.parse(readFileSync(join(server.dataDir, 'data', 'credentials.json'), 'utf8')) as Credentials
-  const origin = `http://127.0.0.1:${server.port}`
-  let webhookId = credentials.chat.webhookId
-  if (!demoBot) {
-    const { bot } = (await postJson(`${origin}/v1/admin/bots`, { name: 'Bench bot (no code)', integrations: { chat: { enabled: true } } }, {
-      authorization: `Bearer ${credentials.token}`,
-      'x-workspace-id': credentials.workspaceId,
-    })) as { bot: { code?: unknown; integrations: { chat?: { webhookId: string } } } }
-    if (!bot.integrations.chat?.webhookId) throw new Error('the Admin API created a bot without a chat integration')
-    if (bot.code != null) throw new Error('the Admin API created a bot with code; the no-bot variant would run it')
-    webhookId = bot.integrations.chat.webhookId
-  }
-  const base = `${origin}/${webhookId}`
-  const perConnection: Target['perConnection'] = []
-  for (let i = 0; i < CONNECTIONS; i++) {
-    const { key } = (await postJson(`${base}/users`, { name: `Bench user ${i}` })) as { key: string }
-    const { conversation } = (await postJson(`${base}/conversations`, {}, { 'x-user-key': key })) as { conversation: { id: string } }
-    perConnection.push({ headers: { 'content-type': 'application/json', 'x-user-key': key }, body: messageBody(conversation.id) })
-  }
-  // Smoke-check the exact request autocannon will send.
-  const first = perConnection[0]!
-  const created = (await postJson(`${base}/messages`, JSON.parse(first.body), first.headers)) as { message?: { id?: string } }
-  if (!created.message?.id) throw new Error(`Parley createMessage answered an unexpected body: ${JSON.stringify(created)}`)
-  return { url: `${base}/messages`, perConnection }
-}
 
 async function setupBaseline(server: Server): Promise<Target> {
   const base = `http://127.0.0.1:${server.port}`
@@ -420,19 +139,6 @@ async function setupBaseline(server: Server): Promise<Target> {
 /** How Parley was started, for the report. */
 let PARLEY_COMMAND = 'node dist/main.js'
 
-const fmt = (n: number) => Math.round(n).toLocaleString('en-US')
-const ms = (n: number) => `${n} ms`
-
-function gitRevision(): string {
-  if (process.env.BENCH_REVISION) return process.env.BENCH_REVISION
-  try {
-    const rev = execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: ROOT, encoding: 'utf8' }).trim()
-    const dirty = execFileSync('git', ['status', '--porcelain', '--', 'src', 'migrations', 'package.json'], { cwd: ROOT, encoding: 'utf8' }).trim()
-    return dirty ? `${rev} (src/ has uncommitted changes)` : rev
-  } catch {
-    return 'unknown'
-  }
-}
 
 interface VariantResult {
   variant: Variant
@@ -442,31 +148,6 @@ interface VariantResult {
   healthz?: Measure
 }
 
-const median = (xs: number[]): number => {
-  const s = [...xs].sort((a, b) => a - b)
-  const mid = s.length >> 1
-  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2
-}
-
-function medianMeasure(ms_: Measure[]): Measure {
-  const pick = (f: (m: Measure) => number) => median(ms_.map(f))
-  const cpus_ = ms_.map((m) => m.serverCpu).filter((c): c is number => c !== undefined)
-  const others = ms_.map((m) => m.otherCpu).filter((c): c is number => c !== undefined)
-  const perReq = ms_.map((m) => m.cpuPerReqUs).filter((c): c is number => c !== undefined)
-  return {
-    reqPerSec: pick((m) => m.reqPerSec),
-    p50: pick((m) => m.p50),
-    p99: pick((m) => m.p99),
-    avg: pick((m) => m.avg),
-    total2xx: ms_.reduce((a, m) => a + m.total2xx, 0),
-    non2xx: ms_.reduce((a, m) => a + m.non2xx, 0),
-    errors: ms_.reduce((a, m) => a + m.errors, 0),
-    timeouts: ms_.reduce((a, m) => a + m.timeouts, 0),
-    ...(cpus_.length > 0 && { serverCpu: median(cpus_) }),
-    ...(others.length > 0 && { otherCpu: median(others) }),
-    ...(perReq.length > 0 && { cpuPerReqUs: median(perReq) }),
-  }
-}
 
 function problems(results: VariantResult[]): string[] {
   const failed: string[] = []
@@ -603,13 +284,6 @@ ${demo ? `- **parley + demo bot**: the same build, posting to the webhook bootst
 
 // ---------------------------------------------------------------- main
 
-const AUTOCANNON_VERSION = (() => {
-  try {
-    return (JSON.parse(readFileSync(join(ROOT, 'node_modules', 'autocannon', 'package.json'), 'utf8')) as { version: string }).version
-  } catch {
-    return 'unknown'
-  }
-})()
 
 async function main(): Promise<void> {
   const startedAt = new Date()

@@ -3,6 +3,7 @@ import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import cors from '@fastify/cors'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import type { BlobStore } from './blobs/blob-store.js'
 import type { Config } from './config.js'
 import { AuthService } from './domain/auth-service.js'
 import { BotService } from './domain/bot-service.js'
@@ -39,6 +40,8 @@ export interface AppDeps {
   pubsub: PubSub
   /** Where bot code runs; a QuickJS worker pool unless given. Closed with the app when created here. */
   sandbox?: BotSandbox
+  /** Where file content lives; the local disk under `${config.dataDir}/blobs` unless given. */
+  blobs?: BlobStore
   /** pino options, or false for silence (tests). */
   logger?: FastifyServerOptions['logger']
 }
@@ -90,7 +93,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
     onChanged: (botId) => runtime.botChanged(botId),
   })
-  const files = new FileService({ config, store, bots, warn: (context, message) => app.log.warn(context, message) })
+  const files = new FileService({ config, store, bots, blobs: deps.blobs, warn: (context, message) => app.log.warn(context, message) })
   const webhooks = new WebhookService({ config, store, runtime, warn: (context, message) => app.log.warn(context, message) })
   bots.addCleaner({ prepare: (botId) => webhooks.prepareBotCleanup(botId) })
   const services: Services = {

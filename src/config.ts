@@ -17,6 +17,13 @@ export interface Config {
   databaseUrl: string | undefined
   /** Connections each instance keeps to PostgreSQL (PARLEY_DATABASE_POOL_SIZE). */
   databasePoolSize: number
+  /**
+   * Where file content lives (PARLEY_BLOB_STORE): `postgres` (tables in PARLEY_DATABASE_URL, seen by
+   * every instance; the default when that URL is set) or `local` (`${dataDir}/blobs`; the default on SQLite).
+   */
+  blobStore: 'local' | 'postgres'
+  /** Connections of the blob pool: concurrent file uploads and downloads per instance (PARLEY_BLOB_POOL_SIZE). */
+  blobPoolSize: number
   logLevel: string
   /** SSE keep-alive interval; the official client's watchdog fires after 60 s without a data frame. */
   sseKeepAliveMs: number
@@ -88,6 +95,14 @@ function databaseUrl(env: Env): string | undefined {
   return raw
 }
 
+function blobStore(env: Env, databaseUrl: string | undefined): 'local' | 'postgres' {
+  const raw = env.PARLEY_BLOB_STORE?.trim().toLowerCase()
+  if (!raw) return databaseUrl ? 'postgres' : 'local'
+  if (raw !== 'local' && raw !== 'postgres') throw new Error(`PARLEY_BLOB_STORE must be local or postgres, got "${env.PARLEY_BLOB_STORE}"`)
+  if (raw === 'postgres' && !databaseUrl) throw new Error('PARLEY_BLOB_STORE=postgres needs PARLEY_DATABASE_URL (file content is stored in that database)')
+  return raw
+}
+
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const port = int(env, 'PORT', 3000)
   if (port > 65535) throw new Error(`PORT must be <= 65535, got ${port}`)
@@ -101,6 +116,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     sqliteSynchronous: oneOf(env, 'PARLEY_SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     databaseUrl: databaseUrl(env),
     databasePoolSize: int(env, 'PARLEY_DATABASE_POOL_SIZE', 10, 1),
+    blobStore: blobStore(env, databaseUrl(env)),
+    blobPoolSize: int(env, 'PARLEY_BLOB_POOL_SIZE', 4, 1),
     logLevel: env.LOG_LEVEL || 'info',
     sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 2_500, 10),
     headersTimeoutMs: int(env, 'PARLEY_HEADERS_TIMEOUT_MS', 10_000, 100),

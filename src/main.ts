@@ -1,7 +1,11 @@
+import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from './app.js'
 import { loadConfig } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
+import type { BlobStore } from './blobs/blob-store.js'
+import { LocalBlobStore } from './blobs/local.js'
+import { createPostgresBlobStore } from './blobs/postgres.js'
 import { MemoryPubSub } from './pubsub/memory.js'
 import { PostgresPubSub } from './pubsub/postgres.js'
 import type { PubSub } from './pubsub/pubsub.js'
@@ -11,6 +15,8 @@ import { webchatUrl } from './webchat/urls.js'
 
 async function main(): Promise<void> {
   const config = loadConfig()
+  // SQLite creates it when opening its file; on PostgreSQL nothing else would before credentials.json is written.
+  await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   // Connection problems of idle pooled connections and of the LISTEN connection are logged once the app's logger exists.
   let warn: (err: Error, what: string) => void = () => {}
   const store = config.databaseUrl
@@ -19,7 +25,11 @@ async function main(): Promise<void> {
   const pubsub: PubSub = config.databaseUrl
     ? new PostgresPubSub({ url: config.databaseUrl, onError: (err) => warn(err, 'PostgreSQL LISTEN connection failed; reconnecting') })
     : new MemoryPubSub()
-  const app = await buildApp({ config, store, pubsub })
+  // Blobs in PostgreSQL by default when the store is there, so that every instance serves every file.
+  const blobs: BlobStore = config.blobStore === 'postgres' && config.databaseUrl
+    ? createPostgresBlobStore({ url: config.databaseUrl, poolSize: config.blobPoolSize, onPoolError: (err) => warn(err, 'PostgreSQL blob pool connection failed') })
+    : new LocalBlobStore(join(config.dataDir, 'blobs'))
+  const app = await buildApp({ config, store, pubsub, blobs })
   const log = app.log
   warn = (err, what) => log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, what)
   const storeLabel = config.databaseUrl
@@ -40,6 +50,7 @@ async function main(): Promise<void> {
     try {
       await app.close()
       await pubsub.close()
+      await blobs.close?.()
       await store.close()
       log.info('shut down cleanly')
       process.exit(0)
@@ -60,6 +71,7 @@ async function main(): Promise<void> {
     '',
     `  Parley is running at ${config.publicUrl}`,
     `  Store:               ${storeLabel}`,
+    `  File content:        ${config.blobStore === 'postgres' ? `PostgreSQL (shared by every instance; ${config.blobPoolSize} transfer connections)` : `${join(config.dataDir, 'blobs')} (local disk)`}`,
     `  Data directory:      ${config.dataDir}`,
     ...(c
       ? [

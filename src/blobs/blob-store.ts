@@ -17,6 +17,8 @@ export interface BlobStore {
   /** True if the blob existed. */
   delete(name: string): Promise<boolean>
   exists(name: string): Promise<boolean>
+  /** Releases connections, if the store has any (called on shutdown, after the HTTP server closed). */
+  close?(): Promise<void>
 }
 
 export class BlobTooLargeError extends Error {

@@ -1,11 +1,14 @@
 /**
- * The BlobStore contract: every implementation (local disk now, S3-compatible later) must pass
- * this suite unchanged. It only uses the BlobStore interface, plus an optional `residue()` hook
- * through which an implementation lists everything it physically stores (blobs and temporary
- * objects), so that "nothing is left behind" can be checked.
+ * The BlobStore contract: every implementation (local disk, PostgreSQL) must pass this suite
+ * unchanged. It only uses the BlobStore interface, plus a `residue()` hook through which an
+ * implementation lists everything it physically stores (blobs and temporary objects), so that
+ * "nothing is left behind" can be checked, and `another()`: a second store instance on the same
+ * storage, as a second Parley instance would have (what a shared store must guarantee).
  */
 import { createHash, randomBytes } from 'node:crypto'
 import { Readable } from 'node:stream'
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { BlobTooLargeError, InvalidBlobNameError, type BlobStore } from '../../src/blobs/blob-store.js'
 
@@ -13,6 +16,8 @@ export interface BlobStoreFixture {
   blobs: BlobStore
   /** Everything the implementation stores, temporary objects included (sorted). */
   residue(): Promise<string[]>
+  /** A second, independent store instance on the same storage (closed by the suite). */
+  another(): Promise<BlobStore>
   cleanup(): Promise<void>
 }
 
@@ -43,6 +48,18 @@ function* irregular(data: Buffer): Generator<Buffer> {
     yield data.subarray(offset, offset + size)
     offset += size
   }
+}
+
+/** V8's gc(), without starting node with --expose-gc: live memory can then be measured exactly. */
+function gcFunction(): () => void {
+  setFlagsFromString('--expose-gc')
+  return runInNewContext('gc') as () => void
+}
+
+/** Bytes held in Buffers and ArrayBuffers that are still reachable (after a full collection). */
+function liveBufferBytes(gc: () => void): number {
+  gc()
+  return process.memoryUsage().arrayBuffers
 }
 
 export function blobStoreContract(name: string, factory: BlobStoreFactory): void {
@@ -149,6 +166,78 @@ export function blobStoreContract(name: string, factory: BlobStoreFactory): void
       expect(sha(x)).toBe(sha(data))
       expect(sha(y)).toBe(sha(data))
     })
+
+    it('a second store instance on the same storage sees every write and delete of the first, and the reverse', async () => {
+      const other = await f.another()
+      try {
+        const data = randomBytes(700_000)
+        const { name } = await f.blobs.put(Readable.from(irregular(data)), { maxBytes: data.length })
+        expect(await other.exists(name)).toBe(true)
+        expect(sha((await content(other, name))!)).toBe(sha(data))
+        const back = randomBytes(1000)
+        const second = await other.put(Readable.from([back]), { maxBytes: 1000 })
+        expect(sha((await content(f.blobs, second.name))!)).toBe(sha(back))
+        expect(await other.delete(name)).toBe(true)
+        expect(await f.blobs.exists(name)).toBe(false)
+        expect(await f.blobs.get(name)).toBeUndefined()
+        expect(await f.blobs.delete(name)).toBe(false)
+      } finally {
+        await other.close?.()
+      }
+    })
+
+    it('an upload that fails after several megabytes leaves nothing, for this instance or another one', async () => {
+      const other = await f.another()
+      try {
+        const before = await f.residue()
+        async function* failsLate() {
+          for (let i = 0; i < 12; i++) yield randomBytes(300_000)
+          throw new Error('client went away')
+        }
+        await expect(f.blobs.put(failsLate(), { maxBytes: 100_000_000 })).rejects.toThrow('client went away')
+        await expect(other.put(failsLate(), { maxBytes: 100_000_000 })).rejects.toThrow('client went away')
+        expect(await f.residue()).toEqual(before)
+      } finally {
+        await other.close?.()
+      }
+    })
+
+    it('streams a 64 MiB blob in and out with bounded memory (never the whole blob in memory)', async () => {
+      const gc = gcFunction()
+      const SIZE = 64 * 1024 * 1024
+      const piece = randomBytes(64 * 1024)
+      const baseline = liveBufferBytes(gc)
+      let peak = 0
+      const hash = createHash('sha256')
+      async function* big() {
+        for (let sent = 0, i = 0; sent < SIZE; sent += piece.length, i++) {
+          // A fresh buffer each time, as a socket gives; the last byte varies so chunks differ.
+          const chunk = Buffer.from(piece)
+          chunk[chunk.length - 1] = i & 0xff
+          hash.update(chunk)
+          if (i % 64 === 0) peak = Math.max(peak, liveBufferBytes(gc) - baseline)
+          yield chunk
+        }
+      }
+      const { name, size } = await f.blobs.put(big(), { maxBytes: SIZE })
+      expect(size).toBe(SIZE)
+      const blob = (await f.blobs.get(name))!
+      expect(blob.size).toBe(SIZE)
+      const back = createHash('sha256')
+      let received = 0
+      let chunks = 0
+      for await (const chunk of blob.stream as AsyncIterable<Buffer>) {
+        back.update(chunk)
+        received += chunk.length
+        if (++chunks % 16 === 0) peak = Math.max(peak, liveBufferBytes(gc) - baseline)
+      }
+      expect(received).toBe(SIZE)
+      expect(back.digest('hex')).toBe(hash.digest('hex'))
+      // A store that buffered the blob would hold 64 MiB at some point; streaming holds a few chunks
+      // (plus, transiently, buffers of socket writes whose callbacks have not run yet).
+      expect(peak).toBeLessThan(32 * 1024 * 1024)
+      await f.blobs.delete(name)
+    }, 120_000)
 
     it('refuses names it did not produce, without touching storage (no path tricks)', async () => {
       const before = await f.residue()

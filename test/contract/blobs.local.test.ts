@@ -30,6 +30,7 @@ blobStoreContract('local disk', async () => {
   return {
     blobs: new LocalBlobStore(root),
     residue: async () => tree(dir),
+    another: async () => new LocalBlobStore(root),
     cleanup: async () => rmSync(dir, { recursive: true, force: true }),
   }
 })

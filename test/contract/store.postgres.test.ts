@@ -40,6 +40,7 @@ describe.skipIf(!hasPg)('postgres', () => {
       const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ url: empty, poolSize: 3 })))
       try {
         const applied = await sql<{ name: string }>`SELECT name FROM parley_migrations ORDER BY name`.execute(stores[0]!.db)
+        expect(MIGRATIONS.slice(0, 2)).toEqual(['0001_init', '0002_files'])
         expect(applied.rows.map((r) => r.name)).toEqual(MIGRATIONS)
         // every instance works on the same schema
         const fx = await seed(stores[1]!)
