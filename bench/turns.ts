@@ -26,11 +26,11 @@
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { writeResultsSection } from './lib/results.js'
+import { freePort } from '../test/helpers/ports.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
@@ -207,18 +207,6 @@ interface Server {
   base: string
   dataDir: string
   stderr: () => string
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 async function startServer(o: TurnsOptions): Promise<Server> {

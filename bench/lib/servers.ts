@@ -5,10 +5,11 @@
  */
 import { spawn, execFileSync, execSync, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { cpus, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
+export { freePort } from '../../test/helpers/ports.js'
+import { freePort } from '../../test/helpers/ports.js'
 
 export const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 export const BENCH = join(ROOT, 'bench')
@@ -62,18 +63,6 @@ export interface Server {
   port: number
   dataDir: string
   stderr: () => string
-}
-
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer()
-    srv.once('error', reject)
-    srv.listen(0, '127.0.0.1', () => {
-      const address = srv.address()
-      const port = typeof address === 'object' && address ? address.port : 0
-      srv.close(() => resolve(port))
-    })
-  })
 }
 
 export async function startServer(name: string, script: string[], env: Record<string, string>): Promise<Server> {

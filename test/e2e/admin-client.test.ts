@@ -3,7 +3,6 @@
  * account and personal access tokens, workspaces, members, bots (listing with paging, sorting and
  * filters; the chat webhook as seen by `@botpress/chat`), bot API keys, and typed errors.
  */
-import { createServer } from 'node:net'
 import * as chat from '@botpress/chat'
 import {
   AlreadyExistsError,
@@ -18,23 +17,12 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { ISO_Z } from '../helpers/formats.js'
+import { freePort } from '../helpers/ports.js'
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 let seq = 0
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++seq}`
 const freshEmail = (prefix: string) => `${unique(prefix)}@example.com`
-
-/** A port nobody listens on right now. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
-}
 
 /**
  * Parley on a real socket whose configured public URL is its real address, so that the

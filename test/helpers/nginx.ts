@@ -6,26 +6,17 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer, type AddressInfo } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+export { freePort } from './ports.js'
+import { freePort } from './ports.js'
 
 export const NGINX_CANDIDATES = ['/usr/sbin/nginx', '/usr/bin/nginx']
 
 /** The nginx binary (Debian package `nginx`), or undefined when it is not installed. */
 export function findNginx(): string | undefined {
   return NGINX_CANDIDATES.find((path) => existsSync(path))
-}
-
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', resolve)
-  })
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 /**

@@ -9,12 +9,12 @@
  */
 import { execFile, execFileSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync, appendFileSync, readFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { randomBytes } from 'node:crypto'
 import pg from 'pg'
+import { freePort } from './ports.js'
 
 const run = promisify(execFile)
 
@@ -47,18 +47,6 @@ export interface PgCluster {
   stop(): Promise<void>
   /** Last-resort synchronous stop (process exit handlers). */
   stopSync(): void
-}
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      server.close(() => (typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port'))))
-    })
-  })
 }
 
 /** The OS user the server runs as: `postgres` when we are root (initdb and postgres refuse root). */

@@ -6,7 +6,6 @@
  */
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer, type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as chat from '@botpress/chat'
@@ -23,6 +22,7 @@ import { createPostgresStore } from '../../src/store/postgres.js'
 import { createSqliteStore } from '../../src/store/sqlite.js'
 import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
 import { ISO_Z } from '../helpers/formats.js'
+import { freePort } from '../helpers/ports.js'
 
 /**
  * Config for every server of these suites. The official `@botpress/chat` client (0.5.5) under Node
@@ -266,14 +266,6 @@ export async function listAll(user: chat.AuthenticatedClient, conversationId: st
 }
 
 // ---------------------------------------------------------------- a Parley that can be restarted
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
-}
 
 export interface Restartable extends ParleyLike {
   app: App

@@ -7,12 +7,12 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
-import { createServer, type AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { credentialsPath } from '../../src/domain/bootstrap.js'
 import { adminClient, createBot, newDataPlace, sleep, waitForLog, type DataPlace, type ParleyLike } from './helpers.js'
+import { freePort } from '../helpers/ports.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const MB = 1024 * 1024
@@ -77,14 +77,6 @@ async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result
   } finally {
     clearInterval(sampler)
   }
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
-  await new Promise((resolve) => server.close(resolve))
-  return port
 }
 
 describe('webhook integration: 100 MB bodies on a spawned server', () => {
