@@ -148,7 +148,8 @@ function defaults(): TurnsOptions {
     conversations: num('BENCH_TURNS_CONVERSATIONS', 50),
     concurrency: (process.env.BENCH_TURNS_CONCURRENCY || '50,100').split(',').map((s) => Number(s.trim())).filter((n) => n > 0),
     closedSeconds: num('BENCH_TURNS_CLOSED_SECONDS', 8),
-    serverCommand: [process.execPath, join(ROOT, 'dist', 'main.js')],
+    // BENCH_TURNS_NODE_ARGS, e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof": flags for the server's node (profiling it).
+    serverCommand: [process.execPath, ...(process.env.BENCH_TURNS_NODE_ARGS || '').split(' ').filter(Boolean), join(ROOT, 'dist', 'main.js')],
     dataRoot: process.env.BENCH_DATA_ROOT || tmpdir(),
     logLevel: process.env.BENCH_TURNS_LOG_LEVEL || 'info',
     profile: process.env.BENCH_TURNS_PROFILE !== '0',

@@ -1,10 +1,12 @@
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import type { Database } from './kysely/schema.js'
-import { KyselyStore } from './kysely/kysely-store.js'
-import type { ConversationRow, EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
+import { KyselyStore, mergeSignals, toEvent, toMessage } from './kysely/kysely-store.js'
+import type { BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
 
 type Seq = { last_seq: number; last_at: number }
+type Row<T extends keyof Database> = Database[T]
+type CursorRow = { bot_seq: number; last_seq: number }
 type AccessRow = { integration_id: string; id: string; owner_id: string; last_seq: number; created_at: number; updated_at: number; participant: string | null }
 
 const SEQ = `UPDATE conversations SET last_seq = last_seq + 1, last_at = CASE WHEN last_at >= ? THEN last_at + 1 ELSE ? END, updated_at = ?
@@ -28,10 +30,16 @@ interface PendingAppend {
   reject: (err: unknown) => void
 }
 
+/** The range of one of a conversation's signal tables (messages, events, conversation_signals). */
+const signalRange = (table: string) =>
+  `SELECT * FROM ${table} WHERE integration_id = ? AND conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
+
 /**
- * The SQLite engine's hot path (createMessage, createEvent and their access check) on raw, prepared
- * better-sqlite3 statements: one synchronous transaction instead of Kysely's query building and its
- * BEGIN/COMMIT round trips through the async connection mutex (bench/ANALYSIS.md §4–§5).
+ * The SQLite engine's hot paths on raw, prepared better-sqlite3 statements: createMessage, createEvent
+ * and their access check, and every store call of a bot turn (claim, signals, states, finish,
+ * release). One synchronous statement or transaction each instead of Kysely's query building and its
+ * BEGIN/COMMIT round trips through the async connection mutex (bench/ANALYSIS.md §4–§5): a turn made
+ * some 20 Kysely queries, which were most of the main thread's time per turn.
  *
  * Kysely keeps a transaction open across awaits on this single connection. A synchronous statement
  * issued meanwhile would run inside that other transaction (and vanish with its rollback, or read its
@@ -51,6 +59,9 @@ export class SqliteStore extends KyselyStore {
   private readonly appendMessageTx: (m: NewMessage) => MessageRow | undefined
   private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
   private readonly commitBatch: (batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
+  private readonly turn: ReturnType<typeof prepareTurnStatements>
+  private readonly finishTurnTx: (turn: BotTurnEnd) => void
+  private readonly releaseTx: (integrationId: string, conversationId: string, owner: string) => BotCursor | undefined
   private pending: PendingAppend[] = []
   private flushScheduled = false
 
@@ -89,6 +100,19 @@ export class SqliteStore extends KyselyStore {
         id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.last_seq, userId: e.userId,
         isBot: e.isBot, payload: e.payload, botSkip, createdAt: next.last_at,
       }
+    })
+    this.turn = prepareTurnStatements(sqlite)
+    const t = this.turn
+    this.finishTurnTx = sqlite.transaction((turn: BotTurnEnd) => {
+      for (const e of turn.states) t.upsertState.run(turn.botId, e.scope, e.scopeId, JSON.stringify(e.data), turn.now)
+      for (const l of turn.logs) t.insertLog.run(l.id, l.botId, l.at, l.level, l.message, l.conversationId)
+      t.advanceCursor.run(turn.seq, turn.integrationId, turn.conversationId, turn.seq)
+      if (turn.lease) t.renewLease.run(turn.now + turn.lease.ttlMs, turn.integrationId, turn.conversationId, turn.lease.owner)
+    })
+    this.releaseTx = sqlite.transaction((integrationId: string, conversationId: string, owner: string) => {
+      t.releaseLease.run(integrationId, conversationId, owner)
+      const r = t.cursor.get(integrationId, conversationId)
+      return r && { botSeq: r.bot_seq, lastSeq: r.last_seq }
     })
     this.commitBatch = sqlite.transaction((batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => {
       for (const item of batch) {
@@ -157,15 +181,71 @@ export class SqliteStore extends KyselyStore {
     return !this.sqlite.inTransaction
   }
 
+  /** A read on the fast path when the connection is free, else through Kysely (queued behind its open transaction). */
+  private read<T>(sync: () => T, fallback: () => Promise<T>): Promise<T> {
+    return this.free ? settle(sync) : fallback()
+  }
+
   override getConversationFor(integrationId: string, conversationId: string, userId: string): Promise<{ conversation: ConversationRow; isParticipant: boolean } | undefined> {
-    if (!this.free) return super.getConversationFor(integrationId, conversationId, userId)
-    return settle(() => {
+    return this.read(() => {
       const r = this.access.get(userId, integrationId, conversationId)
       return r && {
         conversation: { integrationId: r.integration_id, id: r.id, ownerId: r.owner_id, lastSeq: r.last_seq, createdAt: r.created_at, updatedAt: r.updated_at },
         isParticipant: r.participant !== null,
       }
-    })
+    }, () => super.getConversationFor(integrationId, conversationId, userId))
+  }
+
+  override getMessage(integrationId: string, id: string): Promise<MessageRow | undefined> {
+    return this.read(() => {
+      const r = this.turn.message.get(id, integrationId)
+      return r && toMessage(r)
+    }, () => super.getMessage(integrationId, id))
+  }
+
+  override getEvent(integrationId: string, id: string): Promise<EventRow | undefined> {
+    return this.read(() => {
+      const r = this.turn.event.get(id, integrationId)
+      return r && toEvent(r)
+    }, () => super.getEvent(integrationId, id))
+  }
+
+  /** The three tables read synchronously, so no write lands between them (the bound keeps KyselyStore's semantics). */
+  override signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]> {
+    return this.read(() => {
+      const t = this.turn
+      const bound = t.lastSeq.get(integrationId, conversationId)
+      if (!bound || bound.last_seq <= afterSeq) return []
+      const range = [integrationId, conversationId, afterSeq, bound.last_seq, limit] as const
+      return mergeSignals(t.messages.all(...range), t.events.all(...range), t.signals.all(...range), limit)
+    }, () => super.signalsSince(integrationId, conversationId, afterSeq, limit))
+  }
+
+  override getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]> {
+    return this.read(() => keys.map((k) => {
+      const r = this.turn.state.get(botId, k.scope, k.scopeId)
+      return r && (JSON.parse(r.data) as JsonObject)
+    }), () => super.getBotStates(botId, keys))
+  }
+
+  // Writes of a turn join the group commit, like appends.
+  override claimBotConversation(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<BotCursor | undefined> {
+    return this.enqueue(() => {
+      const r = this.turn.claim.get(owner, now + ttlMs, integrationId, conversationId, now, owner)
+      return r && { botSeq: r.bot_seq, lastSeq: r.last_seq }
+    }, () => super.claimBotConversation(integrationId, conversationId, owner, now, ttlMs))
+  }
+
+  override finishBotTurn(turn: BotTurnEnd): Promise<void> {
+    return this.enqueue(() => this.finishTurnTx(turn), () => super.finishBotTurn(turn))
+  }
+
+  override releaseBotConversation(integrationId: string, conversationId: string, owner: string): Promise<BotCursor | undefined> {
+    return this.enqueue(() => this.releaseTx(integrationId, conversationId, owner), () => super.releaseBotConversation(integrationId, conversationId, owner))
+  }
+
+  override advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void> {
+    return this.enqueue(() => void this.turn.advanceCursor.run(seq, integrationId, conversationId, seq), () => super.advanceBotCursor(integrationId, conversationId, seq))
   }
 
   override appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
@@ -174,5 +254,27 @@ export class SqliteStore extends KyselyStore {
 
   override appendEvent(e: NewEvent): Promise<EventRow | undefined> {
     return this.enqueue(() => this.appendEventTx(e), () => super.appendEvent(e))
+  }
+}
+
+/** The prepared statements of a bot turn's store calls (same SQL semantics as KyselyStore's). */
+function prepareTurnStatements(sqlite: SqliteDatabase.Database) {
+  return {
+    message: sqlite.prepare<unknown[], Row<'messages'>>('SELECT * FROM messages WHERE id = ? AND integration_id = ?'),
+    event: sqlite.prepare<unknown[], Row<'events'>>('SELECT * FROM events WHERE id = ? AND integration_id = ?'),
+    lastSeq: sqlite.prepare<unknown[], { last_seq: number }>('SELECT last_seq FROM conversations WHERE integration_id = ? AND id = ?'),
+    messages: sqlite.prepare<unknown[], Row<'messages'>>(signalRange('messages')),
+    events: sqlite.prepare<unknown[], Row<'events'>>(signalRange('events')),
+    signals: sqlite.prepare<unknown[], Row<'conversation_signals'>>(signalRange('conversation_signals')),
+    state: sqlite.prepare<unknown[], { data: string }>('SELECT data FROM bot_states WHERE bot_id = ? AND scope = ? AND scope_id = ?'),
+    upsertState: sqlite.prepare(`INSERT INTO bot_states (bot_id, scope, scope_id, data, updated_at) VALUES (?, ?, ?, ?, ?)
+      ON CONFLICT (bot_id, scope, scope_id) DO UPDATE SET data = excluded.data, updated_at = excluded.updated_at`),
+    insertLog: sqlite.prepare('INSERT INTO bot_logs (id, bot_id, at, level, message, conversation_id) VALUES (?, ?, ?, ?, ?, ?)'),
+    advanceCursor: sqlite.prepare('UPDATE conversations SET bot_seq = ? WHERE integration_id = ? AND id = ? AND bot_seq < ?'),
+    renewLease: sqlite.prepare('UPDATE conversations SET bot_lease_until = ? WHERE integration_id = ? AND id = ? AND bot_lease_owner = ?'),
+    claim: sqlite.prepare<unknown[], CursorRow>(`UPDATE conversations SET bot_lease_owner = ?, bot_lease_until = ?
+      WHERE integration_id = ? AND id = ? AND (bot_lease_until < ? OR bot_lease_owner = ? OR bot_lease_owner IS NULL) RETURNING bot_seq, last_seq`),
+    releaseLease: sqlite.prepare('UPDATE conversations SET bot_lease_owner = NULL, bot_lease_until = 0 WHERE integration_id = ? AND id = ? AND bot_lease_owner = ?'),
+    cursor: sqlite.prepare<unknown[], CursorRow>('SELECT bot_seq, last_seq FROM conversations WHERE integration_id = ? AND id = ?'),
   }
 }

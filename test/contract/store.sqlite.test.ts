@@ -186,6 +186,34 @@ describe('sqlite fast path next to an open Kysely transaction', () => {
     expect(await store.getConversationFor(fx.a.id, 'real', 'someone-else')).toMatchObject({ isParticipant: false })
   })
 
+  it('a bot turn\'s store calls made meanwhile survive its rollback and do not see its rows', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const first = await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0))
+    const userKey = { scope: 'user', scopeId: `${fx.a.id}:owner` }
+    let reads: Promise<unknown[]> | undefined
+    let finished: Promise<void> | undefined
+    let released: ReturnType<KyselyStore['releaseBotConversation']> | undefined
+    await expect(store.db.transaction().execute(async (trx) => {
+      await trx.insertInto('bot_states').values({ bot_id: fx.bot.id, scope: 'user', scope_id: userKey.scopeId, data: '{"ghost":true}', updated_at: T0 }).execute()
+      await trx.updateTable('conversations').set({ last_seq: 5 }).where('id', '=', 'conv').execute()
+      const claimed = store.claimBotConversation(fx.a.id, 'conv', 'me', T0, 60_000)
+      reads = Promise.all([store.signalsSince(fx.a.id, 'conv', 0, 50), store.getBotStates(fx.bot.id, [userKey]), store.getMessage(fx.a.id, first!.id)])
+      finished = claimed.then(() => store.finishBotTurn({ botId: fx.bot.id, integrationId: fx.a.id, conversationId: 'conv', seq: 1, now: T0 + 1, states: [{ ...userKey, data: { n: 1 } }], logs: [], lease: { owner: 'me', ttlMs: 60_000 } }))
+      released = finished.then(() => store.releaseBotConversation(fx.a.id, 'conv', 'me'))
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      throw new Error('roll back')
+    })).rejects.toThrow('roll back')
+    // The reads waited for the transaction's end: its rows were gone by then.
+    expect(await reads).toEqual([[{ seq: 1, kind: 'message_created', message: first }], [undefined], first])
+    await finished
+    expect(await released).toEqual({ botSeq: 1, lastSeq: 1 })
+    expect(await store.getBotStates(fx.bot.id, [userKey])).toEqual([{ n: 1 }])
+    // The lease was released: another owner can claim at once.
+    expect(await store.claimBotConversation(fx.a.id, 'conv', 'other', T0 + 2, 60_000)).toEqual({ botSeq: 1, lastSeq: 1 })
+  })
+
   it('group commit: appends of one event-loop turn commit together; a failing one is refused alone', async () => {
     const fx = await seed(store)
     const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })

@@ -33,7 +33,7 @@ const toConversation = (r: Selectable<Database['conversations']>): ConversationR
   updatedAt: Number(r.updated_at),
 })
 
-const toMessage = (r: Selectable<Database['messages']>): MessageRow => ({
+export const toMessage = (r: Selectable<Database['messages']>): MessageRow => ({
   id: r.id,
   integrationId: r.integration_id,
   conversationId: r.conversation_id,
@@ -46,7 +46,7 @@ const toMessage = (r: Selectable<Database['messages']>): MessageRow => ({
   createdAt: Number(r.created_at),
 })
 
-const toEvent = (r: Selectable<Database['events']>): EventRow => ({
+export const toEvent = (r: Selectable<Database['events']>): EventRow => ({
   id: r.id,
   integrationId: r.integration_id,
   conversationId: r.conversation_id,
@@ -57,6 +57,18 @@ const toEvent = (r: Selectable<Database['events']>): EventRow => ({
   botSkip: Number(r.bot_skip) === 1,
   createdAt: Number(r.created_at),
 })
+
+/** A conversation's signals from its three tables, in seq order, at most `limit`. */
+export function mergeSignals(
+  messages: Selectable<Database['messages']>[], events: Selectable<Database['events']>[], others: Selectable<Database['conversation_signals']>[], limit: number,
+): SignalRecord[] {
+  const records: SignalRecord[] = [
+    ...messages.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'message_created', message: toMessage(r) })),
+    ...events.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'event_created', event: toEvent(r) })),
+    ...others.map((r): SignalRecord => ({ seq: Number(r.seq), kind: r.type, ...JSON.parse(r.data) }) as SignalRecord),
+  ]
+  return records.sort((a, b) => a.seq - b.seq).slice(0, limit)
+}
 
 const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   id: r.id,
@@ -817,12 +829,7 @@ export class KyselyStore implements Store {
       this.db.selectFrom('conversation_signals').selectAll().where('integration_id', '=', scope.integration_id).where('conversation_id', '=', scope.conversation_id)
         .where('seq', '>', afterSeq).where('seq', '<=', upper).orderBy('seq').limit(limit).execute(),
     ])
-    const records: SignalRecord[] = [
-      ...messages.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'message_created', message: toMessage(r) })),
-      ...events.map((r): SignalRecord => ({ seq: Number(r.seq), kind: 'event_created', event: toEvent(r) })),
-      ...others.map((r): SignalRecord => ({ seq: Number(r.seq), kind: r.type, ...JSON.parse(r.data) }) as SignalRecord),
-    ]
-    return records.sort((a, b) => a.seq - b.seq).slice(0, limit)
+    return mergeSignals(messages, events, others, limit)
   }
 
   // ---- Bot runtime, batched (see the Store interface) ----
