@@ -191,7 +191,7 @@ describe('sqlite fast path next to an open Kysely transaction', () => {
     const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
     await store.createConversation(fx.a.id, 'conv', owner.id, T0)
     const first = await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0))
-    const userKey = { scope: 'user', scopeId: `${fx.a.id}:owner` }
+    const userKey = { scope: 'user' as const, scopeId: `${fx.a.id}:owner` }
     let reads: Promise<unknown[]> | undefined
     let finished: Promise<void> | undefined
     let released: ReturnType<KyselyStore['releaseBotConversation']> | undefined
