@@ -30,9 +30,13 @@ interface PendingAppend {
   reject: (err: unknown) => void
 }
 
-/** The range of one of a conversation's signal tables (messages, events, conversation_signals). */
+/**
+ * The range of one of a conversation's signal tables (messages, events, conversation_signals).
+ * `LIMIT CAST(? AS INTEGER)`: better-sqlite3 binds a JS number as a REAL, and a REAL limit made this
+ * query ~4x slower (12 µs instead of 3, measured), most of a stream delivery's store time.
+ */
 const signalRange = (table: string) =>
-  `SELECT * FROM ${table} WHERE integration_id = ? AND conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT ?`
+  `SELECT * FROM ${table} WHERE integration_id = ? AND conversation_id = ? AND seq > ? AND seq <= ? ORDER BY seq LIMIT CAST(? AS INTEGER)`
 
 /**
  * The SQLite engine's hot paths on raw, prepared better-sqlite3 statements: createMessage, createEvent
