@@ -14,6 +14,11 @@ export interface BlobStore {
   put(source: AsyncIterable<Uint8Array>, options: { maxBytes: number }): Promise<{ name: string; size: number }>
   /** The blob's bytes as a stream, or undefined when there is no such blob. */
   get(name: string): Promise<{ stream: Readable; size: number } | undefined>
+  /**
+   * A new blob with the same bytes as `name` (copyFile), as atomic as put; undefined when there is no such
+   * blob. The source may be deleted meanwhile: the copy is then complete or absent, never partial.
+   */
+  copy(name: string): Promise<{ name: string; size: number } | undefined>
   /** True if the blob existed. */
   delete(name: string): Promise<boolean>
   exists(name: string): Promise<boolean>

@@ -120,6 +120,17 @@ export class LocalBlobStore implements BlobStore {
     }
   }
 
+  /** Streams the blob into a new one through put (an open file survives a concurrent delete). */
+  async copy(name: string): Promise<{ name: string; size: number } | undefined> {
+    const source = await this.get(name)
+    if (!source) return undefined
+    try {
+      return await this.put(source.stream, { maxBytes: source.size })
+    } finally {
+      source.stream.destroy()
+    }
+  }
+
   async delete(name: string): Promise<boolean> {
     const { path } = this.pathOf(name)
     try {

@@ -150,6 +150,37 @@ export class PostgresBlobStore implements BlobStore {
     return { stream, size }
   }
 
+  /**
+   * Copied inside the database, on one connection (a get and a put would hold two, and concurrent copies
+   * could then exhaust the pool waiting on each other). REPEATABLE READ: the head and the chunks come from one
+   * snapshot, so a concurrent delete of the source cannot leave a partial copy.
+   */
+  async copy(name: string): Promise<{ name: string; size: number } | undefined> {
+    checkName(name)
+    const copy = randomBytes(16).toString('hex')
+    const { client, release } = await checkout(this.pool)
+    let broken: Error | undefined
+    try {
+      await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ')
+      const head = await client.query<{ size: number }>(
+        'INSERT INTO blobs (name, size, created_at) SELECT $2, size, $3 FROM blobs WHERE name = $1 RETURNING size', [name, copy, Date.now()])
+      if (head.rows.length === 0) {
+        await client.query('ROLLBACK')
+        return undefined
+      }
+      await client.query('INSERT INTO blob_chunks (blob_name, idx, data) SELECT $2, idx, data FROM blob_chunks WHERE blob_name = $1', [name, copy])
+      await client.query('COMMIT')
+      return { name: copy, size: Number(head.rows[0]!.size) }
+    } catch (err) {
+      await client.query('ROLLBACK').catch((rollbackError: Error) => {
+        broken = rollbackError
+      })
+      throw err
+    } finally {
+      release(broken)
+    }
+  }
+
   async delete(name: string): Promise<boolean> {
     checkName(name)
     // One statement: the head and (ON DELETE CASCADE) every chunk go together or not at all.

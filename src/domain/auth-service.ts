@@ -57,8 +57,28 @@ export class AuthService {
    */
   async botAccess(principal: Principal, botId: string | undefined, permission: Permission): Promise<BotRow> {
     if (!botId) throw errors.unauthorized('The x-bot-id header is required')
-    const bot = botId.length <= 200 ? await this.store.getBot(botId) : undefined
+    const bot = await this.findBot(botId)
     if (!bot) throw errors.unauthorized('Invalid x-bot-id: no such bot')
+    return this.allowed(principal, bot, permission)
+  }
+
+  /**
+   * A second bot of the same workspace as `from` (copyFile's x-destination-bot-id; absent means `from`):
+   * 404 when that workspace has no such bot, then the rules of botAccess (403 for another bot's API key
+   * or a role without `permission`).
+   */
+  async sameWorkspaceBot(principal: Principal, from: BotRow, botId: string | undefined, permission: Permission): Promise<BotRow> {
+    if (botId === undefined || botId === from.id) return from
+    const bot = await this.findBot(botId)
+    if (!bot || bot.workspaceId !== from.workspaceId) throw errors.notFound('Bot', botId)
+    return this.allowed(principal, bot, permission)
+  }
+
+  private async findBot(botId: string): Promise<BotRow | undefined> {
+    return botId.length <= 200 ? this.store.getBot(botId) : undefined
+  }
+
+  private async allowed(principal: Principal, bot: BotRow, permission: Permission): Promise<BotRow> {
     if (principal.kind === 'bot') {
       if (principal.botId !== bot.id) throw errors.forbidden('This bot API key belongs to another bot')
       return bot

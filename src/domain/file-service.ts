@@ -7,11 +7,11 @@ import { LocalBlobStore } from '../blobs/local.js'
 import { ApiError, errors } from '../lib/errors.js'
 import { hmacSha256, safeEqual } from '../lib/crypto.js'
 import { uuidv7 } from '../lib/ids.js'
-import type { AccessPolicy, FileRow, FileSortField, FileStore } from '../store/file-store.js'
-import type { Json, JsonObject, Page, Store } from '../store/store.js'
+import { CONTENT_STATUSES, type AccessPolicy, type FileRow, type FileSortField, type FileStore } from '../store/file-store.js'
+import { UniqueViolation, type Json, type JsonObject, type Page, type Store } from '../store/store.js'
 import type { Principal } from './auth-service.js'
 import type { BotService } from './bot-service.js'
-import { KnowledgeService } from './knowledge/knowledge-service.js'
+import { KnowledgeService, type PassageInput } from './knowledge/knowledge-service.js'
 
 export const MAX_KEY_LENGTH = 1024
 export const MAX_TAGS = 100
@@ -83,6 +83,14 @@ export interface UpdateFileInput {
   expiresAt?: string | null | undefined
 }
 
+export interface CopyFileInput {
+  /** The bot the copy goes to (already authorized, same workspace as the source's). */
+  botId: string
+  key: string
+  /** Replace a file of that key (otherwise 409 AlreadyExists). */
+  overwrite?: boolean | undefined
+}
+
 export interface ListFilesInput {
   nextToken?: string | undefined
   pageSize?: number | undefined
@@ -98,6 +106,8 @@ export type LocatedFile = FileRow & { url: string; indexingProgress?: { passages
 
 /** Query parameters of a signed download URL. */
 export interface DownloadSignature { expires?: string | undefined; signature?: string | undefined }
+
+export interface PageInput { nextToken?: string | undefined; pageSize?: number | undefined }
 
 export interface FileServiceDeps {
   config: Config
@@ -172,8 +182,7 @@ export class FileService {
       accessPolicies: uniquePolicies(input.accessPolicies ?? []),
       index: input.index ?? false,
       expiresAt,
-      ownerType: principal.kind === 'bot' ? 'bot' : 'user',
-      ownerId: principal.kind === 'bot' ? principal.botId : principal.account.id,
+      ...ownerOf(principal),
       now,
     })
     const secret = await this.secret()
@@ -198,7 +207,7 @@ export class FileService {
         sortField,
         sortDirection: input.sortDirection ?? (sortField === 'key' || sortField === 'status' ? 'asc' : 'desc'),
       },
-      { after: input.nextToken, limit: Math.min(input.pageSize ?? FILES_PAGE_SIZE.default, FILES_PAGE_SIZE.max) },
+      pageRequest(input),
     )
     const secret = await this.secret()
     return { items: page.items.map((f) => ({ ...f, url: this.downloadUrl(secret, f, now), indexingProgress: this.knowledge.progressOf(f.id) })), next: page.next }
@@ -230,6 +239,66 @@ export class FileService {
   async deleteFile(botId: string, idOrKey: string): Promise<void> {
     const file = await this.resolve(botId, idOrKey)
     if (!(await this.remove(file))) throw errors.notFound('File', idOrKey)
+  }
+
+  /**
+   * Copies a file with content (bytes, content type, tags, metadata, access policies, index flag; not the
+   * expiry) to `to.key` of `to.botId`. The bytes go through the BlobStore into a new blob; the copy keeps
+   * the source's passages, or is indexed like an upload. With `overwrite`, the file holding the key is
+   * replaced (a new id); a bot API key may only replace files its bot created.
+   */
+  async copyFile(principal: Principal, botId: string, idOrKey: string, to: CopyFileInput): Promise<LocatedFile> {
+    const now = this.clock()
+    const source = await this.resolve(botId, idOrKey)
+    const key = checkKey(to.key)
+    if (!HAS_CONTENT.has(source.status) || !source.blobName) {
+      throw errors.invalidPayload(`The file's upload has not landed (status ${source.status}): there is no content to copy`)
+    }
+    await this.purgeExpired(now)
+    let existing = await this.files.getFileByKey(to.botId, key)
+    if (existing && this.isExpired(existing, now)) {
+      await this.remove(existing)
+      existing = undefined
+    }
+    if (existing) {
+      if (existing.id === source.id) throw errors.invalidPayload('A file cannot be copied onto itself')
+      if (!to.overwrite) throw errors.alreadyExists('File', key)
+      if (principal.kind === 'bot' && (existing.ownerType !== 'bot' || existing.ownerId !== principal.botId)) {
+        throw errors.forbidden('A bot API key may only overwrite files that its bot created')
+      }
+    }
+    const blob = await this.blobs.copy(source.blobName)
+    if (!blob) throw errors.notFound('File content', idOrKey)
+    let created: Awaited<ReturnType<FileStore['createStoredFile']>>
+    try {
+      created = await this.files.createStoredFile({
+        id: uuidv7(), botId: to.botId, key, contentType: source.contentType, uploadNonce: randomBytes(16).toString('hex'),
+        tags: source.tags, metadata: source.metadata, accessPolicies: source.accessPolicies, index: source.index, expiresAt: null,
+        ...ownerOf(principal), now: this.clock(), blobName: blob.name, size: blob.size,
+      }, existing?.id)
+    } catch (err) {
+      await this.deleteBlob(blob.name, { fileId: source.id })
+      // The key was taken meanwhile (a concurrent upsert or copy).
+      if (err instanceof UniqueViolation) throw errors.alreadyExists('File', key)
+      throw err
+    }
+    if (created.replaced) await this.discard(created.replaced)
+    return this.locate(await this.knowledge.copied(source, created.file))
+  }
+
+  /** Replaces the passages of a file with content (setFilePassages); it becomes indexing_completed. */
+  async setFilePassages(botId: string, idOrKey: string, passages: PassageInput[]): Promise<void> {
+    await this.knowledge.setFilePassages(await this.resolve(botId, idOrKey), passages)
+  }
+
+  /** Distinct tag names of the bot's files (expired files left out), in byte order. */
+  listFileTags(botId: string, input: PageInput): Promise<Page<string>> {
+    return this.files.listTagNames(botId, this.clock(), pageRequest(input))
+  }
+
+  /** Distinct values of one tag over the bot's files, in byte order. */
+  listFileTagValues(botId: string, tag: string, input: PageInput): Promise<Page<string>> {
+    return this.files.listTagValues(botId, tag, this.clock(), pageRequest(input))
   }
 
   // ---- signed URLs: upload and download ----
@@ -383,9 +452,14 @@ export class FileService {
   /** Row first, then blob: a crash in between leaks a blob, never a row pointing at nothing. */
   private async remove(file: FileRow): Promise<boolean> {
     const deleted = await this.files.deleteFile(file.botId, file.id)
-    if (deleted) await this.knowledge.removed(deleted)
-    if (deleted?.blobName) await this.deleteBlob(deleted.blobName, { fileId: file.id })
+    if (deleted) await this.discard(deleted)
     return deleted !== undefined
+  }
+
+  /** Passages and blob of a file whose row was deleted. */
+  private async discard(deleted: FileRow): Promise<void> {
+    await this.knowledge.removed(deleted)
+    if (deleted.blobName) await this.deleteBlob(deleted.blobName, { fileId: deleted.id })
   }
 
   private async deleteBlob(name: string, context: Record<string, unknown>): Promise<void> {
@@ -397,8 +471,12 @@ export class FileService {
   }
 }
 
-/** Statuses of a file whose upload landed (indexing comes after the upload). */
-const HAS_CONTENT = new Set(['upload_completed', 'indexing_pending', 'indexing_completed', 'indexing_failed'])
+const HAS_CONTENT = new Set(CONTENT_STATUSES)
+
+const ownerOf = (principal: Principal): { ownerType: 'bot' | 'user'; ownerId: string } =>
+  principal.kind === 'bot' ? { ownerType: 'bot', ownerId: principal.botId } : { ownerType: 'user', ownerId: principal.account.id }
+
+const pageRequest = (input: PageInput) => ({ after: input.nextToken, limit: Math.min(input.pageSize ?? FILES_PAGE_SIZE.default, FILES_PAGE_SIZE.max) })
 
 const superseded = () => errors.forbidden('This upload URL was superseded by a later upsertFile of the same key')
 

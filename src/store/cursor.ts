@@ -8,9 +8,9 @@ export function encodeCursor(parts: (string | number)[]): string {
   return Buffer.from(JSON.stringify(parts)).toString('base64url')
 }
 
-export function decodeCursor(token: string, shape: ('string' | 'number')[]): (string | number)[] {
+export function decodeCursor(token: string, shape: ('string' | 'number')[], maxLength = 512): (string | number)[] {
   const invalid = () => errors.invalidQuery('nextToken is not a token returned by this list')
-  if (token.length > 512 || !/^[A-Za-z0-9_-]+$/.test(token)) throw invalid()
+  if (token.length > maxLength || !/^[A-Za-z0-9_-]+$/.test(token)) throw invalid()
   let parts: unknown
   try {
     parts = JSON.parse(Buffer.from(token, 'base64url').toString('utf8'))

@@ -8,6 +8,8 @@ import type { JsonObject, Page, PageRequest } from './store.js'
 
 export const FILE_STATUSES = ['upload_pending', 'upload_failed', 'upload_completed', 'indexing_pending', 'indexing_failed', 'indexing_completed'] as const
 export type FileStatus = (typeof FILE_STATUSES)[number]
+/** Statuses of a file whose upload landed (indexing comes after the upload). */
+export const CONTENT_STATUSES: readonly FileStatus[] = ['upload_completed', 'indexing_pending', 'indexing_completed', 'indexing_failed']
 
 export const ACCESS_POLICIES = ['integrations', 'public_content'] as const
 export type AccessPolicy = (typeof ACCESS_POLICIES)[number]
@@ -53,6 +55,15 @@ export interface NewFile {
   ownerType: FileOwnerType
   ownerId: string | null
   now: number
+}
+
+/** A tag value is up to 1000 characters: the tag listings' cursors are longer than the usual 512. */
+export const TAG_CURSOR_MAX = 4096
+
+/** A file whose content is already stored (copyFile): it is created upload_completed. */
+export interface NewStoredFile extends NewFile {
+  blobName: string
+  size: number
 }
 
 export interface FilePatch {
@@ -102,6 +113,16 @@ export interface FileStore {
   deleteFile(botId: string, id: string): Promise<FileRow | undefined>
   /** Points the file at newly uploaded content; undefined when the nonce or the expected blob no longer match. */
   completeUpload(upload: CompleteUpload): Promise<FileRow | undefined>
+  /**
+   * Creates a file whose content is already stored (status upload_completed). In one transaction, the
+   * bot's file `replaceId` is deleted first (overwrite) and returned so that the caller can drop its blob
+   * and passages. Throws UniqueViolation, changing nothing, when the key is (still) taken.
+   */
+  createStoredFile(file: NewStoredFile, replaceId?: string): Promise<{ file: FileRow; replaced: FileRow | undefined }>
+  /** Distinct tag names of the bot's live (unexpired) files, in byte order. */
+  listTagNames(botId: string, now: number, page: PageRequest): Promise<Page<string>>
+  /** Distinct values of one tag over the bot's live files, in byte order. */
+  listTagValues(botId: string, tag: string, now: number, page: PageRequest): Promise<Page<string>>
   /** Every blob the bot's files reference (bot deletion). */
   listBlobNames(botId: string): Promise<string[]>
   /** Files whose expiresAt is at or before `now`, oldest expiry first. */

@@ -16,7 +16,7 @@ export interface KnowledgeBaseRow {
   updatedAt: number
 }
 
-export type PassageSubtype = 'title' | 'subtitle' | 'paragraph' | 'blockquote' | 'list' | 'table' | 'code' | 'page'
+export type PassageSubtype = 'title' | 'subtitle' | 'paragraph' | 'blockquote' | 'list' | 'table' | 'code' | 'image' | 'page'
 
 export interface PassageMeta {
   subtype?: PassageSubtype | undefined
@@ -73,6 +73,12 @@ export interface KnowledgeStore {
 
   /** Appends passages cut from `blobName` (the indexer writes in batches, then calls completeIndexing). */
   addPassages(botId: string, fileId: string, blobName: string, passages: NewPassage[]): Promise<void>
+  /**
+   * Replaces every passage of the file by `passages` (cut from `blobName`, its current content) and marks it
+   * indexing_completed, in one transaction (setFilePassages, copyFile). False, changing nothing, when the
+   * file's content is no longer `blobName` or its upload has not landed.
+   */
+  setPassages(botId: string, fileId: string, blobName: string, passages: NewPassage[], now: number): Promise<boolean>
   /** Records words of the bot's passages for typo correction (duplicates ignored). */
   addTerms(botId: string, terms: string[]): Promise<void>
   /** Existing vocabulary words among `candidates`, and words starting with `prefix` (at most `limit`). */

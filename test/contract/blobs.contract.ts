@@ -239,12 +239,32 @@ export function blobStoreContract(name: string, factory: BlobStoreFactory): void
       await f.blobs.delete(name)
     }, 120_000)
 
+    it('copy: a new blob with the same bytes, independent of the source; a missing source → undefined', async () => {
+      const data = randomBytes(700_000)
+      const source = await f.blobs.put(Readable.from(irregular(data)), { maxBytes: data.length })
+      const copy = (await f.blobs.copy(source.name))!
+      expect(copy).toEqual({ name: expect.any(String), size: data.length })
+      expect(copy.name).not.toBe(source.name)
+      expect(copy.name).toMatch(/^[A-Za-z0-9_-]{16,}$/)
+      expect(await f.blobs.delete(source.name)).toBe(true)
+      expect(sha((await content(f.blobs, copy.name))!)).toBe(sha(data))
+      expect(await f.blobs.copy(source.name)).toBeUndefined()
+      const empty = await f.blobs.put(Readable.from([]), { maxBytes: 1 })
+      const emptyCopy = (await f.blobs.copy(empty.name))!
+      expect(emptyCopy.size).toBe(0)
+      expect(await content(f.blobs, emptyCopy.name)).toEqual(Buffer.alloc(0))
+      // Nothing else is stored: no temporary object, nothing of the deleted source.
+      const live = [copy.name, empty.name, emptyCopy.name]
+      expect((await f.residue()).filter((r) => !live.some((name) => r.includes(name)))).toEqual([])
+    })
+
     it('refuses names it did not produce, without touching storage (no path tricks)', async () => {
       const before = await f.residue()
       for (const bad of ['', '..', '../x', '../../etc/passwd', '/etc/passwd', 'a/b', 'a\\b', 'x\u0000y', '%2e%2e%2f', 'A'.repeat(5000)]) {
         await expect(f.blobs.get(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
         await expect(f.blobs.exists(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
         await expect(f.blobs.delete(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
+        await expect(f.blobs.copy(bad), bad).rejects.toBeInstanceOf(InvalidBlobNameError)
       }
       expect(await f.residue()).toEqual(before)
     })

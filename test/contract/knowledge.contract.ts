@@ -5,9 +5,9 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { FileRow } from '../../src/store/file-store.js'
+import type { FileRow, NewFile } from '../../src/store/file-store.js'
 import type { NewPassage } from '../../src/store/knowledge-store.js'
-import type { Store } from '../../src/store/store.js'
+import { UniqueViolation, type Store } from '../../src/store/store.js'
 import { seed, type StoreFactory } from './store.contract.js'
 
 const T0 = 1_700_000_000_000
@@ -29,18 +29,26 @@ export function describeKnowledgeContract(name: string, factory: StoreFactory): 
     })
     afterAll(async () => cleanup?.())
 
+    const newFile = (bot: string, tags: Record<string, string> = {}, expiresAt: number | null = null): NewFile => ({
+      id: uid('file'), botId: bot, key: uid('key') + '.md', contentType: 'text/markdown', uploadNonce: 'n', tags, metadata: {},
+      accessPolicies: [], index: true, expiresAt, ownerType: 'bot', ownerId: bot, now: T0,
+    })
+
+    /** An uploaded file of `bot` (status upload_completed). */
+    async function uploadedFile(bot: string, tags: Record<string, string> = {}, expiresAt: number | null = null): Promise<FileRow & { blobName: string }> {
+      const { file } = await store.files.upsertFile(newFile(bot, tags, expiresAt))
+      const blobName = uid('blob')
+      const done = await store.files.completeUpload({ botId: bot, id: file.id, uploadNonce: 'n', expectedBlobName: null, blobName, size: 10, now: T0 })
+      return { ...done!, blobName }
+    }
+
     /** An uploaded, indexed file of `bot` with these passages (status indexing_completed). */
     async function indexedFile(bot: string, passages: NewPassage[], tags: Record<string, string> = {}, expiresAt: number | null = null): Promise<FileRow> {
-      const { file } = await store.files.upsertFile({
-        id: uid('file'), botId: bot, key: uid('key') + '.md', contentType: 'text/markdown', uploadNonce: 'n', tags, metadata: {},
-        accessPolicies: [], index: true, expiresAt, ownerType: 'bot', ownerId: bot, now: T0,
-      })
-      const blobName = uid('blob')
-      await store.files.completeUpload({ botId: bot, id: file.id, uploadNonce: 'n', expectedBlobName: null, blobName, size: 10, now: T0 })
-      expect(await store.knowledge.markIndexingPending(bot, file.id, blobName, T0)).toMatchObject({ status: 'indexing_pending' })
-      await store.knowledge.addPassages(bot, file.id, blobName, passages)
-      expect(await store.knowledge.completeIndexing(bot, file.id, blobName, null, T0)).toBe(true)
-      return (await store.files.getFile(bot, file.id))!
+      const { id, blobName } = await uploadedFile(bot, tags, expiresAt)
+      expect(await store.knowledge.markIndexingPending(bot, id, blobName, T0)).toMatchObject({ status: 'indexing_pending' })
+      await store.knowledge.addPassages(bot, id, blobName, passages)
+      expect(await store.knowledge.completeIndexing(bot, id, blobName, null, T0)).toBe(true)
+      return (await store.files.getFile(bot, id))!
     }
 
     const search = (bot: string, terms: string[], extra: Partial<Parameters<Store['knowledge']['searchPassages']>[0]> = {}) =>
@@ -122,6 +130,88 @@ export function describeKnowledgeContract(name: string, factory: StoreFactory): 
       expect(await store.knowledge.claimIndexing(file.id, 'b2', 'inst-d', T0 + 5, T0 - 100)).toBe(false)
       await store.knowledge.releaseIndexing(file.id, 'inst-c')
       expect(await store.knowledge.claimIndexing(file.id, 'b2', 'inst-d', T0 + 6, T0 - 100)).toBe(true)
+    })
+
+    it('setPassages replaces every passage and completes the file, only while its content is the given blob', async () => {
+      const file = await indexedFile(botId, [passage(0, 'narwhal tusk'), passage(1, 'narwhal pod')])
+      const given = [passage(0, 'caller capybara one', 'Doc › Intro'), { ...passage(1, 'caller capybara two'), meta: { subtype: 'image' as const, pageNumber: 3 } }]
+      expect(await store.knowledge.setPassages(botId, file.id, file.blobName!, given, T0 + 5)).toBe(true)
+      expect(await store.files.getFile(botId, file.id)).toMatchObject({ status: 'indexing_completed', updatedAt: T0 + 5 })
+      const listed = await store.knowledge.listFilePassages(botId, file.id, { limit: 10 })
+      expect(listed.items.map((p) => [p.position, p.title, p.content, p.meta])).toEqual([
+        [0, 'Doc › Intro', 'caller capybara one', { subtype: 'paragraph' }], [1, 'Doc', 'caller capybara two', { subtype: 'image', pageNumber: 3 }],
+      ])
+      expect(await search(botId, ['narwhal'])).toEqual([])
+      expect((await search(botId, ['capybara'])).map((h) => h.position).sort()).toEqual([0, 1])
+      // An empty list clears them.
+      expect(await store.knowledge.setPassages(botId, file.id, file.blobName!, [], T0)).toBe(true)
+      expect((await store.knowledge.listFilePassages(botId, file.id, { limit: 10 })).items).toEqual([])
+
+      // Another blob, another bot, or a file whose upload has not landed: refused, nothing written.
+      const uploaded = await uploadedFile(botId)
+      expect(await store.knowledge.setPassages(botId, uploaded.id, 'stale-blob', [passage(0, 'ocelot')], T0)).toBe(false)
+      expect(await store.knowledge.setPassages(otherBotId, uploaded.id, uploaded.blobName, [passage(0, 'ocelot')], T0)).toBe(false)
+      await store.files.upsertFile({ ...newFile(botId), key: uploaded.key, uploadNonce: 'n2' }) // re-upsert: upload_pending, same blob
+      expect(await store.knowledge.setPassages(botId, uploaded.id, uploaded.blobName, [passage(0, 'ocelot')], T0)).toBe(false)
+      expect(await store.files.getFile(botId, uploaded.id)).toMatchObject({ status: 'upload_pending' })
+      expect((await store.knowledge.listFilePassages(botId, uploaded.id, { limit: 10 })).items).toEqual([])
+      // An upload_completed file (not indexed) takes passages.
+      const plain = await uploadedFile(botId)
+      expect(await store.knowledge.setPassages(botId, plain.id, plain.blobName, [passage(0, 'ocelot')], T0)).toBe(true)
+      expect((await search(botId, ['ocelot'])).map((h) => h.fileId)).toEqual([plain.id])
+    })
+
+    it('createStoredFile: a complete file with its blob and tags; a taken key throws UniqueViolation; replacing is atomic', async () => {
+      const stored = (over: Partial<NewFile> = {}) => ({ ...newFile(botId, { a: '1' }), key: 'stored-key', blobName: uid('blob'), size: 42, ...over })
+      const first = stored()
+      const { file, replaced } = await store.files.createStoredFile(first)
+      expect(replaced).toBeUndefined()
+      expect(file).toMatchObject({ id: first.id, key: 'stored-key', status: 'upload_completed', size: 42, blobName: first.blobName, tags: { a: '1' }, index: true })
+      expect(await store.files.getFileByKey(botId, 'stored-key')).toEqual(file)
+      // The same key without replacing: refused, the first file is untouched.
+      await expect(store.files.createStoredFile(stored())).rejects.toBeInstanceOf(UniqueViolation)
+      // The key in another bot is free.
+      expect((await store.files.createStoredFile({ ...stored(), botId: otherBotId, ownerId: otherBotId })).file.botId).toBe(otherBotId)
+      // Replacing another file than the key's holder: the key is still taken, and the other file comes back (rollback).
+      const bystander = await uploadedFile(botId)
+      await expect(store.files.createStoredFile(stored(), bystander.id)).rejects.toBeInstanceOf(UniqueViolation)
+      expect(await store.files.getFile(botId, bystander.id)).toBeDefined()
+      // Replacing the holder: it is returned with its tags, and the new row takes the key.
+      const second = stored({ tags: { b: '2' } })
+      const swap = await store.files.createStoredFile(second, first.id)
+      expect(swap.replaced).toMatchObject({ id: first.id, blobName: first.blobName, tags: { a: '1' } })
+      expect(await store.files.getFile(botId, first.id)).toBeUndefined()
+      expect(await store.files.getFileByKey(botId, 'stored-key')).toMatchObject({ id: second.id, tags: { b: '2' } })
+    })
+
+    it('tag names and values: distinct over the bot\'s live files, byte order, keyset paging', async () => {
+      const bot = (await seed(store)).bot.id
+      const long = 'v'.repeat(999)
+      await uploadedFile(bot, { color: 'red', size: 'L', Zeta: 'x' })
+      await uploadedFile(bot, { color: 'blue', size: 'L' })
+      await uploadedFile(bot, { color: 'Red', 'é': long + '1' })
+      await uploadedFile(bot, { color: 'éclat', 'é': long + '2' })
+      await uploadedFile(bot, { expired: 'yes', color: 'ghost' }, T0 - 1)
+      await uploadedFile(otherBotId, { foreign: 'x', color: 'green' })
+      const all = async (list: (after: string | undefined) => Promise<{ items: string[]; next?: string | undefined }>) => {
+        const out: string[] = []
+        let after: string | undefined
+        do {
+          const page = await list(after)
+          expect(page.items.length).toBeLessThanOrEqual(2)
+          out.push(...page.items)
+          after = page.next
+        } while (after)
+        return out
+      }
+      expect(await all((after) => store.files.listTagNames(bot, T0, { after, limit: 2 }))).toEqual(['Zeta', 'color', 'size', 'é'])
+      expect(await all((after) => store.files.listTagValues(bot, 'color', T0, { after, limit: 2 }))).toEqual(['Red', 'blue', 'red', 'éclat'])
+      expect(await all((after) => store.files.listTagValues(bot, 'é', T0, { after, limit: 1 }))).toEqual([long + '1', long + '2'])
+      expect((await store.files.listTagNames(bot, T0, { limit: 10 })).next).toBeUndefined()
+      expect((await store.files.listTagValues(bot, 'nope', T0, { limit: 10 })).items).toEqual([])
+      // The expired file counts again before its expiry.
+      expect((await store.files.listTagNames(bot, T0 - 10, { limit: 10 })).items).toContain('expired')
+      await expect(store.files.listTagNames(bot, T0, { after: 'forged!', limit: 2 })).rejects.toMatchObject({ type: 'InvalidQuery' })
     })
 
     it('vocabulary: known terms and prefix lookups per bot', async () => {

@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
+import type { BlobStore } from '../../src/blobs/blob-store.js'
+import { createPostgresBlobStore } from '../../src/blobs/postgres.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
 import { BotService } from '../../src/domain/bot-service.js'
@@ -48,6 +50,11 @@ export interface StartOptions {
   demoBot?: boolean
   /** The engine; defaults to PARLEY_TEST_STORE (sqlite unless set to postgres). */
   store?: StoreKind
+  /**
+   * Where file content goes: 'postgres' puts it in the instance's database when the store is PostgreSQL
+   * (as `parley serve` does there by default); otherwise, and by default, the local disk under dataDir.
+   */
+  blobs?: 'local' | 'postgres'
 }
 
 /**
@@ -74,7 +81,8 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
     pubsub = new MemoryPubSub()
   }
-  let app = await buildApp({ config, store, pubsub, logger: false })
+  const blobs: BlobStore | undefined = options.blobs === 'postgres' && databaseUrl ? createPostgresBlobStore({ url: databaseUrl, poolSize: 4 }) : undefined
+  let app = await buildApp({ config, store, pubsub, blobs, logger: false })
   let baseUrl = config.publicUrl
   if (options.listen) {
     await app.listen({ port, host: '127.0.0.1' })
@@ -104,6 +112,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     async close() {
       await app.close()
       await pubsub.close()
+      await blobs?.close?.()
       await store.close()
       if (databaseUrl) await dropDatabase(databaseUrl)
       rmSync(dataDir, { recursive: true, force: true })

@@ -1,9 +1,9 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { BlobStore } from '../../blobs/blob-store.js'
-import { errors } from '../../lib/errors.js'
+import { ApiError, errors } from '../../lib/errors.js'
 import { uuidv7 } from '../../lib/ids.js'
-import type { FileRow, FileStore } from '../../store/file-store.js'
-import type { KnowledgeBaseRow, KnowledgeStore, PassageHit, PassageRow } from '../../store/knowledge-store.js'
+import { CONTENT_STATUSES, type FileRow, type FileStore } from '../../store/file-store.js'
+import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageRow, PassageSubtype } from '../../store/knowledge-store.js'
 import type { Page } from '../../store/store.js'
 import { ExtractionError, extractPassages } from './extract.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
@@ -18,6 +18,24 @@ const PASSAGE_BATCH = 100
 const RESUME_BATCH = 100
 /** A claim older than this is taken over (the instance holding it is presumed dead). */
 const CLAIM_STALE_MS = 10 * 60_000
+/** setFilePassages: at most this many passages (the 1 MB body limit of the Files API applies too)… */
+export const MAX_SET_PASSAGES = 2000
+/** …each of 1 to this many characters (the extractor's own passages are about 700). */
+export const MAX_PASSAGE_CHARS = 10_000
+export const MAX_PAGE_NUMBER = 1_000_000
+/** Passage types a caller may give (the extractor also writes `page`). */
+export const PASSAGE_TYPES = ['title', 'subtitle', 'paragraph', 'blockquote', 'list', 'table', 'code', 'image'] as const satisfies readonly PassageSubtype[]
+/** A title or subtitle passage is the heading of the passages after it, cut to this length. */
+const MAX_HEADING_CHARS = 200
+/** Passages read per query when a copy takes over its source's passages. */
+const COPY_PAGE = 1000
+
+/** A passage as setFilePassages receives it, in document order. */
+export interface PassageInput {
+  content: string
+  type?: (typeof PASSAGE_TYPES)[number] | undefined
+  pageNumber?: number | undefined
+}
 
 export interface SearchInput {
   query: string
@@ -148,6 +166,58 @@ export class KnowledgeService {
     return this.deps.store.listFilePassages(botId, fileId, { after: page.nextToken, limit: page.limit })
   }
 
+  // ---- caller-given passages and copies ----
+
+  /**
+   * Replaces the passages of a file with content by the caller's (setFilePassages) and marks it indexing_completed.
+   * Holds the file's indexing claim meanwhile, so the background indexer never mixes its passages in: a file
+   * being indexed right now is a 409 (retry when its status settles).
+   */
+  async setFilePassages(file: FileRow, input: PassageInput[]): Promise<void> {
+    const passages = callerPassages(file.key, checkPassages(input))
+    if (!file.blobName || !CONTENT_STATUSES.includes(file.status)) {
+      throw errors.invalidPayload(`The file's upload has not landed (status ${file.status}): upload its content before setting its passages`)
+    }
+    const { store, clock } = this.deps
+    const owner = `passages-${uuidv7()}`
+    if (!(await store.claimIndexing(file.id, file.blobName, owner, clock(), clock() - CLAIM_STALE_MS))) {
+      throw new ApiError('ResourceLockedConflict', 'The file is being indexed; retry once its status is indexing_completed or indexing_failed')
+    }
+    try {
+      if (!(await this.writePassages(file, file.blobName, passages))) {
+        throw new ApiError('ResourceLockedConflict', 'The file\'s content changed or is being uploaded; retry once the upload has landed')
+      }
+    } finally {
+      await store.releaseIndexing(file.id, owner).catch(() => {})
+    }
+  }
+
+  /**
+   * A copy of `source` was created (copyFile, same bytes): it takes the source's passages as they are
+   * (including caller-given ones) when the source finished indexing; otherwise an indexed copy goes through
+   * the indexer like an upload.
+   */
+  async copied(source: FileRow, copy: FileRow): Promise<FileRow> {
+    if (source.status === 'indexing_completed' && copy.blobName) {
+      const passages: NewPassage[] = []
+      let page: Page<PassageRow> = { items: [], next: undefined }
+      do {
+        page = await this.deps.store.listFilePassages(source.botId, source.id, { after: page.next, limit: COPY_PAGE })
+        passages.push(...page.items.map(({ position, title, content, meta }) => ({ position, title, content, meta })))
+      } while (page.next)
+      if (await this.writePassages(copy, copy.blobName, passages)) return (await this.deps.files.getFile(copy.botId, copy.id)) ?? copy
+    }
+    return this.uploaded(copy)
+  }
+
+  /** Replaces the file's passages (compare-and-set on its blob) and adds their words to the bot's vocabulary. */
+  private async writePassages(file: FileRow, blobName: string, passages: NewPassage[]): Promise<boolean> {
+    const { store, clock } = this.deps
+    if (!(await store.setPassages(file.botId, file.id, blobName, passages, clock()))) return false
+    await store.addTerms(file.botId, passages.flatMap((p) => vocabulary(`${p.title}\n${p.content}`)))
+    return true
+  }
+
   // ---- indexing ----
 
   /** Called when an indexed file's upload landed: the file becomes indexing_pending and is queued. */
@@ -225,7 +295,10 @@ export class KnowledgeService {
     // Another instance may be indexing this content (a shared PostgreSQL store): leave it to that one.
     if (!(await store.claimIndexing(fileId, blobName, this.instanceId, clock(), clock() - CLAIM_STALE_MS))) return
     try {
-      await this.indexClaimed(file, blobName)
+      // Read again under the claim: setFilePassages may have completed the file in between.
+      const current = await this.deps.files.getFile(botId, fileId)
+      if (current?.status !== 'indexing_pending' || current.blobName !== blobName) return
+      await this.indexClaimed(current, blobName)
     } finally {
       await store.releaseIndexing(fileId, this.instanceId).catch(() => {})
     }
@@ -259,6 +332,41 @@ export class KnowledgeService {
     }
     await store.completeIndexing(botId, fileId, blobName, failure, clock())
   }
+}
+
+function checkPassages(input: PassageInput[]): PassageInput[] {
+  if (input.length > MAX_SET_PASSAGES) throw errors.invalidPayload(`passages accepts at most ${MAX_SET_PASSAGES} passages`)
+  input.forEach((p, i) => {
+    if (p.content.trim().length === 0 || p.content.length > MAX_PASSAGE_CHARS) {
+      throw errors.invalidPayload(`passages[${i}].content must be 1 to ${MAX_PASSAGE_CHARS} characters, not only whitespace`)
+    }
+    if (p.type !== undefined && !(PASSAGE_TYPES as readonly string[]).includes(p.type)) throw errors.invalidPayload(`passages[${i}].type must be one of ${PASSAGE_TYPES.join(', ')}`)
+    if (p.pageNumber !== undefined && !(Number.isSafeInteger(p.pageNumber) && p.pageNumber >= 0 && p.pageNumber <= MAX_PAGE_NUMBER)) {
+      throw errors.invalidPayload(`passages[${i}].pageNumber must be an integer from 0 to ${MAX_PAGE_NUMBER}`)
+    }
+  })
+  return input
+}
+
+/**
+ * Caller-given passages as the index stores them, in their order: like the extractor's, each is titled by the
+ * file name and the latest title and subtitle passages above it (headings weigh more in the ranking).
+ */
+function callerPassages(key: string, input: PassageInput[]): NewPassage[] {
+  const name = key.split(/[\\/]/).pop() || key
+  const heading = (content: string) => content.trim().replace(/^#+\s*/, '').slice(0, MAX_HEADING_CHARS)
+  let title = ''
+  let subtitle = ''
+  return input.map((p, position) => {
+    if (p.type === 'title') [title, subtitle] = [heading(p.content), '']
+    else if (p.type === 'subtitle') subtitle = heading(p.content)
+    return {
+      position,
+      title: [name, title, subtitle].filter(Boolean).join(' › '),
+      content: p.content,
+      meta: { ...(p.type !== undefined && { subtype: p.type }), ...(p.pageNumber !== undefined && { pageNumber: p.pageNumber }) },
+    }
+  })
 }
 
 function checkName(name: string): string {

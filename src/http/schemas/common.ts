@@ -23,6 +23,9 @@ export const NextTokenQuery = Type.Object(
 
 export const ListMeta = Type.Object({ nextToken: Type.Optional(Type.String()) }, { additionalProperties: false })
 
+/** The `meta` of a list response: the next page's token, when there is one. */
+export const listMeta = (page: { next?: string | undefined }) => ({ ...(page.next && { nextToken: page.next }) })
+
 export const IsoDate = Type.String({ format: 'date-time' })
 
 /** A free-form JSON object (event payloads, metadata): depth, key and string checks happen at parse time. */

@@ -1,11 +1,12 @@
-import { sql, type Expression, type Kysely, type Selectable, type Transaction } from 'kysely'
+import { sql, type Expression, type Kysely, type RawBuilder, type Selectable, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { errors } from '../../lib/errors.js'
-import type {
-  AccessPolicy, CompleteUpload, FileListFilter, FileOwnerType, FilePatch, FileRow, FileSortField, FileStatus, FileStore, NewFile,
+import {
+  TAG_CURSOR_MAX, type AccessPolicy, type CompleteUpload, type FileListFilter, type FileOwnerType, type FilePatch, type FileRow, type FileSortField,
+  type FileStatus, type FileStore, type NewFile, type NewStoredFile,
 } from '../file-store.js'
-import type { JsonObject, Page, PageRequest } from '../store.js'
+import { UniqueViolation, type JsonObject, type Page, type PageRequest } from '../store.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 type FileRecord = Selectable<Database['files']>
@@ -54,12 +55,29 @@ const sortValue = (file: FileRow, field: FileSortField): string | number => {
 
 const isTextSort = (field: FileSortField) => field === 'key' || field === 'status'
 
+/** Files `f` that have not expired at `now`. */
+const unexpired = (now: number) => sql<boolean>`(${sql.ref('f.expires_at')} IS NULL OR ${sql.ref('f.expires_at')} > ${now})`
+
+/** Row values of a new file, without the key-dependent reset of an upsert. */
+const fileValues = (f: NewFile) => ({
+  content_type: f.contentType,
+  size: null as number | null,
+  status: 'upload_pending',
+  failed_status_reason: null,
+  upload_nonce: f.uploadNonce,
+  metadata: JSON.stringify(f.metadata),
+  access_policies: JSON.stringify(f.accessPolicies),
+  indexed: f.index ? 1 : 0,
+  expires_at: f.expiresAt,
+  updated_at: f.now,
+})
+
 /**
  * The Files API's rows. Portable SQL only (ON CONFLICT, RETURNING, COALESCE, EXISTS); tags are rows
  * of file_tags so that tag filters need no JSON functions.
  */
 export class KyselyFileStore implements FileStore {
-  constructor(readonly db: Kysely<Database>) {}
+  constructor(readonly db: Kysely<Database>, private readonly dialect: 'sqlite' | 'postgres') {}
 
   private async tagsOf(db: Db, ids: string[]): Promise<Map<string, Record<string, string>>> {
     const byFile = new Map<string, Record<string, string>>(ids.map((id) => [id, {}]))
@@ -75,20 +93,21 @@ export class KyselyFileStore implements FileStore {
     return toFile(r, tags.get(r.id) ?? {})
   }
 
+  private async insertTags(db: Db, fileId: string, tags: Record<string, string>): Promise<void> {
+    const entries = Object.entries(tags)
+    if (entries.length > 0) await db.insertInto('file_tags').values(entries.map(([key, value]) => ({ file_id: fileId, key, value }))).execute()
+  }
+
+  /** Deletes the bot's file row (its tags cascade) and returns it as it was. */
+  private async deleteRow(db: Db, botId: string, id: string): Promise<FileRow | undefined> {
+    const tags = await this.tagsOf(db, [id])
+    const r = await db.deleteFrom('files').where('bot_id', '=', botId).where('id', '=', id).returningAll().executeTakeFirst()
+    return r && toFile(r, tags.get(id) ?? {})
+  }
+
   async upsertFile(f: NewFile): Promise<{ file: FileRow; created: boolean }> {
     return this.db.transaction().execute(async (trx) => {
-      const reset = {
-        content_type: f.contentType,
-        size: null,
-        status: 'upload_pending',
-        failed_status_reason: null,
-        upload_nonce: f.uploadNonce,
-        metadata: JSON.stringify(f.metadata),
-        access_policies: JSON.stringify(f.accessPolicies),
-        indexed: f.index ? 1 : 0,
-        expires_at: f.expiresAt,
-        updated_at: f.now,
-      }
+      const reset = fileValues(f)
       const r = await trx
         .insertInto('files')
         .values({
@@ -105,10 +124,63 @@ export class KyselyFileStore implements FileStore {
         .returningAll()
         .executeTakeFirstOrThrow()
       await trx.deleteFrom('file_tags').where('file_id', '=', r.id).execute()
-      const tags = Object.entries(f.tags)
-      if (tags.length > 0) await trx.insertInto('file_tags').values(tags.map(([key, value]) => ({ file_id: r.id, key, value }))).execute()
-      return { file: toFile(r, Object.fromEntries(tags)), created: r.id === f.id }
+      await this.insertTags(trx, r.id, f.tags)
+      return { file: toFile(r, { ...f.tags }), created: r.id === f.id }
     })
+  }
+
+  async createStoredFile(f: NewStoredFile, replaceId?: string): Promise<{ file: FileRow; replaced: FileRow | undefined }> {
+    return this.db.transaction().execute(async (trx) => {
+      const replaced = replaceId === undefined ? undefined : await this.deleteRow(trx, f.botId, replaceId)
+      const r = await trx
+        .insertInto('files')
+        .values({
+          ...fileValues(f),
+          size: f.size,
+          status: 'upload_completed',
+          blob_name: f.blobName,
+          id: f.id,
+          bot_id: f.botId,
+          key: f.key,
+          owner_type: f.ownerType,
+          owner_id: f.ownerId,
+          created_at: f.now,
+        })
+        .onConflict((oc) => oc.columns(['bot_id', 'key']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
+      // Thrown inside the transaction: the replaced row comes back.
+      if (!r) throw new UniqueViolation('File')
+      await this.insertTags(trx, r.id, f.tags)
+      return { file: toFile(r, { ...f.tags }), replaced }
+    })
+  }
+
+  listTagNames(botId: string, now: number, page: PageRequest): Promise<Page<string>> {
+    return this.distinctTags(botId, now, page, sql.ref<string>('t.key'))
+  }
+
+  listTagValues(botId: string, tag: string, now: number, page: PageRequest): Promise<Page<string>> {
+    // file_tags.value has the database's collation on PostgreSQL: compare bytes, as SQLite does.
+    const value = this.dialect === 'postgres' ? sql<string>`${sql.ref('t.value')} COLLATE "C"` : sql.ref<string>('t.value')
+    return this.distinctTags(botId, now, page, value, tag)
+  }
+
+  /** Distinct values of `column` (a file_tags column) over the bot's live files, keyset-paged on the value itself. */
+  private async distinctTags(botId: string, now: number, page: PageRequest, column: RawBuilder<string>, tag?: string): Promise<Page<string>> {
+    let q = this.db
+      .selectFrom('file_tags as t')
+      .innerJoin('files as f', 'f.id', 't.file_id')
+      .select(column.as('name'))
+      .distinct()
+      .where('f.bot_id', '=', botId)
+      .where(unexpired(now))
+    if (tag !== undefined) q = q.where('t.key', '=', tag)
+    if (page.after !== undefined) q = q.where(column, '>', decodeCursor(page.after, ['string'], TAG_CURSOR_MAX)[0] as string)
+    const rows = await q.orderBy(column).limit(page.limit + 1).execute()
+    const items = rows.slice(0, page.limit).map((r) => r.name)
+    if (rows.length <= page.limit) return { items }
+    return { items, next: encodeCursor([items[items.length - 1]!]) }
   }
 
   async getFile(botId: string, id: string): Promise<FileRow | undefined> {
@@ -129,7 +201,7 @@ export class KyselyFileStore implements FileStore {
       .selectFrom('files as f')
       .selectAll('f')
       .where('f.bot_id', '=', filter.botId)
-      .where((eb) => eb.or([eb('f.expires_at', 'is', null), eb('f.expires_at', '>', filter.now)]))
+      .where(unexpired(filter.now))
     if (filter.indexed !== undefined) q = q.where('f.indexed', '=', filter.indexed ? 1 : 0)
     if (filter.ids !== undefined) {
       if (filter.ids.length === 0) return { items: [] }
@@ -185,11 +257,7 @@ export class KyselyFileStore implements FileStore {
   }
 
   async deleteFile(botId: string, id: string): Promise<FileRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const tags = await this.tagsOf(trx, [id])
-      const r = await trx.deleteFrom('files').where('bot_id', '=', botId).where('id', '=', id).returningAll().executeTakeFirst()
-      return r && toFile(r, tags.get(id) ?? {})
-    })
+    return this.db.transaction().execute((trx) => this.deleteRow(trx, botId, id))
   }
 
   async completeUpload(u: CompleteUpload): Promise<FileRow | undefined> {

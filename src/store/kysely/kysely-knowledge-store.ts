@@ -1,7 +1,7 @@
-import { sql, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
-import type { FileRow, FileStore } from '../file-store.js'
+import { CONTENT_STATUSES, type FileRow, type FileStore } from '../file-store.js'
 import type {
   KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageFileFilter, PassageHit, PassageMeta, PassageRow, PassageSearch,
 } from '../knowledge-store.js'
@@ -14,6 +14,7 @@ interface KnowledgeTables {
   kb_index_claims: { file_id: string; blob_name: string; owner: string; claimed_at: number }
 }
 type Db = Kysely<Database & KnowledgeTables>
+type DbOrTrx = Db | Transaction<Database & KnowledgeTables>
 
 /** Only letters and digits reach a MATCH / to_tsquery expression: FTS syntax can never be injected. */
 const WORD = /^[\p{L}\p{N}]{1,64}$/u
@@ -102,11 +103,27 @@ export class KyselyKnowledgeStore implements KnowledgeStore {
 
   // ---- passages ----
 
-  async addPassages(botId: string, fileId: string, blobName: string, passages: NewPassage[]): Promise<void> {
+  addPassages(botId: string, fileId: string, blobName: string, passages: NewPassage[]): Promise<void> {
+    return this.insertPassages(this.db, botId, fileId, blobName, passages)
+  }
+
+  private async insertPassages(db: DbOrTrx, botId: string, fileId: string, blobName: string, passages: NewPassage[]): Promise<void> {
     for (let i = 0; i < passages.length; i += BATCH) {
       const rows = passages.slice(i, i + BATCH).map((p) => sql`(${botId}, ${fileId}, ${blobName}, ${p.position}, ${p.title}, ${p.content}, ${JSON.stringify(p.meta)})`)
-      await sql`INSERT INTO kb_passages (bot_id, file_id, blob_name, position, title, content, meta) VALUES ${sql.join(rows)}`.execute(this.db)
+      await sql`INSERT INTO kb_passages (bot_id, file_id, blob_name, position, title, content, meta) VALUES ${sql.join(rows)}`.execute(db)
     }
+  }
+
+  async setPassages(botId: string, fileId: string, blobName: string, passages: NewPassage[], now: number): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.updateTable('files').set({ status: 'indexing_completed', failed_status_reason: null, updated_at: now })
+        .where('bot_id', '=', botId).where('id', '=', fileId).where('blob_name', '=', blobName).where('status', 'in', [...CONTENT_STATUSES])
+        .executeTakeFirst()
+      if (Number(r.numUpdatedRows) === 0) return false
+      await this.deleteFilePassagesIn(trx, botId, fileId)
+      await this.insertPassages(trx, botId, fileId, blobName, passages)
+      return true
+    })
   }
 
   async addTerms(botId: string, terms: string[]): Promise<void> {
@@ -170,8 +187,12 @@ export class KyselyKnowledgeStore implements KnowledgeStore {
     return files.filter((f): f is FileRow => f !== undefined)
   }
 
-  async deleteFilePassages(botId: string, fileId: string): Promise<void> {
-    await sql`DELETE FROM kb_passages WHERE bot_id = ${botId} AND file_id = ${fileId}`.execute(this.db)
+  deleteFilePassages(botId: string, fileId: string): Promise<void> {
+    return this.deleteFilePassagesIn(this.db, botId, fileId)
+  }
+
+  private async deleteFilePassagesIn(db: DbOrTrx, botId: string, fileId: string): Promise<void> {
+    await sql`DELETE FROM kb_passages WHERE bot_id = ${botId} AND file_id = ${fileId}`.execute(db)
   }
 
   async deleteBotPassages(botId: string): Promise<void> {

@@ -125,7 +125,7 @@ export class KyselyStore implements Store {
     readonly dialect: 'sqlite' | 'postgres',
     private readonly onClose: () => Promise<void> = async () => {},
   ) {
-    this.files = new KyselyFileStore(db)
+    this.files = new KyselyFileStore(db, dialect)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
   }

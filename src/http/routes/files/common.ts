@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import type { BotRow } from '../../../store/store.js'
-import { MAX_KEY_LENGTH } from '../../../domain/file-service.js'
+import { FILES_PAGE_SIZE, MAX_KEY_LENGTH } from '../../../domain/file-service.js'
+import { TAG_CURSOR_MAX } from '../../../store/file-store.js'
 import { IsoDate, JsonObjectSchema } from '../../schemas/common.js'
 import { routeSchema } from '../route-schema.js'
 
@@ -28,6 +29,12 @@ export const FileKey = Type.String({ minLength: 1, maxLength: MAX_KEY_LENGTH, de
 
 /** `{id}` path segment: a file id or a file key (URL-encoded). */
 export const FileIdParams = Type.Object({ id: Type.String({ minLength: 1, description: 'File id or file key' }) })
+
+/** Query of listFileTags and listFileTagValues (a tag value's nextToken is longer than other lists'). */
+export const TagPageQuery = Type.Object({
+  nextToken: Type.Optional(Type.String({ maxLength: TAG_CURSOR_MAX, description: 'Token from the previous page\'s meta.nextToken' })),
+  pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: FILES_PAGE_SIZE.max, default: FILES_PAGE_SIZE.default })),
+})
 
 export const FileSchema = Type.Object(
   {

@@ -8,6 +8,10 @@ import uploadContent from './upload-content.js'
 import downloadContent from './download-content.js'
 import searchFiles from './search-files.js'
 import listFilePassages from './list-file-passages.js'
+import setFilePassages from './set-file-passages.js'
+import copyFile from './copy-file.js'
+import listFileTags from './list-file-tags.js'
+import listFileTagValues from './list-file-tag-values.js'
 import createKnowledgeBase from './create-knowledge-base.js'
 import listKnowledgeBases from './list-knowledge-bases.js'
 import updateKnowledgeBase from './update-knowledge-base.js'
@@ -20,12 +24,13 @@ import deleteKnowledgeBase from './delete-knowledge-base.js'
  *   `PUT /v1/files/uploads/{token}`          upload URL returned by upsertFile (raw body, any Content-Type)
  *   `GET /v1/files/content/{botId}/{fileId}`  file.url (signed `?expires&signature`, or unsigned for public_content)
  * - Bearer token + x-bot-id (401 when missing or unknown, 403 without the route's permission):
- *   `PUT /v1/files`, `GET /v1/files`, `GET|PUT|DELETE /v1/files/{id}` (id or key).
+ *   `PUT /v1/files`, `GET /v1/files`, `GET|PUT|DELETE /v1/files/{id}` (id or key),
+ *   `POST /v1/files/{idOrKey}/{destinationKey}` (copy), `GET|PUT /v1/files/{id}/passages`,
+ *   `GET /v1/files/search`, `GET /v1/files/tags[/{tag}/values]`, `/v1/files/knowledge-bases[/{id}]`.
  *
- * `uploads` and `content` are the only reserved first segments: static routes win over `/{id}`, so
- * the later `/v1/files/search`, `/v1/files/tags/…` and `/v1/files/knowledge-bases/…` routes can be
- * added as siblings without touching these. x-integration-id/-alias/-name and x-user-id/-role are
- * accepted and ignored.
+ * For one method, static segments win over `/{id}` (find-my-way matches static nodes first): a file
+ * whose key is `search`, `tags`, `knowledge-bases`, `uploads` or `content` may have to be reached by id.
+ * x-integration-id/-alias/-name and x-user-id/-role are accepted and ignored.
  */
 export async function filesRoutes(app: App): Promise<void> {
   const { auth, config, files } = app.services
@@ -50,8 +55,8 @@ export async function filesRoutes(app: App): Promise<void> {
       const botId = request.headers['x-bot-id']
       request.filesBot = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? 'files.write')
     })
-    for (const route of [upsertFile, listFiles, getFile, updateFileMetadata, deleteFile]) route(scope)
-    for (const route of [searchFiles, listFilePassages, createKnowledgeBase, listKnowledgeBases, updateKnowledgeBase, deleteKnowledgeBase]) route(scope)
+    for (const route of [upsertFile, listFiles, getFile, updateFileMetadata, deleteFile, copyFile, listFileTags, listFileTagValues]) route(scope)
+    for (const route of [searchFiles, listFilePassages, setFilePassages, createKnowledgeBase, listKnowledgeBases, updateKnowledgeBase, deleteKnowledgeBase]) route(scope)
   })
 
   // Background indexing: resume files left indexing_pending by a previous run; finish the current batch on close.
