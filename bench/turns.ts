@@ -25,6 +25,7 @@
  * Never throws because a target is missed; throws when something breaks.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http'
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -259,9 +260,25 @@ async function json(url: string, init: RequestInit & { expect?: number[] } = {})
 
 // ---------------------------------------------------------------- conversations with a stream
 
+/**
+ * The load generator's HTTP: node:http with keep-alive rather than fetch (undici and web streams cost
+ * several times more CPU per request, and this process shares the machine's two cores with the server).
+ */
+const agent = new Agent({ keepAlive: true, maxSockets: 1024 })
+
+function httpRequest(url: string, options: { method?: string; headers: Record<string, string>; body?: string }): { req: ClientRequest; res: Promise<IncomingMessage> } {
+  const req = request(url, { method: options.method ?? 'GET', headers: options.headers, agent })
+  const res = new Promise<IncomingMessage>((resolve, reject) => {
+    req.once('response', resolve)
+    req.once('error', reject)
+  })
+  req.end(options.body)
+  return { req, res }
+}
+
 /** One user, one conversation, one SSE stream; calls `onReply(text, at)` for each bot message. */
 class Conversation {
-  private abort = new AbortController()
+  private stream: ClientRequest | undefined
   private closed = false
 
   private constructor(
@@ -275,47 +292,55 @@ class Conversation {
     const headers = { 'content-type': 'application/json', 'x-user-key': key }
     const { conversation } = (await json(`${chatUrl}/conversations`, { method: 'POST', headers, body: '{}' })) as { conversation: { id: string } }
     const c = new Conversation(conversation.id, `${chatUrl}/messages`, headers)
-    const res = await fetch(`${chatUrl}/conversations/${conversation.id}/listen`, { headers: { 'x-user-key': key, accept: 'text/event-stream' }, signal: c.abort.signal })
-    if (res.status !== 200 || !res.body) throw new Error(`listen → ${res.status}`)
-    void c.read(res.body, onReply)
+    // Its own connection (agent: false): a stream never goes back to the keep-alive pool.
+    const stream = request(`${chatUrl}/conversations/${conversation.id}/listen`, { headers: { 'x-user-key': key, accept: 'text/event-stream' }, agent: false })
+    c.stream = stream
+    const res = await new Promise<IncomingMessage>((resolve, reject) => {
+      stream.once('response', resolve)
+      stream.once('error', reject)
+      stream.end()
+    })
+    if (res.statusCode !== 200) throw new Error(`listen → ${res.statusCode}`)
+    c.read(res, onReply)
     return c
   }
 
-  private async read(body: ReadableStream<Uint8Array>, onReply: (text: string, at: number) => void): Promise<void> {
-    const decoder = new TextDecoder()
+  private read(res: IncomingMessage, onReply: (text: string, at: number) => void): void {
     let buffer = ''
-    try {
-      for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-        const at = performance.now()
-        buffer += decoder.decode(chunk, { stream: true })
-        let end: number
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const frame = buffer.slice(0, end)
-          buffer = buffer.slice(end + 2)
-          for (const line of frame.split('\n')) {
-            if (!line.startsWith('data: ')) continue
-            // cheap pre-filter: only bot messages matter
-            if (!line.includes('"isBot":true')) continue
-            const signal = JSON.parse(line.slice(6)) as { type: string; data: { isBot: boolean; payload: { text?: string } } }
-            if (signal.type === 'message_created' && signal.data.isBot && typeof signal.data.payload.text === 'string') onReply(signal.data.payload.text, at)
-          }
+    res.setEncoding('utf8')
+    res.on('error', (err) => {
+      if (!this.closed) throw err
+    })
+    res.on('data', (chunk: string) => {
+      const at = performance.now()
+      buffer += chunk
+      let end: number
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const frame = buffer.slice(0, end)
+        buffer = buffer.slice(end + 2)
+        for (const line of frame.split('\n')) {
+          if (!line.startsWith('data: ')) continue
+          // cheap pre-filter: only bot messages matter
+          if (!line.includes('"isBot":true')) continue
+          const signal = JSON.parse(line.slice(6)) as { type: string; data: { isBot: boolean; payload: { text?: string } } }
+          if (signal.type === 'message_created' && signal.data.isBot && typeof signal.data.payload.text === 'string') onReply(signal.data.payload.text, at)
         }
       }
-    } catch (err) {
-      if (!this.closed) throw err
-    }
+    })
   }
 
   /** POSTs a text message; resolves when the server has stored it. */
   async send(text: string): Promise<void> {
-    const res = await fetch(this.messagesUrl, { method: 'POST', headers: this.headers, body: JSON.stringify({ conversationId: this.id, payload: { type: 'text', text } }) })
-    await res.arrayBuffer()
-    if (res.status !== 201 && res.status !== 200) throw new Error(`createMessage → ${res.status}`)
+    const body = JSON.stringify({ conversationId: this.id, payload: { type: 'text', text } })
+    const res = await httpRequest(this.messagesUrl, { method: 'POST', headers: { ...this.headers, 'content-length': String(Buffer.byteLength(body)) }, body }).res
+    res.resume()
+    await new Promise((resolve) => res.once('end', resolve))
+    if (res.statusCode !== 201 && res.statusCode !== 200) throw new Error(`createMessage → ${res.statusCode}`)
   }
 
   close(): void {
     this.closed = true
-    this.abort.abort()
+    this.stream?.destroy()
   }
 }
 
