@@ -1,4 +1,4 @@
-import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
+import { sql, type Insertable, type Kysely, type QueryCreator, type Selectable, type Transaction } from 'kysely'
 import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
@@ -69,6 +69,28 @@ export function mergeSignals(
   ]
   return records.sort((a, b) => a.seq - b.seq).slice(0, limit)
 }
+
+/** A new message's columns but its sequence number and timestamp, which the append assigns. */
+export const messageColumns = (m: NewMessage): Omit<Insertable<Database['messages']>, 'seq' | 'created_at'> => ({
+  id: m.id, integration_id: m.integrationId, conversation_id: m.conversationId, user_id: m.userId, is_bot: m.isBot ? 1 : 0,
+  payload: JSON.stringify(m.payload), metadata: m.metadata === null ? null : JSON.stringify(m.metadata), bot_skip: m.botSkip ? 1 : 0,
+})
+
+export const eventColumns = (e: NewEvent): Omit<Insertable<Database['events']>, 'seq' | 'created_at'> => ({
+  id: e.id, integration_id: e.integrationId, conversation_id: e.conversationId, user_id: e.userId, is_bot: e.isBot ? 1 : 0,
+  payload: JSON.stringify(e.payload), bot_skip: e.botSkip ? 1 : 0,
+})
+
+/** The stored message, as appendMessage returns it. */
+export const messageRow = (m: NewMessage, seq: number, createdAt: number): MessageRow => ({
+  id: m.id, integrationId: m.integrationId, conversationId: m.conversationId, seq, userId: m.userId, isBot: m.isBot,
+  payload: m.payload, metadata: m.metadata, botSkip: m.botSkip ?? false, createdAt,
+})
+
+export const eventRow = (e: NewEvent, seq: number, createdAt: number): EventRow => ({
+  id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq, userId: e.userId, isBot: e.isBot,
+  payload: e.payload, botSkip: e.botSkip ?? false, createdAt,
+})
 
 const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   id: r.id,
@@ -582,9 +604,13 @@ export class KyselyStore implements Store {
     return r !== undefined
   }
 
-  /** Takes the conversation's next sequence number and a strictly increasing timestamp (row-locked on PostgreSQL). */
-  private async nextSeq(trx: Db, integrationId: string, conversationId: string, now: number, participant?: string): Promise<{ seq: number; at: number } | undefined> {
-    let q = trx
+  /**
+   * The UPDATE that takes the conversation's next sequence number and a strictly increasing
+   * timestamp (row-locked on PostgreSQL until the transaction ends); with `participant`, only if that
+   * user takes part in the conversation. Callers add RETURNING last_seq, last_at.
+   */
+  protected seqUpdate(db: QueryCreator<Database>, integrationId: string, conversationId: string, now: number, participant?: string) {
+    let q = db
       .updateTable('conversations')
       .set({
         last_seq: sql`last_seq + 1`,
@@ -597,7 +623,11 @@ export class KyselyStore implements Store {
       q = q.where((eb) => eb.exists(eb.selectFrom('participants').select('user_id')
         .where('integration_id', '=', integrationId).where('conversation_id', '=', conversationId).where('user_id', '=', participant)))
     }
-    const r = await q.returning(['last_seq', 'last_at']).executeTakeFirst()
+    return q
+  }
+
+  private async nextSeq(trx: Db, integrationId: string, conversationId: string, now: number, participant?: string): Promise<{ seq: number; at: number } | undefined> {
+    const r = await this.seqUpdate(trx, integrationId, conversationId, now, participant).returning(['last_seq', 'last_at']).executeTakeFirst()
     return r && { seq: Number(r.last_seq), at: Number(r.last_at) }
   }
 
@@ -671,17 +701,8 @@ export class KyselyStore implements Store {
     return this.db.transaction().execute(async (trx) => {
       const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now, m.requireParticipant ? m.userId : undefined)
       if (!next) return undefined
-      const { now: _now, botSkip = false, requireParticipant: _rp, ...fields } = m
-      const row: MessageRow = { ...fields, botSkip, seq: next.seq, createdAt: next.at }
-      await trx
-        .insertInto('messages')
-        .values({
-          id: m.id, integration_id: m.integrationId, conversation_id: m.conversationId, seq: next.seq, user_id: m.userId,
-          is_bot: m.isBot ? 1 : 0, payload: JSON.stringify(m.payload), metadata: m.metadata === null ? null : JSON.stringify(m.metadata),
-          bot_skip: botSkip ? 1 : 0, created_at: next.at,
-        })
-        .execute()
-      return row
+      await trx.insertInto('messages').values({ ...messageColumns(m), seq: next.seq, created_at: next.at }).execute()
+      return messageRow(m, next.seq, next.at)
     })
   }
 
@@ -714,17 +735,8 @@ export class KyselyStore implements Store {
     return this.db.transaction().execute(async (trx) => {
       const next = await this.nextSeq(trx, e.integrationId, e.conversationId, e.now, e.requireParticipant ? e.userId : undefined)
       if (!next) return undefined
-      await trx
-        .insertInto('events')
-        .values({
-          id: e.id, integration_id: e.integrationId, conversation_id: e.conversationId, seq: next.seq, user_id: e.userId,
-          is_bot: e.isBot ? 1 : 0, payload: JSON.stringify(e.payload), bot_skip: e.botSkip ? 1 : 0, created_at: next.at,
-        })
-        .execute()
-      return {
-        id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.seq, userId: e.userId,
-        isBot: e.isBot, payload: e.payload, botSkip: e.botSkip ?? false, createdAt: next.at,
-      }
+      await trx.insertInto('events').values({ ...eventColumns(e), seq: next.seq, created_at: next.at }).execute()
+      return eventRow(e, next.seq, next.at)
     })
   }
 
