@@ -29,15 +29,19 @@ export interface ChatServiceOptions {
   clock?: () => number
 }
 
+/** A message or event about to be stored. */
+export interface IncomingDraft { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean }
+
+/** The bot's beforeIncoming hook: the payload to store (possibly changed), and whether the bot should skip it. */
+export type IncomingHook = (draft: IncomingDraft) => Promise<{ payload: JsonObject; stop: boolean }>
+
 /**
  * What the bot runtime needs to see of incoming messages and events: its beforeIncoming hook
  * runs before they are stored, and it is told about them once they are.
  */
 export interface IncomingInterceptor {
-  beforeIncoming(
-    integration: IntegrationRow,
-    draft: { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean },
-  ): Promise<{ payload: JsonObject; stop: boolean }>
+  /** The integration's bot's beforeIncoming hook, or undefined when it has none. */
+  incomingHook(integration: IntegrationRow): Promise<IncomingHook | undefined>
   announce(integrationId: string, conversationId: string): Promise<void>
 }
 
@@ -274,20 +278,30 @@ export class ChatService {
   // ---- messages and events ----
 
   /**
-   * Appends are conditional on the author taking part (checked in the append's own transaction), so
-   * a participant removed while the bot's beforeIncoming hook ran cannot post; when nothing was
-   * appended, the access check says why (404 or 403).
+   * Appends are conditional on the author taking part (checked in the append's own statement or
+   * transaction), so a participant removed while the bot's beforeIncoming hook ran cannot post; when
+   * nothing was appended, the access check says why (404 or 403).
    */
   private async refused(user: UserRow, conversationId: string): Promise<never> {
     await this.getConversation(user, conversationId)
     throw errors.notFound('Conversation', conversationId)
   }
 
+  /**
+   * The bot's beforeIncoming hook on a new message or event, if it has one. The hook must not run
+   * for a caller who may not post, hence the access check before it; without a hook the append's
+   * own participant check is enough (one query less per message).
+   */
+  private async beforeIncoming(integration: IntegrationRow, user: UserRow, draft: IncomingDraft): Promise<{ payload: JsonObject; stop: boolean } | undefined> {
+    const hook = await this.incoming?.incomingHook(integration)
+    if (!hook) return undefined
+    await this.getConversation(user, draft.conversationId)
+    return hook(draft)
+  }
+
   async createMessage(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
-    // The hook must not run for a caller who may not post, hence the check before it.
-    await this.getConversation(user, conversationId)
     const id = uuidv7()
-    const hooked = this.incoming ? await this.incoming.beforeIncoming(integration, { id, conversationId, userId: user.id, payload, custom: false }) : undefined
+    const hooked = await this.beforeIncoming(integration, user, { id, conversationId, userId: user.id, payload, custom: false })
     const message = await this.store.appendMessage({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
       payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, requireParticipant: true, now: this.clock(),
@@ -324,9 +338,8 @@ export class ChatService {
   }
 
   async createEvent(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject): Promise<EventRow> {
-    await this.getConversation(user, conversationId)
     const id = uuidv7()
-    const hooked = this.incoming ? await this.incoming.beforeIncoming(integration, { id, conversationId, userId: user.id, payload, custom: true }) : undefined
+    const hooked = await this.beforeIncoming(integration, user, { id, conversationId, userId: user.id, payload, custom: true })
     const event = await this.store.appendEvent({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload: hooked?.payload ?? payload,
       botSkip: hooked?.stop ?? false, requireParticipant: true, now: this.clock(),

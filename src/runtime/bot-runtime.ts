@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
-import { conversationChannel, CHAT_PAGE_SIZE, type IncomingInterceptor } from '../domain/chat-service.js'
+import { conversationChannel, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { conversationView, messageView, eventView, userView } from '../domain/chat-views.js'
 import { normalizePayload } from '../domain/payloads.js'
 import type { PubSub } from '../pubsub/pubsub.js'
@@ -463,24 +463,27 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /**
-   * Runs the bot's beforeIncoming hook on a message or event before it is stored: the hook may
-   * change the payload (what is stored and delivered is the changed payload) or stop it.
+   * The bot's beforeIncoming hook for messages and events of this integration, or undefined when the
+   * bot has none (no code, or code without the hook). The hook runs on a message or event before it
+   * is stored: it may change the payload (what is stored and delivered is the changed payload) or stop it.
    */
-  async beforeIncoming(
-    integration: IntegrationRow,
-    draft: { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean },
-  ): Promise<{ payload: JsonObject; stop: boolean }> {
-    const unchanged = { payload: draft.payload, stop: false }
+  async incomingHook(integration: IntegrationRow): Promise<IncomingHook | undefined> {
     const bot = (await this.botOf(integration.id))?.bot
-    if (!bot?.code) return unchanged
+    const code = bot?.code
+    if (!bot || !code) return undefined
     const summary = await this.summary(bot)
-    if (!summary?.hooks.includes('beforeIncoming')) return unchanged
+    if (!summary?.hooks.includes('beforeIncoming')) return undefined
+    return (draft) => this.beforeIncoming(bot, code, integration, draft)
+  }
+
+  private async beforeIncoming(bot: BotRow, code: string, integration: IntegrationRow, draft: IncomingDraft): Promise<{ payload: JsonObject; stop: boolean }> {
+    const unchanged = { payload: draft.payload, stop: false }
     const { state } = await this.loadState(bot, integration.id, draft.conversationId, draft.userId)
     const event = this.buildEvent(bot, integration, { kind: 'draft', ...draft, createdAt: this.clock() }, state)
     const host = this.host(bot, integration, draft.conversationId, `before:${draft.id}`)
     try {
       const output = JSON.parse(await this.sandbox.run(
-        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'beforeIncoming', input: JSON.stringify({ event, budgetMs: this.limitsOf(bot).budgetMs }), limits: this.limitsOf(bot) },
+        { botId: bot.id, version: String(bot.deployedAt), code, entry: 'beforeIncoming', input: JSON.stringify({ event, budgetMs: this.limitsOf(bot).budgetMs }), limits: this.limitsOf(bot) },
         host,
       )) as BeforeIncomingOutput
       const payload = output.payload ?? draft.payload

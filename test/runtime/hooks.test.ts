@@ -4,20 +4,23 @@
  * a message it stops is stored but never answered; beforeOutgoing changes or suppresses the bot's
  * replies; a hook that throws or returns an invalid payload leaves the original in place.
  */
+import * as chat from '@botpress/chat'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { createBot, listAll, Talk, textOf, waitForLog, STREAM_CONFIG, type TestBot } from './helpers.js'
+import { allLogs, createBot, listAll, Talk, textOf, waitForLog, STREAM_CONFIG, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
 export const hooks = {
   beforeIncoming({ event }) {
     if (event.type === 'custom') {
+      if (String(event.payload.name).startsWith('probe')) console.log('beforeIncoming saw ' + event.payload.name)
       if (event.payload.name === 'drop') return { stop: true }
       event.payload.seenBy = 'beforeIncoming'
       return
     }
     if (event.type !== 'text') return
     const t = event.payload.text
+    if (t.startsWith('probe')) console.log('beforeIncoming saw ' + t)
     if (t.startsWith('drop')) return { stop: true }
     if (t.startsWith('shout ')) event.payload.text = t.slice(6).toUpperCase()
     if (t === 'to-markdown') event.payload = { type: 'markdown', markdown: '**changed** by the hook' }
@@ -188,5 +191,19 @@ describe('runtime: hooks change and stop payloads', () => {
     await talk.say('after the dropped event')
     replies = (await talk.botCount(before + 2)).slice(before + 1)
     expect(replies.map(textOf)).toEqual(['got after the dropped event [signed]'])
+  })
+
+  it('beforeIncoming never runs for a caller who may not post: 403 for a non-participant, 404 for an unknown conversation', async () => {
+    const outsider = await chat.Client.connect({ apiUrl: bot.url })
+    const text = (t: string) => ({ type: 'text' as const, text: t })
+    await expect(outsider.createMessage({ conversationId: talk.conversationId, payload: text('probe-outsider') })).rejects.toMatchObject({ code: 403 })
+    await expect(outsider.createEvent({ conversationId: talk.conversationId, payload: { name: 'probe-outsider-event' } })).rejects.toMatchObject({ code: 403 })
+    await expect(talk.user.createMessage({ conversationId: 'no-such-conversation', payload: text('probe-unknown') })).rejects.toMatchObject({ code: 404 })
+    await expect(talk.user.createEvent({ conversationId: 'no-such-conversation', payload: { name: 'probe-unknown-event' } })).rejects.toMatchObject({ code: 404 })
+    // the hook runs for a participant; its log line comes after the refused ones would have
+    await talk.say('probe-participant')
+    await waitForLog(h, bot.id, (l) => l.message.includes('beforeIncoming saw probe-participant'))
+    const seen = (await allLogs(h, bot.id)).logs.filter((l) => l.message.includes('beforeIncoming saw probe'))
+    expect(seen.map((l) => l.message)).toEqual(['beforeIncoming saw probe-participant'])
   })
 })
