@@ -83,8 +83,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     onBotsChanged: () => chat.forgetIntegrations(),
     composeAnswer: answerComposer(config.kbAnswer),
   })
-  // User keys are cached only on the embedded engine: PostgreSQL may have other instances changing users.
-  const chat = new ChatService(store, pubsub, runtime, { cacheUserKeys: store.dialect === 'sqlite' })
+  const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
   const bots = new BotService(store, {
     checkCode: async (code) => {
@@ -175,6 +174,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(webhookRoutes, { service: webhooks })
 
   app.addHook('onReady', async () => {
+    await chat.start()
     await runtime.start()
     webhooks.start()
   })
@@ -183,6 +183,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     await streams.closeAll()
     await webhooks.stop()
     await runtime.stop()
+    await chat.stop()
   })
   app.addHook('onClose', async () => {
     if (!deps.sandbox) await sandbox.close()

@@ -14,18 +14,12 @@ export const FOREIGN_ID = /^[A-Za-z0-9_-]{1,100}$/
 /** The Chat API has no pageSize parameter; the server picks it. */
 export const CHAT_PAGE_SIZE = 20
 const MAX_KEY_LENGTH = 4096
-/** Safety net behind change notifications (another instance's change, a lost notification). */
+/** Safety nets behind change notifications (another instance's change, a lost notification). */
 const INTEGRATION_CACHE_TTL_MS = 5_000
+const USER_KEY_CACHE_TTL_MS = 5_000
 const CACHE_MAX_ENTRIES = 10_000
 
 export interface ChatServiceOptions {
-  /**
-   * Remember which user a server-issued key designates. Only safe when every change to users goes
-   * through this process (the embedded SQLite engine): the entries are dropped on the spot when the
-   * user is updated or deleted or any bot changes. Off for PostgreSQL, where another instance could
-   * delete the user (see README, "Performance").
-   */
-  cacheUserKeys?: boolean
   clock?: () => number
 }
 
@@ -46,6 +40,8 @@ export interface IncomingInterceptor {
 }
 
 export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
+/** Users updated or deleted (`[integrationId, userId]`): every instance drops its cached keys of that user. */
+export const USERS_CHANNEL = 'users-changed'
 
 function assertForeignId(id: string, what: string): void {
   if (!FOREIGN_ID.test(id)) {
@@ -66,15 +62,33 @@ export class ChatService {
     options: ChatServiceOptions = {},
   ) {
     this.clock = options.clock ?? Date.now
-    this.userKeys = options.cacheUserKeys ? new Map() : undefined
   }
 
   private readonly clock: () => number
   /**
    * `integrationId:key` → the key's user (a pending lookup until it resolves); misses are not kept,
    * so only valid keys are held. Keyed by the key itself, not its digest: a hit skips the SHA-256.
+   * Keys never change; users change only through updateUser and deleteUser (and with their bot),
+   * which drop the user's entries here at once and on every other instance through USERS_CHANNEL
+   * (BOTS_CHANNEL for bots); a short TTL covers a lost notification.
    */
-  private readonly userKeys: Map<string, { userId?: string; user: Promise<UserRow | undefined> }> | undefined
+  private readonly userKeys = new Map<string, { at: number; userId?: string; user: Promise<UserRow | undefined> }>()
+  private readonly unsubscribes: (() => Promise<void>)[] = []
+
+  /** Listens for user changes made by other instances (and by this one). */
+  async start(): Promise<void> {
+    this.unsubscribes.push(await this.pubsub.subscribe(USERS_CHANNEL, (message) => {
+      const [integrationId, userId] = JSON.parse(message) as [string, string]
+      this.forgetUser(integrationId, userId)
+    }))
+    // Notifications sent while the pub/sub was down are lost: start over.
+    const stopListening = this.pubsub.onReconnect?.(() => this.forgetIntegrations())
+    if (stopListening) this.unsubscribes.push(async () => stopListening())
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.unsubscribes.splice(0).map((u) => u()))
+  }
 
   /** Webhook id → integration, cached: every Chat API request needs it and it changes only with its bot. */
   private readonly integrations = new Map<string, { at: number; row: Promise<IntegrationRow | undefined> }>()
@@ -83,33 +97,40 @@ export class ChatService {
   forgetIntegrations(): void {
     this.integrations.clear()
     // A deleted bot takes its integrations' users with it.
-    this.userKeys?.clear()
+    this.userKeys.clear()
   }
 
   /** Drops the cached keys of one user (updated or deleted); pending lookups are dropped too. */
   private forgetUser(integrationId: string, userId: string): void {
-    if (!this.userKeys) return
     for (const [k, entry] of this.userKeys) {
       if (entry.userId === undefined || (entry.userId === userId && k.startsWith(`${integrationId}:`))) this.userKeys.delete(k)
     }
   }
 
   private findUserByKey(integrationId: string, key: string): Promise<UserRow | undefined> {
-    if (!this.userKeys) return this.store.findUserByKeyHash(integrationId, hashSecret(key))
     const k = `${integrationId}:${key}`
     const cached = this.userKeys.get(k)
-    if (cached) return cached.user
+    if (cached && this.clock() - cached.at <= USER_KEY_CACHE_TTL_MS) return cached.user
     if (this.userKeys.size >= CACHE_MAX_ENTRIES) this.userKeys.clear()
-    const entry: { userId?: string; user: Promise<UserRow | undefined> } = { user: this.store.findUserByKeyHash(integrationId, hashSecret(key)) }
+    const entry: { at: number; userId?: string; user: Promise<UserRow | undefined> } = {
+      at: this.clock(), user: this.store.findUserByKeyHash(integrationId, hashSecret(key)),
+    }
     this.userKeys.set(k, entry)
     entry.user.then(
       (user) => {
         if (user) entry.userId = user.id
-        else if (this.userKeys!.get(k) === entry) this.userKeys!.delete(k)
+        else if (this.userKeys.get(k) === entry) this.userKeys.delete(k)
       },
-      () => this.userKeys!.get(k) === entry && this.userKeys!.delete(k),
+      () => this.userKeys.get(k) === entry && this.userKeys.delete(k),
     )
     return entry.user
+  }
+
+  /** This instance's cached keys of the user are dropped at once, other instances' when the notification arrives. */
+  private async userChanged(integrationId: string, userId: string): Promise<void> {
+    this.forgetUser(integrationId, userId)
+    // The change is committed: a lost notification must not turn it into an error (the TTL covers it).
+    await this.pubsub.publish(USERS_CHANNEL, JSON.stringify([integrationId, userId])).catch(() => {})
   }
 
   async resolveIntegration(webhookId: string): Promise<IntegrationRow> {
@@ -179,7 +200,7 @@ export class ChatService {
 
   async updateUser(user: UserRow, patch: UserPatch): Promise<UserRow> {
     const updated = await this.store.updateUser(user.integrationId, user.id, patch, this.clock())
-    this.forgetUser(user.integrationId, user.id)
+    await this.userChanged(user.integrationId, user.id)
     if (!updated) throw errors.notFound('User', user.id)
     return updated
   }
@@ -196,7 +217,7 @@ export class ChatService {
       if (!page.next) break
     }
     await this.store.deleteUser(user.integrationId, user.id)
-    this.forgetUser(user.integrationId, user.id)
+    await this.userChanged(user.integrationId, user.id)
   }
 
   // ---- conversations ----
