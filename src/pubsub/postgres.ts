@@ -29,11 +29,23 @@ interface Subscription {
   handler: PubSubHandler
 }
 
+interface PendingPublish {
+  channel: string
+  message: string
+  resolve: () => void
+  reject: (err: unknown) => void
+}
+
+/** Most notifications sent by one publishing statement. */
+const MAX_PUBLISH_BATCH = 200
+
 /**
  * PubSub over PostgreSQL LISTEN/NOTIFY, so that every Parley instance on one database hears what
  * any of them publishes. One dedicated connection LISTENs to the channels that have local
- * subscribers; a small pool publishes with `pg_notify` (each publish commits on its own, so
- * sequential publishes are delivered in order). When the listening connection drops it reconnects
+ * subscribers; a small pool publishes with `pg_notify`. Publishes that arrive while every publishing connection
+ * is busy go out together in the next statement (one round trip and one transaction for many
+ * notifications, delivered in publish order); a publish resolves once the statement carrying it has
+ * committed, so sequential publishes are delivered in order. When the listening connection drops it reconnects
  * with exponential backoff and LISTENs to every channel again; notifications sent while it was
  * down are lost, which is why messages are only pokes and `onReconnect` lets subscribers re-read
  * what they may have missed from the store.
@@ -41,6 +53,9 @@ interface Subscription {
 export class PostgresPubSub implements PubSub {
   private readonly channels = new Map<string, Set<Subscription>>()
   private readonly pool: pg.Pool
+  private readonly publishConnections: number
+  private queue: PendingPublish[] = []
+  private publishing = 0
   private readonly initialDelayMs: number
   private readonly maxDelayMs: number
   private readonly subscribeTimeoutMs: number
@@ -55,9 +70,10 @@ export class PostgresPubSub implements PubSub {
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 100
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000
     this.subscribeTimeoutMs = options.subscribeTimeoutMs ?? 10_000
+    this.publishConnections = options.publishPoolSize ?? 2
     this.pool = new pg.Pool({
       connectionString: options.url,
-      max: options.publishPoolSize ?? 2,
+      max: this.publishConnections,
       idleTimeoutMillis: 30_000,
       connectionTimeoutMillis: 10_000,
       keepAlive: true,
@@ -94,7 +110,36 @@ export class PostgresPubSub implements PubSub {
     if (bytes > MAX_NOTIFY_BYTES) {
       throw new RangeError(`pub/sub message is ${bytes} bytes; PostgreSQL NOTIFY carries at most ${MAX_NOTIFY_BYTES} (publish ids, not bodies)`)
     }
-    await this.pool.query('SELECT pg_notify($1, $2)', [pgChannelName(channel), message])
+    await new Promise<void>((resolve, reject) => {
+      this.queue.push({ channel: pgChannelName(channel), message, resolve, reject })
+      this.sendBatches()
+    })
+  }
+
+  /**
+   * Sends what is queued, one statement per free publishing connection. A batch stops before a
+   * repeated channel and message: PostgreSQL folds identical notifications of one transaction into one.
+   */
+  private sendBatches(): void {
+    while (this.publishing < this.publishConnections && this.queue.length > 0) {
+      const seen = new Set<string>()
+      let n = 0
+      for (const p of this.queue) {
+        const key = `${p.channel}\u0000${p.message}`
+        if (n === MAX_PUBLISH_BATCH || seen.has(key)) break
+        seen.add(key)
+        n++
+      }
+      const batch = this.queue.splice(0, n)
+      this.publishing++
+      // unnest yields the rows in array order: the notifications are sent, and delivered, in publish order.
+      this.pool.query('SELECT pg_notify(c, m) FROM unnest($1::text[], $2::text[]) AS t(c, m)', [batch.map((p) => p.channel), batch.map((p) => p.message)])
+        .then(() => batch.forEach((p) => p.resolve()), (err: unknown) => batch.forEach((p) => p.reject(err)))
+        .finally(() => {
+          this.publishing--
+          this.sendBatches()
+        })
+    }
   }
 
   async subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
@@ -138,6 +183,7 @@ export class PostgresPubSub implements PubSub {
   async close(): Promise<void> {
     if (this.closed) return
     this.closed = true
+    for (const p of this.queue.splice(0)) p.reject(new Error('PostgresPubSub is closed'))
     this.channels.clear()
     this.reconnectListeners.clear()
     this.wake?.()

@@ -74,6 +74,17 @@ export function describePubSubContract(name: string, factory: PubSubFactory): vo
       expect(r.received).toEqual(sent)
     })
 
+    it('concurrent publishes, identical ones included, are each delivered exactly once', async () => {
+      const ch = channel()
+      const r = recorder()
+      await pubsub.subscribe(ch, r.handler)
+      const sent = [...Array.from({ length: 300 }, (_, i) => `m${i}`), ...Array.from({ length: 30 }, () => 'same')]
+      await Promise.all(sent.map((m) => pubsub.publish(ch, m)))
+      await waitFor(() => expect(r.received.length).toBeGreaterThanOrEqual(sent.length))
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      expect([...r.received].sort()).toEqual([...sent].sort())
+    })
+
     it('does not deliver to subscribers of other channels', async () => {
       const a = channel('a')
       const b = channel('b')
