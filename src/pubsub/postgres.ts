@@ -38,6 +38,8 @@ interface PendingPublish {
 
 /** Most notifications sent by one publishing statement. */
 const MAX_PUBLISH_BATCH = 200
+/** unnest yields the rows in array order: the notifications are sent, and delivered, in publish order. */
+const NOTIFY_BATCH = 'SELECT pg_notify(c, m) FROM unnest($1::text[], $2::text[]) AS t(c, m)'
 
 /**
  * PubSub over PostgreSQL LISTEN/NOTIFY, so that every Parley instance on one database hears what
@@ -132,8 +134,8 @@ export class PostgresPubSub implements PubSub {
       }
       const batch = this.queue.splice(0, n)
       this.publishing++
-      // unnest yields the rows in array order: the notifications are sent, and delivered, in publish order.
-      this.pool.query('SELECT pg_notify(c, m) FROM unnest($1::text[], $2::text[]) AS t(c, m)', [batch.map((p) => p.channel), batch.map((p) => p.message)])
+      // A named (prepared) statement: parsed and planned once per connection.
+      this.pool.query({ name: 'parley_notify', text: NOTIFY_BATCH, values: [batch.map((p) => p.channel), batch.map((p) => p.message)] })
         .then(() => batch.forEach((p) => p.resolve()), (err: unknown) => batch.forEach((p) => p.reject(err)))
         .finally(() => {
           this.publishing--

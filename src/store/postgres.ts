@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { Kysely, PostgresDialect, sql } from 'kysely'
+import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import type { Database } from './kysely/schema.js'
 import { eventColumns, eventRow, KyselyStore, messageColumns, messageRow } from './kysely/kysely-store.js'
 import type { EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
@@ -27,6 +27,47 @@ export function parleyTypeParsers(): pg.CustomTypesConfig {
   types.setTypeParser(pg.types.builtins.INT8, toNumber)
   types.setTypeParser(pg.types.builtins.NUMERIC, toNumber)
   return types
+}
+
+/** Distinct statements a pool prepares by name; beyond them, statements are parsed and planned on each run. */
+const MAX_PREPARED_STATEMENTS = 200
+
+/**
+ * Kysely's pool, with statements run as named prepared statements: parsed and analysed once per
+ * connection instead of on every run, and planned once PostgreSQL settles on a generic plan (half
+ * of PostgreSQL's CPU per createMessage was parse, analysis and planning). Only statements with
+ * parameters (the others may hold several commands), and only those whose text names every result
+ * column: a prepared `SELECT *` or `RETURNING *` would fail ("cached plan must not change result
+ * type") after another instance's migration added a column. Names are per pool, one per text.
+ */
+export function preparingPool(pool: pg.Pool): PostgresPool {
+  const names = new Map<string, string>()
+  const nameOf = (text: string): string | undefined => {
+    let name = names.get(text)
+    if (name === undefined && names.size < MAX_PREPARED_STATEMENTS && !text.includes('*')) {
+      name = `parley_${names.size + 1}`
+      names.set(text, name)
+    }
+    return name
+  }
+  const wrapped = new WeakMap<pg.PoolClient, PostgresPoolClient>()
+  // Kysely calls query(sql, parameters) only: the cursor overload needs a `cursor` in the dialect config.
+  const wrap = (client: pg.PoolClient): PostgresPoolClient => ({
+    query: ((text: string, values: unknown[]) => {
+      const name = values.length > 0 ? nameOf(text) : undefined
+      return name ? client.query({ name, text, values }) : client.query(text, values)
+    }) as unknown as PostgresPoolClient['query'],
+    release: () => client.release(),
+  })
+  return {
+    async connect() {
+      const client = await pool.connect()
+      let w = wrapped.get(client)
+      if (!w) wrapped.set(client, (w = wrap(client)))
+      return w
+    },
+    end: () => pool.end(),
+  }
 }
 
 /** The URL without its password, for logs and the startup banner. */
@@ -114,7 +155,7 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Pos
   // transaction, a reserved connection) that the server terminates (`pg_ctl stop`, 57P01) would
   // emit an unhandled 'error' and kill the process. Its next query fails (503) and the pool drops it.
   pool.on('connect', (client) => client.on('error', () => {}))
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool: preparingPool(pool) }) })
   try {
     // Startup self-check, as for SQLite: an acknowledged write must be on disk before we answer.
     const { rows } = await sql<{ synchronous_commit: string }>`SHOW synchronous_commit`.execute(db)

@@ -108,6 +108,37 @@ describe.skipIf(!hasPg)('postgres', () => {
       }
     })
 
+    it('statements with parameters and named result columns run prepared; SELECT * does not, and survives a column added meanwhile', async () => {
+      const db = await freshDatabase()
+      // One connection: every statement below runs on it, and so do the prepared-statement lookups.
+      const store = await createPostgresStore({ url: db, poolSize: 1 })
+      try {
+        const fx = await seed(store)
+        const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+        await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+        const first = await store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0), requireParticipant: true })
+        expect(await store.getUser(fx.a.id, owner.id)).toMatchObject({ id: 'owner' })
+        const prepared = async () => (await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(store.db)).rows.map((r) => r.statement)
+        const before = await prepared()
+        expect(before.some((t) => t.includes('insert into "messages"'))).toBe(true)
+        expect(before.filter((t) => t.includes('*'))).toEqual([])
+
+        // Another instance's migration adds a column: prepared statements and SELECT * keep working.
+        const admin = new pg.Client({ connectionString: db })
+        await admin.connect()
+        await admin.query('ALTER TABLE messages ADD COLUMN later_column TEXT; ALTER TABLE users ADD COLUMN later_column TEXT')
+        await admin.end()
+        const second = await store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0), requireParticipant: true })
+        expect(second!.seq).toBe(first!.seq + 1)
+        expect((await store.getMessage(fx.a.id, second!.id))!.seq).toBe(second!.seq)
+        expect(await store.getUser(fx.a.id, owner.id)).toMatchObject({ id: 'owner' })
+        expect((await prepared()).sort()).toEqual(before.sort()) // the append reused its statement; getMessage's SELECT * is not prepared
+      } finally {
+        await store.close()
+        await dropDatabase(db)
+      }
+    })
+
     it('BIGINT and count(*) come back as JS numbers; synchronous_commit is on', async () => {
       shared ??= await createPostgresStore({ url, poolSize: 10 })
       const { rows } = await sql<{ big: unknown; n: unknown; num: unknown; sync: string }>`
