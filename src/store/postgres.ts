@@ -1,5 +1,6 @@
 import pg from 'pg'
-import { Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { Kysely, PostgresDialect, sql, type CompiledQuery, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { compileOnce } from './kysely/compile-once.js'
 import type { Database } from './kysely/schema.js'
 import { eventColumns, eventRow, KyselyStore, messageColumns, messageRow } from './kysely/kysely-store.js'
 import type { EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
@@ -82,11 +83,14 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
+/** An append's columns (but seq and created_at) and its clock. */
+type AppendArgs = Record<string, string | number | null>
+
 /**
  * The KyselyStore on PostgreSQL, plus what only a database shared by several processes needs:
  * `withLock` holds a session-level advisory lock (keyed by `hashtext(name)`) on one reserved pool
  * connection while `fn` runs on the others; the lock is released, or dies with the connection if
- * the process does, so a crashed instance never leaves it held.
+ * the process does, so a crashed instance never leaves it held. createMessage's append is its own.
  */
 export class PostgresStore extends KyselyStore {
   /**
@@ -94,7 +98,8 @@ export class PostgresStore extends KyselyStore {
    * takes the conversation's next seq and timestamp under its row lock (and checks the author takes
    * part), the INSERT stores the row with them. One round trip instead of four (BEGIN, UPDATE,
    * INSERT, COMMIT), atomic without an explicit transaction; when the UPDATE matches nothing,
-   * nothing is inserted and the append answers undefined.
+   * nothing is inserted and the append answers undefined. Each variant (table, participant check)
+   * is built and compiled once.
    */
   override async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
     const r = await this.appendRow('messages', m, messageColumns(m))
@@ -106,15 +111,25 @@ export class PostgresStore extends KyselyStore {
     return r && eventRow(e, r.seq, r.at)
   }
 
-  private async appendRow(table: 'messages' | 'events', a: NewMessage | NewEvent, columns: Record<string, string | number | null>): Promise<{ seq: number; at: number } | undefined> {
-    const names = Object.keys(columns)
-    const r = await this.db
-      .with('next', (db) => this.seqUpdate(db, a.integrationId, a.conversationId, a.now, a.requireParticipant ? a.userId : undefined).returning(['last_seq', 'last_at']))
-      .insertInto(table)
-      .columns([...names, 'seq', 'created_at'] as (keyof Database['messages'] & keyof Database['events'])[])
-      .expression((eb) => eb.selectFrom('next').select((s) => [...names.map((name) => s.val(columns[name]).as(name)), 'next.last_seq', 'next.last_at']))
-      .returning(['seq', 'created_at'])
-      .executeTakeFirst()
+  private readonly appendQueries = new Map<string, (args: AppendArgs) => CompiledQuery>()
+
+  private async appendRow(table: 'messages' | 'events', a: NewMessage | NewEvent, columns: AppendArgs): Promise<{ seq: number; at: number } | undefined> {
+    const requireParticipant = a.requireParticipant === true
+    const variant = `${table}:${requireParticipant}`
+    let query = this.appendQueries.get(variant)
+    if (!query) {
+      const names = Object.keys(columns)
+      query = compileOnce<AppendArgs>([...names, 'now'], (args) => this.db
+        .with('next', (db) => this.seqUpdate(db, args.integration_id as string, args.conversation_id as string, args.now as number, requireParticipant ? args.user_id as string : undefined)
+          .returning(['last_seq', 'last_at']))
+        .insertInto(table)
+        .columns([...names, 'seq', 'created_at'] as (keyof Database['messages'] & keyof Database['events'])[])
+        .expression((eb) => eb.selectFrom('next').select((s) => [...names.map((name) => s.val(args[name]).as(name)), 'next.last_seq', 'next.last_at']))
+        .returning(['seq', 'created_at']))
+      this.appendQueries.set(variant, query)
+    }
+    const { rows } = await this.db.executeQuery<{ seq: number; created_at: number }>(query({ ...columns, now: a.now }))
+    const r = rows[0]
     return r && { seq: Number(r.seq), at: Number(r.created_at) }
   }
 
