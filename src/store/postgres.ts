@@ -1,5 +1,5 @@
 import pg from 'pg'
-import { Kysely, PostgresDialect, sql, type CompiledQuery, type PostgresPool, type PostgresPoolClient } from 'kysely'
+import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import { compileOnce } from './kysely/compile-once.js'
 import type { Database } from './kysely/schema.js'
 import { eventColumns, eventRow, KyselyStore, messageColumns, messageRow } from './kysely/kysely-store.js'
@@ -85,6 +85,60 @@ export function redactDatabaseUrl(url: string): string {
 
 /** An append's columns (but seq and created_at) and its clock. */
 type AppendArgs = Record<string, string | number | null>
+type Appended = { seq: number; at: number }
+
+interface PendingAppend {
+  kind: 'message' | 'event'
+  append: NewMessage | NewEvent
+  columns: AppendArgs
+  resolve: (appended: Appended | undefined) => void
+  reject: (err: unknown) => void
+}
+
+/** Append statements running at once per store; appends arriving meanwhile wait and go out together. */
+const APPEND_BATCHES = 2
+const MAX_APPEND_BATCH = 100
+
+/**
+ * Many appends (messages and events, each of another conversation) in one statement: the same
+ * UPDATE … RETURNING and INSERT … SELECT as a single append, over the rows of `input`. The rows of
+ * the conversations are locked first in one order (`locked`), so that two batches, here or on
+ * another instance, never wait for each other in a cycle. Answers the appended rows' ordinals.
+ */
+const GROUP_APPEND = `WITH input AS (
+  SELECT i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now, i.require_participant, i.ord
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::boolean[])
+    WITH ORDINALITY AS i(kind, id, integration_id, conversation_id, user_id, is_bot, payload, metadata, bot_skip, now, require_participant, ord)
+), locked AS (
+  SELECT c.integration_id, c.id FROM conversations c JOIN input i ON c.integration_id = i.integration_id AND c.id = i.conversation_id
+  ORDER BY c.integration_id, c.id FOR UPDATE OF c
+), next AS (
+  UPDATE conversations c
+  SET last_seq = c.last_seq + 1, last_at = CASE WHEN c.last_at >= i.now THEN c.last_at + 1 ELSE i.now END, updated_at = i.now
+  FROM input i JOIN locked l ON l.integration_id = i.integration_id AND l.id = i.conversation_id
+  WHERE c.integration_id = i.integration_id AND c.id = i.conversation_id
+    AND (NOT i.require_participant OR EXISTS (
+      SELECT 1 FROM participants p WHERE p.integration_id = i.integration_id AND p.conversation_id = i.conversation_id AND p.user_id = i.user_id))
+  RETURNING i.ord, c.last_seq, c.last_at
+), new_messages AS (
+  INSERT INTO messages (id, integration_id, conversation_id, seq, user_id, is_bot, payload, metadata, bot_skip, created_at)
+  SELECT i.id, i.integration_id, i.conversation_id, n.last_seq, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, n.last_at
+  FROM next n JOIN input i ON i.ord = n.ord WHERE i.kind = 'message'
+), new_events AS (
+  INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
+  SELECT i.id, i.integration_id, i.conversation_id, n.last_seq, i.user_id, i.is_bot, i.payload, i.bot_skip, n.last_at
+  FROM next n JOIN input i ON i.ord = n.ord WHERE i.kind = 'event'
+)
+SELECT ord, last_seq, last_at FROM next`
+
+function groupAppend(batch: PendingAppend[]): CompiledQuery {
+  const column = (f: (item: PendingAppend) => unknown) => batch.map(f)
+  return CompiledQuery.raw(GROUP_APPEND, [
+    column((b) => b.kind), column((b) => b.columns.id), column((b) => b.columns.integration_id), column((b) => b.columns.conversation_id),
+    column((b) => b.columns.user_id), column((b) => b.columns.is_bot), column((b) => b.columns.payload), column((b) => b.columns.metadata ?? null),
+    column((b) => b.columns.bot_skip), column((b) => b.append.now), column((b) => b.append.requireParticipant === true),
+  ])
+}
 
 /**
  * The KyselyStore on PostgreSQL, plus what only a database shared by several processes needs:
@@ -100,20 +154,72 @@ export class PostgresStore extends KyselyStore {
    * INSERT, COMMIT), atomic without an explicit transaction; when the UPDATE matches nothing,
    * nothing is inserted and the append answers undefined. Each variant (table, participant check)
    * is built and compiled once.
+   *
+   * Group commit, as on SQLite: appends arriving while APPEND_BATCHES statements are running go
+   * out together in the next one (GROUP_APPEND: the same UPDATE and INSERT for many rows, one
+   * round trip and one commit). Every caller is answered after the commit that holds its row. A
+   * batch never holds two appends of one conversation; when it fails, its appends run again one by
+   * one, so that one failing append does not fail the others.
    */
   override async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
-    const r = await this.appendRow('messages', m, messageColumns(m))
+    const r = await this.enqueueAppend({ kind: 'message', append: m, columns: messageColumns(m) })
     return r && messageRow(m, r.seq, r.at)
   }
 
   override async appendEvent(e: NewEvent): Promise<EventRow | undefined> {
-    const r = await this.appendRow('events', e, eventColumns(e))
+    const r = await this.enqueueAppend({ kind: 'event', append: e, columns: eventColumns(e) })
     return r && eventRow(e, r.seq, r.at)
+  }
+
+  private appendQueue: PendingAppend[] = []
+  private appendBatches = 0
+
+  private enqueueAppend(item: Omit<PendingAppend, 'resolve' | 'reject'>): Promise<Appended | undefined> {
+    return new Promise((resolve, reject) => {
+      this.appendQueue.push({ ...item, resolve, reject })
+      this.sendAppends()
+    })
+  }
+
+  private sendAppends(): void {
+    while (this.appendBatches < APPEND_BATCHES && this.appendQueue.length > 0) {
+      const conversations = new Set<string>()
+      let n = 0
+      for (const item of this.appendQueue) {
+        const conversation = `${item.append.integrationId}\u0000${item.append.conversationId}`
+        if (n === MAX_APPEND_BATCH || conversations.has(conversation)) break
+        conversations.add(conversation)
+        n++
+      }
+      const batch = this.appendQueue.splice(0, n)
+      this.appendBatches++
+      void this.runAppends(batch).finally(() => {
+        this.appendBatches--
+        this.sendAppends()
+      })
+    }
+  }
+
+  private async runAppends(batch: PendingAppend[]): Promise<void> {
+    if (batch.length > 1) {
+      let rows: { ord: number; last_seq: number; last_at: number }[] | undefined
+      try {
+        rows = (await this.db.executeQuery<{ ord: number; last_seq: number; last_at: number }>(groupAppend(batch))).rows
+      } catch {
+        // One of them failed (or the batch lost a deadlock): each on its own below.
+      }
+      if (rows) {
+        const appended = new Map(rows.map((r) => [Number(r.ord), { seq: Number(r.last_seq), at: Number(r.last_at) }]))
+        batch.forEach((item, i) => item.resolve(appended.get(i + 1)))
+        return
+      }
+    }
+    await Promise.all(batch.map((item) => this.appendRow(item.kind === 'message' ? 'messages' : 'events', item.append, item.columns).then(item.resolve, item.reject)))
   }
 
   private readonly appendQueries = new Map<string, (args: AppendArgs) => CompiledQuery>()
 
-  private async appendRow(table: 'messages' | 'events', a: NewMessage | NewEvent, columns: AppendArgs): Promise<{ seq: number; at: number } | undefined> {
+  private async appendRow(table: 'messages' | 'events', a: NewMessage | NewEvent, columns: AppendArgs): Promise<Appended | undefined> {
     const requireParticipant = a.requireParticipant === true
     const variant = `${table}:${requireParticipant}`
     let query = this.appendQueries.get(variant)

@@ -905,6 +905,73 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.getEvent(fx.a.id, e!.id)).toEqual(e)
       })
 
+      it('concurrent appends across conversations (group commit): each gets its own answer, refused ones included', async () => {
+        const convs = await Promise.all(Array.from({ length: 8 }, () => conversation()))
+        const outsider = await user(fx.a)
+        type Sent = { conv: string; kind: 'message' | 'event' | 'refused' | 'missing'; id: string; now: number }
+        const sent: Sent[] = []
+        const calls: Promise<unknown>[] = []
+        for (let round = 0; round < 5; round++) {
+          for (const [i, { owner, conv }] of convs.entries()) {
+            const now = T0 + round * 10 - i // not in step with the order of arrival
+            const k = (round + i) % 4
+            if (k === 0 || k === 1) {
+              const m = { ...newMessage(fx.a.id, conv.id, owner.id, now, { type: 'text', text: `r${round} c${i}` }, k === 1 ? { r: round } : null), requireParticipant: true }
+              sent.push({ conv: conv.id, kind: 'message', id: m.id, now })
+              calls.push(store.appendMessage(m))
+            } else if (k === 2) {
+              const e = { id: uid('evt'), integrationId: fx.a.id, conversationId: conv.id, userId: owner.id, isBot: true, payload: { round, i }, botSkip: true, requireParticipant: true, now }
+              sent.push({ conv: conv.id, kind: 'event', id: e.id, now })
+              calls.push(store.appendEvent(e))
+            } else {
+              const m = { ...newMessage(fx.a.id, conv.id, outsider.id, now), requireParticipant: true }
+              sent.push({ conv: conv.id, kind: 'refused', id: m.id, now })
+              calls.push(store.appendMessage(m))
+            }
+          }
+          const missing = newMessage(fx.a.id, uid('missing'), outsider.id, T0)
+          sent.push({ conv: missing.conversationId, kind: 'missing', id: missing.id, now: T0 })
+          calls.push(store.appendMessage(missing))
+        }
+        const results = (await Promise.all(calls)) as ({ id: string; conversationId: string; seq: number; createdAt: number } | undefined)[]
+        results.forEach((r, i) => {
+          const s = sent[i]!
+          if (s.kind === 'refused' || s.kind === 'missing') expect(r).toBeUndefined()
+          else expect(r).toMatchObject({ id: s.id, conversationId: s.conv })
+        })
+        for (const { conv } of convs) {
+          const mine = results.filter((r) => r?.conversationId === conv.id)
+          // seqs 1..n without a gap (refused appends took none), createdAt strictly increasing with seq
+          expect(mine.map((r) => r!.seq).sort((a, b) => a - b)).toEqual(mine.map((_, i) => i + 1))
+          const bySeq = [...mine].sort((a, b) => a!.seq - b!.seq)
+          for (let i = 1; i < bySeq.length; i++) expect(bySeq[i]!.createdAt).toBeGreaterThan(bySeq[i - 1]!.createdAt)
+          expect((await store.getConversation(fx.a.id, conv.id))!.lastSeq).toBe(mine.length)
+          const signals = await store.signalsSince(fx.a.id, conv.id, 0, 100)
+          expect(signals.map((x) => x.seq)).toEqual(mine.map((_, i) => i + 1))
+        }
+        for (const [i, s] of sent.entries()) {
+          if (s.kind === 'message') expect(await store.getMessage(fx.a.id, s.id)).toEqual(results[i])
+          if (s.kind === 'event') expect(await store.getEvent(fx.a.id, s.id)).toEqual(results[i])
+          if (s.kind === 'refused' || s.kind === 'missing') expect(await store.getMessage(fx.a.id, s.id)).toBeUndefined()
+        }
+      })
+
+      it('a failing append among concurrent ones fails alone, and takes no seq', async () => {
+        const convs = await Promise.all(Array.from({ length: 4 }, () => conversation()))
+        const taken = newMessage(fx.a.id, convs[0]!.conv.id, convs[0]!.owner.id, T0)
+        await store.appendMessage(taken)
+        const appends = convs.map(({ owner, conv }, i) => ({ ...newMessage(fx.a.id, conv.id, owner.id, T0), ...(i === 2 && { id: taken.id }) }))
+        const settled = await Promise.allSettled(appends.map((m) => store.appendMessage(m)))
+        expect(settled.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled'])
+        expect(await store.getMessage(fx.a.id, taken.id)).toMatchObject({ conversationId: convs[0]!.conv.id })
+        expect((await store.getConversation(fx.a.id, convs[2]!.conv.id))!.lastSeq).toBe(0)
+        for (const i of [0, 1, 3]) {
+          const m = (settled[i] as PromiseFulfilledResult<{ id: string; seq: number }>).value
+          expect(m.seq).toBe(i === 0 ? 2 : 1)
+          expect(await store.getMessage(fx.a.id, m.id)).toMatchObject({ seq: m.seq })
+        }
+      })
+
       it('getMessage / getEvent are scoped per integration', async () => {
         const { owner, conv } = await conversation()
         const m = await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
