@@ -214,14 +214,21 @@ export class SqliteStore extends KyselyStore {
     }, () => super.getEvent(integrationId, id))
   }
 
-  /** The three tables read synchronously, so no write lands between them (the bound keeps KyselyStore's semantics). */
+  /**
+   * The three tables read synchronously, so no write lands between them (the bound keeps
+   * KyselyStore's semantics). Each seq belongs to one row of one table, so when the messages alone
+   * fill the wanted range without a gap (the usual case), the other two tables have nothing in it.
+   */
   override signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]> {
     return this.read(() => {
       const t = this.turn
       const bound = t.lastSeq.get(integrationId, conversationId)
       if (!bound || bound.last_seq <= afterSeq) return []
       const range = [integrationId, conversationId, afterSeq, bound.last_seq, limit] as const
-      return mergeSignals(t.messages.all(...range), t.events.all(...range), t.signals.all(...range), limit)
+      const messages = t.messages.all(...range)
+      const wanted = Math.min(bound.last_seq - afterSeq, limit)
+      if (messages.length === wanted && messages[wanted - 1]!.seq === afterSeq + wanted) return mergeSignals(messages, [], [], limit)
+      return mergeSignals(messages, t.events.all(...range), t.signals.all(...range), limit)
     }, () => super.signalsSince(integrationId, conversationId, afterSeq, limit))
   }
 

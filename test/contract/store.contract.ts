@@ -843,6 +843,32 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         }
       })
 
+      it('signalsSince pages a mix of messages, events and other signals by seq, whatever the limit', async () => {
+        const { owner, conv } = await conversation()
+        const guest = await user(fx.a)
+        const event = () => store.appendEvent({ id: uid('evt'), integrationId: fx.a.id, conversationId: conv.id, userId: owner.id, isBot: false, payload: {}, now: T0 })
+        const message = () => store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        // seq: 1 m, 2 m, 3 event, 4 m, 5 participant_added, 6 m, 7 m
+        await message(); await message(); await event(); await message()
+        await store.addParticipant(fx.a.id, conv.id, guest.id, T0)
+        await message(); await message()
+        const letter = { message_created: 'm', event_created: 'e', participant_added: 'p', participant_removed: 'r', message_deleted: 'd' }
+        const kinds = async (after: number, limit: number) =>
+          (await store.signalsSince(fx.a.id, conv.id, after, limit)).map((s) => `${s.seq}${letter[s.kind]}`)
+        expect(await kinds(0, 2)).toEqual(['1m', '2m'])
+        expect(await kinds(0, 3)).toEqual(['1m', '2m', '3e'])
+        expect(await kinds(0, 100)).toEqual(['1m', '2m', '3e', '4m', '5p', '6m', '7m'])
+        expect(await kinds(2, 2)).toEqual(['3e', '4m'])
+        expect(await kinds(3, 1)).toEqual(['4m'])
+        expect(await kinds(3, 2)).toEqual(['4m', '5p'])
+        expect(await kinds(5, 100)).toEqual(['6m', '7m'])
+        expect(await kinds(7, 100)).toEqual([])
+        // a deleted message leaves a gap in the messages and a signal of its own
+        const last = (await store.listMessages(fx.a.id, conv.id, { limit: 1 })).items[0]!
+        await store.deleteMessage(fx.a.id, last.id, T0)
+        expect(await kinds(5, 100)).toEqual(['6m', '8d'])
+      })
+
       it('messages and events share one sequence', async () => {
         const { owner, conv } = await conversation()
         const kinds: string[] = []
