@@ -22,7 +22,7 @@ function settle<T>(work: () => T): Promise<T> {
   }
 }
 
-interface PendingAppend {
+interface PendingWrite {
   work: () => unknown
   /** The Kysely implementation, for when the batch cannot run (a Kysely transaction is open). */
   fallback: () => Promise<unknown>
@@ -50,9 +50,10 @@ const signalRange = (table: string) =>
  * uncommitted rows), so whenever a transaction is open the fast path steps aside and the Kysely
  * implementation queues behind it on the mutex.
  *
- * Group commit (engineering notes §3.3): appends made during one turn of the event loop are committed
- * together at the end of it (setImmediate), each in its own savepoint so that one failing append
- * does not undo the others. Every caller is answered only after the commit that holds its row.
+ * Group commit (engineering notes §3.3): writes (appends; a bot turn's claim, finish and release)
+ * made during one turn of the event loop are committed together at the end of it (setImmediate),
+ * each in its own savepoint so that one failing write does not undo the others. Every caller is
+ * answered only after the commit that holds its write.
  */
 export class SqliteStore extends KyselyStore {
   private readonly access: SqliteDatabase.Statement<unknown[], AccessRow>
@@ -62,11 +63,11 @@ export class SqliteStore extends KyselyStore {
   private readonly insertEvent: SqliteDatabase.Statement<unknown[]>
   private readonly appendMessageTx: (m: NewMessage) => MessageRow | undefined
   private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
-  private readonly commitBatch: (batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
+  private readonly commitBatch: (batch: PendingWrite[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
   private readonly turn: ReturnType<typeof prepareTurnStatements>
   private readonly finishTurnTx: (turn: BotTurnEnd) => void
   private readonly releaseTx: (integrationId: string, conversationId: string, owner: string) => BotCursor | undefined
-  private pending: PendingAppend[] = []
+  private pending: PendingWrite[] = []
   private flushScheduled = false
 
   constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database) {
@@ -118,7 +119,7 @@ export class SqliteStore extends KyselyStore {
       const r = t.cursor.get(integrationId, conversationId)
       return r && { botSeq: r.bot_seq, lastSeq: r.last_seq }
     })
-    this.commitBatch = sqlite.transaction((batch: PendingAppend[], outcomes: ({ ok: unknown } | { err: unknown })[]) => {
+    this.commitBatch = sqlite.transaction((batch: PendingWrite[], outcomes: ({ ok: unknown } | { err: unknown })[]) => {
       for (const item of batch) {
         try {
           outcomes.push({ ok: item.work() })
@@ -129,7 +130,7 @@ export class SqliteStore extends KyselyStore {
     })
   }
 
-  /** Queues synchronous append work (a nested better-sqlite3 transaction: a savepoint) for the next group commit. */
+  /** Queues synchronous write work (a nested better-sqlite3 transaction: a savepoint) for the next group commit. */
   private enqueue<T>(work: () => T, fallback: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, fallback, resolve: resolve as (value: unknown) => void, reject })
