@@ -66,7 +66,7 @@ export class QuickJsSandbox implements BotSandbox {
   private signalClosing: (err: Error) => void = () => {}
   private watch: NodeJS.Timeout | undefined
 
-  /** Workers start on first use (a server without bot code never pays for them). */
+  /** Workers start on first use, all of them (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
     this.size = Math.max(1, options.workers ?? Math.min(4, availableParallelism()))
     this.closing = new Promise<never>((_resolve, reject) => {
@@ -239,6 +239,10 @@ export class QuickJsSandbox implements BotSandbox {
    * started (up to twice the pool size: held workers end at their run's deadline).
    */
   private leastBusy(): Slot {
+    // The whole pool starts on first use: a worker started only when a second run comes along makes
+    // that run wait for its start (QuickJS's WebAssembly and the prelude), longer than a busy turn
+    // would have held it on the first worker.
+    if (this.slots.length === 0) for (let i = 0; i < this.size; i++) this.slots.push(this.spawn())
     const now = Date.now()
     const load = (slot: Slot) => slot.runs.size + slot.checks.size
     const hot = (slot: Slot) => slot.beat[BEAT_SINCE] !== 0 && now - slot.beat[BEAT_SINCE]! > HOT_MS
