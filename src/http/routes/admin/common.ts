@@ -11,4 +11,3 @@ export function adminSchema<S extends Record<string, unknown>, R extends Record<
   return routeSchema('admin', [workspaceScoped ? { bearer: [], workspaceId: [] } : { bearer: [] }], operationId, summary, schema, responses)
 }
 
-export const pageMeta = (next: string | undefined) => ({ ...(next && { nextToken: next }) })

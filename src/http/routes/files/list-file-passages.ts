@@ -1,6 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
-import { ListMeta } from '../../schemas/common.js'
+import { ListMeta, listMeta } from '../../schemas/common.js'
 import { FileIdParams, filesSchema } from './common.js'
 import { PassageMetaSchema, passageMeta } from './knowledge-common.js'
 
@@ -25,7 +25,7 @@ export default function listFilePassages(app: App): void {
     })
     return {
       passages: page.items.map((p) => ({ id: p.id, content: p.content, meta: passageMeta(p) })),
-      meta: { ...(page.next && { nextToken: page.next }) },
+      meta: listMeta(page),
     }
   })
 }

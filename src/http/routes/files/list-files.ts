@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { fileView } from '../../../domain/file-views.js'
 import { FILES_PAGE_SIZE, MAX_LIST_IDS } from '../../../domain/file-service.js'
-import { ListMeta } from '../../schemas/common.js'
+import { ListMeta, listMeta } from '../../schemas/common.js'
 import { FileSchema, filesSchema } from './common.js'
 
 const Query = Type.Object({
@@ -24,6 +24,6 @@ export default function listFiles(app: App): void {
       { 200: Type.Object({ files: Type.Array(FileSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.files.listFiles(request.filesBot.id, request.query)
-    return { files: page.items.map(fileView), meta: { ...(page.next && { nextToken: page.next }) } }
+    return { files: page.items.map(fileView), meta: listMeta(page) }
   })
 }

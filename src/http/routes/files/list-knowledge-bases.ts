@@ -1,7 +1,7 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { KB_PAGE_SIZE } from '../../../domain/knowledge/knowledge-service.js'
-import { ListMeta } from '../../schemas/common.js'
+import { ListMeta, listMeta } from '../../schemas/common.js'
 import { filesSchema } from './common.js'
 import { KnowledgeBaseSchema, kbView } from './knowledge-common.js'
 
@@ -18,6 +18,6 @@ export default function listKnowledgeBases(app: App): void {
       { 200: Type.Object({ knowledgeBases: Type.Array(KnowledgeBaseSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.files.knowledge.listKnowledgeBases(request.filesBot.id, request.query)
-    return { knowledgeBases: page.items.map(kbView), meta: { ...(page.next && { nextToken: page.next }) } }
+    return { knowledgeBases: page.items.map(kbView), meta: listMeta(page) }
   })
 }

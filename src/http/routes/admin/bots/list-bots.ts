@@ -3,8 +3,8 @@ import type { App } from '../../../types.js'
 import { botSummaryView } from '../../../../domain/admin-views.js'
 import { ADMIN_PAGE_SIZE } from '../../../../domain/workspace-service.js'
 import { BotSummarySchema, PageSizeQuery } from '../../../schemas/admin.js'
-import { ListMeta } from '../../../schemas/common.js'
-import { adminSchema, pageMeta } from '../common.js'
+import { ListMeta, listMeta } from '../../../schemas/common.js'
+import { adminSchema } from '../common.js'
 
 const Query = Type.Object({
   dev: Type.Optional(Type.Boolean()),
@@ -36,6 +36,6 @@ export default function listBots(app: App): void {
       q.nextToken,
       q.pageSize ?? ADMIN_PAGE_SIZE.default,
     )
-    return { bots: page.items.map(botSummaryView), meta: pageMeta(page.next) }
+    return { bots: page.items.map(botSummaryView), meta: listMeta(page) }
   })
 }

@@ -3,8 +3,8 @@ import type { App } from '../../../types.js'
 import { workspaceView } from '../../../../domain/admin-views.js'
 import { ADMIN_PAGE_SIZE } from '../../../../domain/workspace-service.js'
 import { PageSizeQuery, WorkspaceSchema } from '../../../schemas/admin.js'
-import { ListMeta } from '../../../schemas/common.js'
-import { adminSchema, pageMeta } from '../common.js'
+import { ListMeta, listMeta } from '../../../schemas/common.js'
+import { adminSchema } from '../common.js'
 
 const Query = Type.Object({ nextToken: Type.Optional(Type.String()), pageSize: PageSizeQuery, handle: Type.Optional(Type.String()) })
 
@@ -14,6 +14,6 @@ export default function listWorkspaces(app: App): void {
       { 200: Type.Object({ workspaces: Type.Array(WorkspaceSchema), meta: ListMeta }) }, { workspaceScoped: false }),
   }, async (request) => {
     const page = await app.services.workspaces.listWorkspaces(request.account, request.query.nextToken, request.query.pageSize ?? ADMIN_PAGE_SIZE.default)
-    return { workspaces: page.items.map(workspaceView), meta: pageMeta(page.next) }
+    return { workspaces: page.items.map(workspaceView), meta: listMeta(page) }
   })
 }

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { conversationView } from '../../../../domain/chat-views.js'
 import { ConversationSchema } from '../../../schemas/chat.js'
-import { ListMeta, NextTokenQuery } from '../../../schemas/common.js'
+import { ListMeta, listMeta, NextTokenQuery } from '../../../schemas/common.js'
 import { chatParams, chatSchema } from '../common.js'
 
 export default function listConversations(app: App): void {
@@ -11,6 +11,6 @@ export default function listConversations(app: App): void {
       { 200: Type.Object({ conversations: Type.Array(ConversationSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.chat.listConversations(request.chatUser, request.query.nextToken)
-    return { conversations: page.items.map(conversationView), meta: { ...(page.next && { nextToken: page.next }) } }
+    return { conversations: page.items.map(conversationView), meta: listMeta(page) }
   })
 }

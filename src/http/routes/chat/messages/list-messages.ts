@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { messageView } from '../../../../domain/chat-views.js'
 import { MessageSchema } from '../../../schemas/chat.js'
-import { ListMeta, NextTokenQuery } from '../../../schemas/common.js'
+import { ListMeta, listMeta, NextTokenQuery } from '../../../schemas/common.js'
 import { chatParams, chatSchema } from '../common.js'
 
 export default function listMessages(app: App): void {
@@ -12,6 +12,6 @@ export default function listMessages(app: App): void {
       { 200: Type.Object({ messages: Type.Array(MessageSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.chat.listMessages(request.chatUser, request.params.conversationId, request.query.nextToken)
-    return { messages: page.items.map(messageView), meta: { ...(page.next && { nextToken: page.next }) } }
+    return { messages: page.items.map(messageView), meta: listMeta(page) }
   })
 }

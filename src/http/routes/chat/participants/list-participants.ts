@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { userView } from '../../../../domain/chat-views.js'
 import { UserSchema } from '../../../schemas/chat.js'
-import { ListMeta, NextTokenQuery } from '../../../schemas/common.js'
+import { ListMeta, listMeta, NextTokenQuery } from '../../../schemas/common.js'
 import { chatParams, chatSchema } from '../common.js'
 
 export default function listParticipants(app: App): void {
@@ -12,6 +12,6 @@ export default function listParticipants(app: App): void {
       { 200: Type.Object({ participants: Type.Array(UserSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.chat.listParticipants(request.chatUser, request.params.conversationId, request.query.nextToken)
-    return { participants: page.items.map(userView), meta: { ...(page.next && { nextToken: page.next }) } }
+    return { participants: page.items.map(userView), meta: listMeta(page) }
   })
 }
