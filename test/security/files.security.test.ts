@@ -30,6 +30,10 @@ describe('Files API security', () => {
       { name: 'listFiles', write: false, run: (headers) => h.app.inject({ method: 'GET', url: '/v1/files', headers }) },
       { name: 'getFile', write: false, run: (headers) => h.app.inject({ method: 'GET', url: `/v1/files/${fileId}`, headers }) },
       { name: 'updateFileMetadata', write: true, run: (headers) => h.app.inject({ method: 'PUT', url: `/v1/files/${fileId}`, headers, payload: { tags: { t: 'v' } } }) },
+      { name: 'copyFile', write: true, run: (headers) => h.app.inject({ method: 'POST', url: `/v1/files/${fileId}/${uniqueKey('copy')}`, headers, payload: {} }) },
+      { name: 'setFilePassages', write: true, run: (headers) => h.app.inject({ method: 'PUT', url: `/v1/files/${fileId}/passages`, headers, payload: { passages: [{ content: 'matrix passage' }] } }) },
+      { name: 'listFileTags', write: false, run: (headers) => h.app.inject({ method: 'GET', url: '/v1/files/tags', headers }) },
+      { name: 'listFileTagValues', write: false, run: (headers) => h.app.inject({ method: 'GET', url: '/v1/files/tags/t/values', headers }) },
       // Last, so that it deletes the shared file only once every other case ran; 'x-missing' keeps it for the 403 cases.
       { name: 'deleteFile', write: true, run: (headers) => h.app.inject({ method: 'DELETE', url: `/v1/files/${headers['x-delete-target'] ?? 'no-such-file-key'}`, headers, payload: {} }) },
     ]
