@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   // Connection problems of idle pooled connections and of the LISTEN connection are logged once the app's logger exists.
   let warn: (err: Error, what: string) => void = () => {}
   const store = config.databaseUrl
-    ? await createPostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize, onPoolError: (err) => warn(err, 'PostgreSQL pool connection failed') })
+    ? await createPostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: (err) => warn(err, 'PostgreSQL pool connection failed') })
     : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
   const pubsub: PubSub = config.databaseUrl
     ? new PostgresPubSub({ url: config.databaseUrl, onError: (err) => warn(err, 'PostgreSQL LISTEN connection failed; reconnecting') })

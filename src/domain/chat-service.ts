@@ -5,7 +5,7 @@ import { looksLikeJwt, verifyHs256 } from '../lib/jwt.js'
 import type { PubSub } from '../pubsub/pubsub.js'
 import {
   UniqueViolation,
-  type ConversationRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store,
+  type AppendNotification, type ConversationRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store,
   type UserPatch, type UserRow,
 } from '../store/store.js'
 
@@ -36,10 +36,20 @@ export type IncomingHook = (draft: IncomingDraft) => Promise<{ payload: JsonObje
 export interface IncomingInterceptor {
   /** The integration's bot's beforeIncoming hook, or undefined when it has none. */
   incomingHook(integration: IntegrationRow): Promise<IncomingHook | undefined>
-  announce(integrationId: string, conversationId: string): Promise<void>
+  /** The notification that a new incoming message or event gives the bot work, or undefined when its bot has no code. */
+  turnNotification(integrationId: string, conversationId: string): Promise<AppendNotification | undefined>
 }
 
 export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
+/** The notification of an append to a conversation: its streams wake up and read what is new from the store. */
+export const conversationChanged = (integrationId: string, conversationId: string): AppendNotification =>
+  ({ channel: conversationChannel(integrationId, conversationId), message: 'changed' })
+
+/** Publishes an append's notifications, unless its store sent them with the append. */
+export async function publishUnsent(store: Store, pubsub: PubSub, notify: readonly AppendNotification[]): Promise<void> {
+  if (store.sendsAppendNotifications) return
+  for (const n of notify) await pubsub.publish(n.channel, n.message)
+}
 /** Users updated or deleted (`[integrationId, userId]`): every instance drops its cached keys of that user. */
 export const USERS_CHANNEL = 'users-changed'
 
@@ -323,13 +333,13 @@ export class ChatService {
   async createMessage(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
     const id = uuidv7()
     const hooked = await this.beforeIncoming(integration, user, { id, conversationId, userId: user.id, payload, custom: false })
+    const notify = await this.appendNotifications(user.integrationId, conversationId, hooked?.stop ?? false)
     const message = await this.store.appendMessage({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
-      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, requireParticipant: true, now: this.clock(),
+      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, requireParticipant: true, notify, now: this.clock(),
     })
     if (!message) return this.refused(user, conversationId)
-    await this.notify(user.integrationId, conversationId)
-    if (!message.botSkip) await this.incoming?.announce(user.integrationId, conversationId)
+    await this.publishUnsent(notify)
     return message
   }
 
@@ -361,13 +371,13 @@ export class ChatService {
   async createEvent(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject): Promise<EventRow> {
     const id = uuidv7()
     const hooked = await this.beforeIncoming(integration, user, { id, conversationId, userId: user.id, payload, custom: true })
+    const notify = await this.appendNotifications(user.integrationId, conversationId, hooked?.stop ?? false)
     const event = await this.store.appendEvent({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload: hooked?.payload ?? payload,
-      botSkip: hooked?.stop ?? false, requireParticipant: true, now: this.clock(),
+      botSkip: hooked?.stop ?? false, requireParticipant: true, notify, now: this.clock(),
     })
     if (!event) return this.refused(user, conversationId)
-    await this.notify(user.integrationId, conversationId)
-    if (!event.botSkip) await this.incoming?.announce(user.integrationId, conversationId)
+    await this.publishUnsent(notify)
     return event
   }
 
@@ -376,6 +386,18 @@ export class ChatService {
     if (!event) throw errors.notFound('Event', id)
     await this.getConversation(user, event.conversationId)
     return event
+  }
+
+  /** An incoming append's notifications: its conversation changed and, unless a hook stopped it, the bot has work. */
+  private async appendNotifications(integrationId: string, conversationId: string, botSkip: boolean): Promise<AppendNotification[]> {
+    const turn = botSkip ? undefined : await this.incoming?.turnNotification(integrationId, conversationId)
+    return turn ? [conversationChanged(integrationId, conversationId), turn] : [conversationChanged(integrationId, conversationId)]
+  }
+
+  private async publishUnsent(notify: readonly AppendNotification[]): Promise<void> {
+    // The write is committed: a lost poke must not turn it into an error. Streams re-read the store
+    // on their next poke or when the pub/sub reconnects, and the runtime's sweep finds turns left.
+    await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
   }
 
   /** Wakes the conversation's streams; they read what is new from the store. */

@@ -1,12 +1,6 @@
-import { createHash } from 'node:crypto'
 import pg from 'pg'
+import { checkNotifyMessage, pgChannelName } from './pg-notify.js'
 import type { PubSub, PubSubHandler } from './pubsub.js'
-
-/**
- * NOTIFY payloads must stay under PostgreSQL's 8000-byte limit; we keep a margin. Messages are
- * ids and pokes, never bodies, so anything near this is a bug in the caller.
- */
-export const MAX_NOTIFY_BYTES = 7900
 
 export interface PostgresPubSubOptions {
   url: string
@@ -18,11 +12,6 @@ export interface PostgresPubSubOptions {
   subscribeTimeoutMs?: number | undefined
   /** Connection problems (each failed attempt, each drop); the pub/sub keeps retrying by itself. */
   onError?: ((err: Error) => void) | undefined
-}
-
-/** A PostgreSQL channel name for any string: `parley_` + 40 hex digits of its SHA-256 (a valid, case-stable identifier under 63 bytes). */
-export function pgChannelName(channel: string): string {
-  return `parley_${createHash('sha256').update(channel, 'utf8').digest('hex').slice(0, 40)}`
 }
 
 interface Subscription {
@@ -105,13 +94,7 @@ export class PostgresPubSub implements PubSub {
 
   async publish(channel: string, message: string): Promise<void> {
     if (this.closed) throw new Error('PostgresPubSub is closed')
-    if (message.includes('\u0000') || !message.isWellFormed()) {
-      throw new TypeError('a pub/sub message cannot contain NUL or lone surrogates')
-    }
-    const bytes = Buffer.byteLength(message, 'utf8')
-    if (bytes > MAX_NOTIFY_BYTES) {
-      throw new RangeError(`pub/sub message is ${bytes} bytes; PostgreSQL NOTIFY carries at most ${MAX_NOTIFY_BYTES} (publish ids, not bodies)`)
-    }
+    checkNotifyMessage(message)
     await new Promise<void>((resolve, reject) => {
       this.queue.push({ channel: pgChannelName(channel), message, resolve, reject })
       this.sendBatches()

@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
-import { conversationChannel, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
+import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { conversationView, messageView, eventView, userView } from '../domain/chat-views.js'
 import { normalizePayload } from '../domain/payloads.js'
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
+import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
@@ -109,10 +109,10 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /** Announces new incoming work in a conversation (called after a user message or event is stored). */
-  async announce(integrationId: string, conversationId: string): Promise<void> {
+  async turnNotification(integrationId: string, conversationId: string): Promise<AppendNotification | undefined> {
     // A bot without code has nothing to run (its first deploy fast-forwards the cursors).
-    if ((await this.botOf(integrationId))?.bot.code == null) return
-    await this.pubsub.publish(TURNS_CHANNEL, JSON.stringify([integrationId, conversationId]))
+    if ((await this.botOf(integrationId))?.bot.code == null) return undefined
+    return { channel: TURNS_CHANNEL, message: JSON.stringify([integrationId, conversationId]) }
   }
 
   /** Called when a bot changes anywhere: every instance drops its cached copy. */
@@ -324,13 +324,14 @@ export class BotRuntime implements IncomingInterceptor {
           const existing = await this.store.getMessage(integration.id, id)
           if (existing) return { message: messageView(existing) }
           const metadata = typeof a.metadata === 'object' && a.metadata !== null ? (a.metadata as JsonObject) : null
+          const notify = [conversationChanged(integration.id, conversation.id)]
           const message = await this.store.appendMessage({
             id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
-            payload: normalizePayload(a.payload as JsonObject), metadata, now: this.clock(),
+            payload: normalizePayload(a.payload as JsonObject), metadata, notify, now: this.clock(),
           })
           if (!message) throw errors.notFound('Conversation', conversation.id)
           if (message.conversationId === conversationId) ownSeqs.push(message.seq)
-          await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
+          await publishUnsent(this.store, this.pubsub, notify)
           return { message: messageView(message) }
         }
         case 'createEvent': {
@@ -340,13 +341,14 @@ export class BotRuntime implements IncomingInterceptor {
           const id = replyId(`${sourceId}:event`, events++)
           const existing = await this.store.getEvent(integration.id, id)
           if (existing) return { event: eventView(existing) }
+          const notify = [conversationChanged(integration.id, conversation.id)]
           const event = await this.store.appendEvent({
             id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
-            payload: a.payload as JsonObject, now: this.clock(),
+            payload: a.payload as JsonObject, notify, now: this.clock(),
           })
           if (!event) throw errors.notFound('Conversation', conversation.id)
           if (event.conversationId === conversationId) ownSeqs.push(event.seq)
-          await this.pubsub.publish(conversationChannel(integration.id, conversation.id), 'changed')
+          await publishUnsent(this.store, this.pubsub, notify)
           return { event: eventView(event) }
         }
         case 'getMessage': {

@@ -1,12 +1,12 @@
 import pg from 'pg'
 import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
-import { compileOnce } from './kysely/compile-once.js'
 import type { Database } from './kysely/schema.js'
 import { eventColumns, eventRow, KyselyStore, messageColumns, messageRow } from './kysely/kysely-store.js'
 import type { EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
 import { migrateToLatest } from './migrator.js'
+import { checkNotifyMessage, pgChannelName } from '../pubsub/pg-notify.js'
 
-export interface PostgresOptions {
+export interface PostgresOptions extends PostgresStoreOptions {
   /** `postgres://user:password@host:port/database` (libpq-style query parameters such as sslmode work too). */
   url: string
   /** Connections in this instance's pool (default 10). */
@@ -83,14 +83,14 @@ export function redactDatabaseUrl(url: string): string {
   }
 }
 
-/** An append's columns (but seq and created_at) and its clock. */
-type AppendArgs = Record<string, string | number | null>
+/** An append's columns (but seq and created_at). */
+type AppendColumns = Record<string, string | number | null>
 type Appended = { seq: number; at: number }
 
 interface PendingAppend {
   kind: 'message' | 'event'
   append: NewMessage | NewEvent
-  columns: AppendArgs
+  columns: AppendColumns
   resolve: (appended: Appended | undefined) => void
   reject: (err: unknown) => void
 }
@@ -100,10 +100,15 @@ const APPEND_BATCHES = 2
 const MAX_APPEND_BATCH = 100
 
 /**
- * Many appends (messages and events, each of another conversation) in one statement: the same
- * UPDATE … RETURNING and INSERT … SELECT as a single append, over the rows of `input`. The rows of
- * the conversations are locked first in one order (`locked`), so that two batches, here or on
- * another instance, never wait for each other in a cycle. Answers the appended rows' ordinals.
+ * Appends (messages and events, each of another conversation) in one statement, over the rows of
+ * `input`: the UPDATE takes each conversation's next seq and timestamp under its row lock (and
+ * checks the author takes part), the INSERTs store the rows with them. The rows of the
+ * conversations are locked first in one order (`locked`), so that two batches, here or on another
+ * instance, never wait for each other in a cycle. `notified` sends the notifications ($12–$14, by
+ * ordinal of their append) of the appends that happened, so they go out exactly when the rows
+ * commit; PostgreSQL folds identical notifications of one transaction into one, which is harmless
+ * for pokes. Answers the appended rows' ordinals; an append whose UPDATE matched nothing
+ * (conversation gone, author not a participant) inserts nothing and is missing from the answer.
  */
 const GROUP_APPEND = `WITH input AS (
   SELECT i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now, i.require_participant, i.ord
@@ -128,16 +133,18 @@ const GROUP_APPEND = `WITH input AS (
   INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
   SELECT i.id, i.integration_id, i.conversation_id, n.last_seq, i.user_id, i.is_bot, i.payload, i.bot_skip, n.last_at
   FROM next n JOIN input i ON i.ord = n.ord WHERE i.kind = 'event'
+), notified AS (
+  SELECT count(pg_notify(x.channel, x.message)) AS sent
+  FROM unnest($12::bigint[], $13::text[], $14::text[]) AS x(ord, channel, message) JOIN next n ON n.ord = x.ord
 )
-SELECT ord, last_seq, last_at FROM next`
+SELECT n.ord, n.last_seq, n.last_at FROM next n, notified`
 
-function groupAppend(batch: PendingAppend[]): CompiledQuery {
-  const column = (f: (item: PendingAppend) => unknown) => batch.map(f)
-  return CompiledQuery.raw(GROUP_APPEND, [
-    column((b) => b.kind), column((b) => b.columns.id), column((b) => b.columns.integration_id), column((b) => b.columns.conversation_id),
-    column((b) => b.columns.user_id), column((b) => b.columns.is_bot), column((b) => b.columns.payload), column((b) => b.columns.metadata ?? null),
-    column((b) => b.columns.bot_skip), column((b) => b.append.now), column((b) => b.append.requireParticipant === true),
-  ])
+export interface PostgresStoreOptions {
+  /**
+   * Send appends' notifications in the append's own statement (pg_notify). Only when the pub/sub is
+   * a PostgresPubSub listening on the same database: another pub/sub would never hear them.
+   */
+  sendAppendNotifications?: boolean | undefined
 }
 
 /**
@@ -147,19 +154,22 @@ function groupAppend(batch: PendingAppend[]): CompiledQuery {
  * the process does, so a crashed instance never leaves it held. createMessage's append is its own.
  */
 export class PostgresStore extends KyselyStore {
+  override readonly sendsAppendNotifications: boolean
+
+  constructor(db: Kysely<Database>, options: PostgresStoreOptions = {}) {
+    super(db, 'postgres')
+    this.sendsAppendNotifications = options.sendAppendNotifications === true
+  }
+
   /**
-   * createMessage's and createEvent's append as ONE statement (a data-modifying CTE): the UPDATE
-   * takes the conversation's next seq and timestamp under its row lock (and checks the author takes
-   * part), the INSERT stores the row with them. One round trip instead of four (BEGIN, UPDATE,
-   * INSERT, COMMIT), atomic without an explicit transaction; when the UPDATE matches nothing,
-   * nothing is inserted and the append answers undefined. Each variant (table, participant check)
-   * is built and compiled once.
+   * createMessage's and createEvent's append as ONE statement (GROUP_APPEND): one round trip
+   * instead of four (BEGIN, UPDATE, INSERT, COMMIT), atomic without an explicit transaction.
    *
    * Group commit, as on SQLite: appends arriving while APPEND_BATCHES statements are running go
-   * out together in the next one (GROUP_APPEND: the same UPDATE and INSERT for many rows, one
-   * round trip and one commit). Every caller is answered after the commit that holds its row. A
-   * batch never holds two appends of one conversation; when it fails, its appends run again one by
-   * one, so that one failing append does not fail the others.
+   * out together in the next one (one round trip and one commit for many). Every caller is
+   * answered after the commit that holds its row. A batch never holds two appends of one
+   * conversation; when it fails, its appends run again one by one, so that one failing append does
+   * not fail the others.
    */
   override async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
     const r = await this.enqueueAppend({ kind: 'message', append: m, columns: messageColumns(m) })
@@ -175,6 +185,8 @@ export class PostgresStore extends KyselyStore {
   private appendBatches = 0
 
   private enqueueAppend(item: Omit<PendingAppend, 'resolve' | 'reject'>): Promise<Appended | undefined> {
+    // Checked here: one notification NOTIFY refuses would fail the whole batch's statement.
+    if (this.sendsAppendNotifications) for (const n of item.append.notify ?? []) checkNotifyMessage(n.message)
     return new Promise((resolve, reject) => {
       this.appendQueue.push({ ...item, resolve, reject })
       this.sendAppends()
@@ -201,42 +213,39 @@ export class PostgresStore extends KyselyStore {
   }
 
   private async runAppends(batch: PendingAppend[]): Promise<void> {
-    if (batch.length > 1) {
-      let rows: { ord: number; last_seq: number; last_at: number }[] | undefined
-      try {
-        rows = (await this.db.executeQuery<{ ord: number; last_seq: number; last_at: number }>(groupAppend(batch))).rows
-      } catch {
-        // One of them failed (or the batch lost a deadlock): each on its own below.
-      }
-      if (rows) {
-        const appended = new Map(rows.map((r) => [Number(r.ord), { seq: Number(r.last_seq), at: Number(r.last_at) }]))
-        batch.forEach((item, i) => item.resolve(appended.get(i + 1)))
-        return
-      }
+    let rows: { ord: number; last_seq: number; last_at: number }[]
+    try {
+      rows = (await this.db.executeQuery<{ ord: number; last_seq: number; last_at: number }>(this.groupAppend(batch))).rows
+    } catch (err) {
+      if (batch.length === 1) return batch[0]!.reject(err)
+      // One of them failed (or the batch lost a deadlock): each on its own.
+      await Promise.all(batch.map((item) => this.runAppends([item])))
+      return
     }
-    await Promise.all(batch.map((item) => this.appendRow(item.kind === 'message' ? 'messages' : 'events', item.append, item.columns).then(item.resolve, item.reject)))
+    const appended = new Map(rows.map((r) => [Number(r.ord), { seq: Number(r.last_seq), at: Number(r.last_at) }]))
+    batch.forEach((item, i) => item.resolve(appended.get(i + 1)))
   }
 
-  private readonly appendQueries = new Map<string, (args: AppendArgs) => CompiledQuery>()
-
-  private async appendRow(table: 'messages' | 'events', a: NewMessage | NewEvent, columns: AppendArgs): Promise<Appended | undefined> {
-    const requireParticipant = a.requireParticipant === true
-    const variant = `${table}:${requireParticipant}`
-    let query = this.appendQueries.get(variant)
-    if (!query) {
-      const names = Object.keys(columns)
-      query = compileOnce<AppendArgs>([...names, 'now'], (args) => this.db
-        .with('next', (db) => this.seqUpdate(db, args.integration_id as string, args.conversation_id as string, args.now as number, requireParticipant ? args.user_id as string : undefined)
-          .returning(['last_seq', 'last_at']))
-        .insertInto(table)
-        .columns([...names, 'seq', 'created_at'] as (keyof Database['messages'] & keyof Database['events'])[])
-        .expression((eb) => eb.selectFrom('next').select((s) => [...names.map((name) => s.val(args[name]).as(name)), 'next.last_seq', 'next.last_at']))
-        .returning(['seq', 'created_at']))
-      this.appendQueries.set(variant, query)
+  private groupAppend(batch: PendingAppend[]): CompiledQuery {
+    const column = (f: (item: PendingAppend) => unknown) => batch.map(f)
+    const notifyOrd: number[] = []
+    const notifyChannel: string[] = []
+    const notifyMessage: string[] = []
+    if (this.sendsAppendNotifications) {
+      batch.forEach((item, i) => {
+        for (const n of item.append.notify ?? []) {
+          notifyOrd.push(i + 1)
+          notifyChannel.push(pgChannelName(n.channel))
+          notifyMessage.push(n.message)
+        }
+      })
     }
-    const { rows } = await this.db.executeQuery<{ seq: number; created_at: number }>(query({ ...columns, now: a.now }))
-    const r = rows[0]
-    return r && { seq: Number(r.seq), at: Number(r.created_at) }
+    return CompiledQuery.raw(GROUP_APPEND, [
+      column((b) => b.kind), column((b) => b.columns.id), column((b) => b.columns.integration_id), column((b) => b.columns.conversation_id),
+      column((b) => b.columns.user_id), column((b) => b.columns.is_bot), column((b) => b.columns.payload), column((b) => b.columns.metadata ?? null),
+      column((b) => b.columns.bot_skip), column((b) => b.append.now), column((b) => b.append.requireParticipant === true),
+      notifyOrd, notifyChannel, notifyMessage,
+    ])
   }
 
   override async withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
@@ -289,5 +298,5 @@ export async function createPostgresStore(options: PostgresOptions): Promise<Pos
     await db.destroy().catch(() => {})
     throw err
   }
-  return new PostgresStore(db, 'postgres')
+  return new PostgresStore(db, options)
 }

@@ -150,6 +150,12 @@ export interface NewUser {
 
 export interface UserPatch { name?: string | undefined; pictureUrl?: string | undefined; profile?: string | undefined }
 
+/** A pub/sub publish (channel and message) that announces an append. */
+export interface AppendNotification {
+  channel: string
+  message: string
+}
+
 export interface NewMessage {
   id: string
   integrationId: string
@@ -161,6 +167,8 @@ export interface NewMessage {
   botSkip?: boolean
   /** Append only if `userId` takes part in the conversation (checked in the same transaction); undefined otherwise. */
   requireParticipant?: boolean
+  /** What to publish once the append is committed; sent by the store itself when `sendsAppendNotifications`. */
+  notify?: readonly AppendNotification[]
   now: number
 }
 
@@ -174,6 +182,8 @@ export interface NewEvent {
   botSkip?: boolean
   /** Append only if `userId` takes part in the conversation (checked in the same transaction); undefined otherwise. */
   requireParticipant?: boolean
+  /** What to publish once the append is committed; sent by the store itself when `sendsAppendNotifications`. */
+  notify?: readonly AppendNotification[]
   now: number
 }
 
@@ -261,6 +271,12 @@ export interface Store {
   listParticipants(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<UserRow>>
 
   // Messages and events: each takes the next conversation sequence number atomically
+  /**
+   * True when an append sends its `notify` itself, in the same statement as the write, so that a
+   * notification goes out exactly when its append commits (PostgreSQL NOTIFY, when the pub/sub
+   * listens on the same database). Otherwise the caller publishes them after the append.
+   */
+  readonly sendsAppendNotifications: boolean
   appendMessage(message: NewMessage): Promise<MessageRow | undefined>
   getMessage(integrationId: string, id: string): Promise<MessageRow | undefined>
   deleteMessage(integrationId: string, id: string, now: number): Promise<MessageRow | undefined>

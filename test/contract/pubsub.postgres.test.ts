@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
-import { MAX_NOTIFY_BYTES, PostgresPubSub, pgChannelName } from '../../src/pubsub/postgres.js'
+import { MAX_NOTIFY_BYTES, pgChannelName } from '../../src/pubsub/pg-notify.js'
+import { PostgresPubSub } from '../../src/pubsub/postgres.js'
 import { dropDatabase, freshDatabase, pgBaseUrl } from '../helpers/pg.js'
 import { describePubSubContract } from './pubsub.contract.js'
 

@@ -1,7 +1,9 @@
 import { readdirSync } from 'node:fs'
 import { sql } from 'kysely'
 import pg from 'pg'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { MAX_NOTIFY_BYTES } from '../../src/pubsub/pg-notify.js'
+import { PostgresPubSub } from '../../src/pubsub/postgres.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { migrationsDir } from '../../src/store/migrator.js'
 import { createPostgresStore, redactDatabaseUrl } from '../../src/store/postgres.js'
@@ -120,7 +122,7 @@ describe.skipIf(!hasPg)('postgres', () => {
         expect(await store.getUser(fx.a.id, owner.id)).toMatchObject({ id: 'owner' })
         const prepared = async () => (await sql<{ statement: string }>`SELECT statement FROM pg_prepared_statements`.execute(store.db)).rows.map((r) => r.statement)
         const before = await prepared()
-        expect(before.some((t) => t.includes('insert into "messages"'))).toBe(true)
+        expect(before.some((t) => t.includes('INSERT INTO messages'))).toBe(true)
         expect(before.filter((t) => t.includes('*'))).toEqual([])
 
         // Another instance's migration adds a column: prepared statements and SELECT * keep working.
@@ -136,6 +138,63 @@ describe.skipIf(!hasPg)('postgres', () => {
       } finally {
         await store.close()
         await dropDatabase(db)
+      }
+    })
+
+    it('with sendAppendNotifications, an append sends its notifications in its own statement, only when it happened', async () => {
+      const store = await createPostgresStore({ url, poolSize: 4, sendAppendNotifications: true })
+      const silent = await createPostgresStore({ url, poolSize: 2 })
+      const pubsub = new PostgresPubSub({ url })
+      try {
+        expect(store.sendsAppendNotifications).toBe(true)
+        expect(silent.sendsAppendNotifications).toBe(false)
+        const fx = await seed(store)
+        const owner = await store.createUser({ integrationId: fx.a.id, id: 'notifier', now: T0 })
+        const outsider = await store.createUser({ integrationId: fx.a.id, id: 'outsider', now: T0 })
+        const heard: string[] = []
+        const channel = `conv:${fx.a.id}:notified`
+        await pubsub.subscribe(channel, (m) => heard.push(m))
+        await pubsub.subscribe('turns-test', (m) => heard.push(`turn ${m}`))
+        /** Publishes a marker and waits for it: everything sent before it has arrived by then. */
+        const settle = async (marker: string) => {
+          await pubsub.publish(channel, marker)
+          await vi.waitFor(() => expect(heard).toContain(marker))
+        }
+        await store.createConversation(fx.a.id, 'notified', owner.id, T0)
+        const notify = [{ channel, message: 'changed' }, { channel: 'turns-test', message: 'work' }]
+        expect(await store.appendMessage({ ...newMessage(fx.a.id, 'notified', owner.id, T0), requireParticipant: true, notify })).toBeDefined()
+        await settle('m1')
+        expect(heard).toEqual(['changed', 'turn work', 'm1'])
+
+        // Refused appends (not a participant; no such conversation) and the store without the option send nothing.
+        heard.length = 0
+        expect(await store.appendMessage({ ...newMessage(fx.a.id, 'notified', outsider.id, T0), requireParticipant: true, notify })).toBeUndefined()
+        expect(await store.appendEvent({ id: 'evt-missing', integrationId: fx.a.id, conversationId: 'missing', userId: owner.id, isBot: false, payload: {}, notify, now: T0 })).toBeUndefined()
+        expect(await silent.appendMessage({ ...newMessage(fx.a.id, 'notified', owner.id, T0), notify })).toBeDefined()
+        await settle('m2')
+        expect(heard).toEqual(['m2'])
+
+        // A group commit: each append's notification goes out with it, also when one append of the batch is refused.
+        heard.length = 0
+        const conversations = Array.from({ length: 20 }, (_, i) => `group-${i}`)
+        for (const c of conversations) await store.createConversation(fx.a.id, c, owner.id, T0)
+        for (const c of conversations) await pubsub.subscribe(`conv:${fx.a.id}:${c}`, (m) => heard.push(`${c} ${m}`))
+        const rows = await Promise.all([
+          ...conversations.map((c) => store.appendMessage({ ...newMessage(fx.a.id, c, owner.id, T0), notify: [{ channel: `conv:${fx.a.id}:${c}`, message: 'changed' }] })),
+          store.appendMessage({ ...newMessage(fx.a.id, 'notified', outsider.id, T0), requireParticipant: true, notify }),
+        ])
+        expect(rows.filter(Boolean)).toHaveLength(20)
+        await settle('m3')
+        expect(heard.filter((h) => h !== 'm3').sort()).toEqual(conversations.map((c) => `${c} changed`).sort())
+
+        // A notification NOTIFY cannot carry is refused before anything is written.
+        const bad = { ...newMessage(fx.a.id, 'notified', owner.id, T0), notify: [{ channel, message: 'x'.repeat(MAX_NOTIFY_BYTES + 1) }] }
+        await expect(store.appendMessage(bad)).rejects.toThrow(RangeError)
+        await expect(store.appendMessage({ ...bad, notify: [{ channel, message: 'nul\u0000' }] })).rejects.toThrow(TypeError)
+        expect(await store.getMessage(fx.a.id, bad.id)).toBeUndefined()
+      } finally {
+        await pubsub.close()
+        await Promise.all([store.close(), silent.close()])
       }
     })
 

@@ -75,7 +75,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
   let pubsub: PubSub & { subscriptionCount(): number }
   if (storeKind === 'postgres') {
     databaseUrl = await freshDatabase()
-    store = await createPostgresStore({ url: databaseUrl, poolSize: 5 })
+    store = await createPostgresStore({ url: databaseUrl, poolSize: 5, sendAppendNotifications: true })
     pubsub = new PostgresPubSub({ url: databaseUrl, publishPoolSize: 2 })
   } else {
     store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })

@@ -306,7 +306,7 @@ export async function startOn(place: DataPlace, overrides: Partial<Config> = {})
   let store: KyselyStore
   let pubsub: PubSub
   if (place.databaseUrl) {
-    store = await createPostgresStore({ url: place.databaseUrl, poolSize: 5 })
+    store = await createPostgresStore({ url: place.databaseUrl, poolSize: 5, sendAppendNotifications: true })
     pubsub = new PostgresPubSub({ url: place.databaseUrl, publishPoolSize: 2 })
   } else {
     store = await createSqliteStore({ file: join(place.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })

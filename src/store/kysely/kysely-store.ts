@@ -138,6 +138,7 @@ const pageOf = <T>(rows: T[], limit: number, cursorOf: (last: T) => (string | nu
  * no engine-specific functions, so the PostgreSQL engine reuses every query.
  */
 export class KyselyStore implements Store {
+  readonly sendsAppendNotifications: boolean = false
   readonly files: KyselyFileStore
   readonly knowledge: KyselyKnowledgeStore
   readonly webhooks: KyselyWebhookStore
