@@ -101,38 +101,44 @@ const MAX_APPEND_BATCH = 100
 
 /**
  * Appends (messages and events, each of another conversation) in one statement, over the rows of
- * `input`: the UPDATE takes each conversation's next seq and timestamp under its row lock (and
- * checks the author takes part), the INSERTs store the rows with them. The rows of the
- * conversations are locked first in one order (`locked`), so that two batches, here or on another
- * instance, never wait for each other in a cycle. `notified` sends the notifications ($12–$14, by
- * ordinal of their append) of the appends that happened, so they go out exactly when the rows
- * commit; PostgreSQL folds identical notifications of one transaction into one, which is harmless
- * for pokes. Answers the appended rows' ordinals; an append whose UPDATE matched nothing
- * (conversation gone, author not a participant) inserts nothing and is missing from the answer.
+ * `input`. `locked` keeps the appends whose conversation exists and whose author may post (the
+ * participant check, once per row) and locks those conversations' rows in one order, so that two
+ * batches, here or on another instance, never wait for each other in a cycle (FOR NO KEY UPDATE:
+ * the lock the UPDATE takes anyway). `next` takes each conversation's next seq and timestamp under
+ * that lock and carries the append's columns on, so the INSERTs read `next` alone. `notified` sends
+ * the notifications ($12–$14, by ordinal of their append) of the appends that happened, so they go
+ * out exactly when the rows commit; PostgreSQL folds identical notifications of one transaction into
+ * one, which is harmless for pokes. Answers the appended rows' ordinals: an append that did not
+ * happen (conversation gone, author not a participant) is missing from the answer.
+ *
+ * The shape matters: the first version checked participants and joined `input` inside the UPDATE
+ * and the INSERTs, which PostgreSQL ran as nested loops over the whole batch, at about 1.8× this
+ * statement's CPU per row (scratch measurements in bench/ANALYSIS.md §9).
  */
 const GROUP_APPEND = `WITH input AS (
   SELECT i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now, i.require_participant, i.ord
   FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::boolean[])
     WITH ORDINALITY AS i(kind, id, integration_id, conversation_id, user_id, is_bot, payload, metadata, bot_skip, now, require_participant, ord)
 ), locked AS (
-  SELECT c.integration_id, c.id FROM conversations c JOIN input i ON c.integration_id = i.integration_id AND c.id = i.conversation_id
-  ORDER BY c.integration_id, c.id FOR UPDATE OF c
+  SELECT i.ord, i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now
+  FROM input i JOIN conversations c ON c.integration_id = i.integration_id AND c.id = i.conversation_id
+  WHERE NOT i.require_participant OR EXISTS (
+    SELECT 1 FROM participants p WHERE p.integration_id = i.integration_id AND p.conversation_id = i.conversation_id AND p.user_id = i.user_id)
+  ORDER BY c.integration_id, c.id FOR NO KEY UPDATE OF c
 ), next AS (
   UPDATE conversations c
-  SET last_seq = c.last_seq + 1, last_at = CASE WHEN c.last_at >= i.now THEN c.last_at + 1 ELSE i.now END, updated_at = i.now
-  FROM input i JOIN locked l ON l.integration_id = i.integration_id AND l.id = i.conversation_id
-  WHERE c.integration_id = i.integration_id AND c.id = i.conversation_id
-    AND (NOT i.require_participant OR EXISTS (
-      SELECT 1 FROM participants p WHERE p.integration_id = i.integration_id AND p.conversation_id = i.conversation_id AND p.user_id = i.user_id))
-  RETURNING i.ord, c.last_seq, c.last_at
+  SET last_seq = c.last_seq + 1, last_at = CASE WHEN c.last_at >= l.now THEN c.last_at + 1 ELSE l.now END, updated_at = l.now
+  FROM locked l
+  WHERE c.integration_id = l.integration_id AND c.id = l.conversation_id
+  RETURNING l.ord, l.kind, l.id, l.integration_id, l.conversation_id, l.user_id, l.is_bot, l.payload, l.metadata, l.bot_skip, c.last_seq, c.last_at
 ), new_messages AS (
   INSERT INTO messages (id, integration_id, conversation_id, seq, user_id, is_bot, payload, metadata, bot_skip, created_at)
-  SELECT i.id, i.integration_id, i.conversation_id, n.last_seq, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, n.last_at
-  FROM next n JOIN input i ON i.ord = n.ord WHERE i.kind = 'message'
+  SELECT n.id, n.integration_id, n.conversation_id, n.last_seq, n.user_id, n.is_bot, n.payload, n.metadata, n.bot_skip, n.last_at
+  FROM next n WHERE n.kind = 'message'
 ), new_events AS (
   INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
-  SELECT i.id, i.integration_id, i.conversation_id, n.last_seq, i.user_id, i.is_bot, i.payload, i.bot_skip, n.last_at
-  FROM next n JOIN input i ON i.ord = n.ord WHERE i.kind = 'event'
+  SELECT n.id, n.integration_id, n.conversation_id, n.last_seq, n.user_id, n.is_bot, n.payload, n.bot_skip, n.last_at
+  FROM next n WHERE n.kind = 'event'
 ), notified AS (
   SELECT count(pg_notify(x.channel, x.message)) AS sent
   FROM unnest($12::bigint[], $13::text[], $14::text[]) AS x(ord, channel, message) JOIN next n ON n.ord = x.ord
