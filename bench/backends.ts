@@ -5,7 +5,8 @@
  *
  * - sqlite:  one instance, embedded SQLite (the default);
  * - sqlite-full: the same with PARLEY_SQLITE_SYNCHRONOUS=FULL (each commit synced, as PostgreSQL does);
- * - pg-1:    one instance on PostgreSQL;
+ * - pg-1:    one instance on PostgreSQL, PostgreSQL on the servers' core;
+ * - pg-1-own-core: the same with PostgreSQL on core 1 (a database server of its own, as when scaling out);
  * - pg-2:    two instances on the same PostgreSQL database, the connections split half and half.
  * Each round starts every variant afresh (new processes, new database), in that order; medians over
  * rounds; ratios are against the SQLite figure of the same round.
@@ -14,8 +15,8 @@
  * on A (same instance, for reference).
  *
  * PostgreSQL is a throwaway cluster (test/helpers/pg-cluster.ts: Debian's postgresql package, fsync
- * and synchronous_commit on). Every server-side process (Parley instances and PostgreSQL) is pinned to
- * core 0, the load generator to core 1: each variant has the same single core for its whole backend.
+ * and synchronous_commit on). Parley instances are pinned to core 0, the load generator to core 1, and
+ * PostgreSQL to core 0 too (Parley and its database on one core), except in pg-1-own-core (core 1).
  *
  * Knobs (env): BENCH_DURATION (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3),
  * BENCH_XI_MESSAGES (200: messages of the cross-instance latency test), BENCH_QUIET_WAIT (120),
@@ -89,16 +90,32 @@ function cpuBetween(before: Map<number, number>, after: Map<number, number>): nu
 // ---------------------------------------------------------------- variants
 
 interface Variant {
-  key: 'sqlite' | 'sqlite-full' | 'pg-1' | 'pg-2'
+  key: 'sqlite' | 'sqlite-full' | 'pg-1' | 'pg-1-own-core' | 'pg-2'
   name: string
+  /** The core PostgreSQL runs on: the servers' core 0, or core 1 (the load generator's), as a database server of its own. */
+  postgresCore?: 0 | 1
 }
 const VARIANTS: Variant[] = [
   { key: 'sqlite', name: 'SQLite, 1 instance' },
   // Durability as PostgreSQL's (synchronous_commit=on: a commit survives power loss), for a like-for-like figure.
   { key: 'sqlite-full', name: 'SQLite FULL, 1 instance' },
-  { key: 'pg-1', name: 'PostgreSQL, 1 instance' },
-  { key: 'pg-2', name: 'PostgreSQL, 2 instances' },
+  { key: 'pg-1', name: 'PostgreSQL, 1 instance', postgresCore: 0 },
+  // As deployed when scaling out: the database on a machine of its own, Parley on the same one core as SQLite's row.
+  ...(CORES >= 2 ? [{ key: 'pg-1-own-core', name: 'PostgreSQL on its own core, 1 instance', postgresCore: 1 } as const] : []),
+  { key: 'pg-2', name: 'PostgreSQL, 2 instances', postgresCore: 0 },
 ]
+
+/** Moves PostgreSQL (postmaster, and every process it started) to `core`; backends forked later inherit it. */
+function pinPostgres(cluster: PgCluster, core: 0 | 1): void {
+  if (!TASKSET) return
+  for (const pid of postgresPids(cluster)) {
+    try {
+      execFileSync('taskset', ['-a', '-p', '-c', String(core), String(pid)], { stdio: 'ignore' })
+    } catch {
+      // exited meanwhile
+    }
+  }
+}
 
 interface RoundResult {
   create: Measure
@@ -157,7 +174,8 @@ async function benchRound(variant: Variant, cluster: PgCluster, parley: string[]
     const q = await waitForQuiet()
     if (q.waited > 1.5) process.stdout.write(q.quiet ? `  (waited ${q.waited.toFixed(0)} s for quiet)\n` : `  (still busy after ${q.waited.toFixed(0)} s: others use ${q.other.toFixed(2)} cores; measuring anyway)\n`)
   }
-  const onSqlite = variant.key === 'sqlite' || variant.key === 'sqlite-full'
+  const onSqlite = variant.postgresCore === undefined
+  if (!onSqlite) pinPostgres(cluster, variant.postgresCore!)
   const databaseUrl = onSqlite ? undefined : await createDatabase(cluster.url, 'bench')
   const env = {
     PARLEY_DATA_DIR: 'data',
@@ -297,19 +315,20 @@ function report(
     const req = med(rs, (r) => r.create.reqPerSec)
     const xs = rs.map((r) => r.create.reqPerSec)
     const others = rs.map((r) => r.otherCpu).filter((x): x is number => x !== undefined)
+    const perMessage = (cpu: (r: RoundResult) => number) => `${med(rs, (r) => (cpu(r) / r.create.reqPerSec) * 1e6).toFixed(0)} µs`
     return `| ${v.name} | **${fmt(req)}** | ${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))} | ${med(rs, (r) => r.create.p50)} ms | ${med(rs, (r) => r.create.p99)} ms | ` +
-      `${(med(rs, (r) => r.parleyCpu) * 100).toFixed(0)}% | ${v.key.startsWith('sqlite') ? '—' : `${(med(rs, (r) => r.postgresCpu) * 100).toFixed(0)}%`} | ` +
+      `${(med(rs, (r) => r.parleyCpu) * 100).toFixed(0)}% | ${v.postgresCore === undefined ? '—' : `${(med(rs, (r) => r.postgresCpu) * 100).toFixed(0)}%`} | ` +
+      `${perMessage((r) => r.parleyCpu)} | ${v.postgresCore === undefined ? '—' : perMessage((r) => r.postgresCpu)} | ` +
       `${others.length ? median(others).toFixed(2) : 'n/a'} | ${v.key === 'sqlite' ? '1.00' : (req / sqliteReq).toFixed(2)} | ${v.key === 'sqlite' ? '—' : ratios(rs).map((x) => x.toFixed(2)).join(', ')} |`
   })
   const byKey = (key: Variant['key']) => rounds.get(VARIANTS.find((v) => v.key === key)!)!
   const pg1 = byKey('pg-1')
   const pg2 = byKey('pg-2')
   const full = byKey('sqlite-full')
-  const pg1Ratio = med(pg1, (r) => r.create.reqPerSec) / sqliteReq
   const pg2Ratio = med(pg2, (r) => r.create.reqPerSec) / sqliteReq
   const fullRatio = med(full, (r) => r.create.reqPerSec) / sqliteReq
-  const pairedRatio = median(ratios(pg1))
   const pg1VsFull = median(pg1.map((r, i) => r.create.reqPerSec / full[i]!.create.reqPerSec))
+  const ownCore = VARIANTS.some((v) => v.key === 'pg-1-own-core') ? byKey('pg-1-own-core') : undefined
   const problems: string[] = []
   for (const v of VARIANTS) {
     rounds.get(v)!.forEach((r, i) => {
@@ -320,16 +339,26 @@ function report(
   }
   if (latency.lost) problems.push(`cross-instance latency: ${latency.lost} of ${XI_MESSAGES} messages not delivered within 10 s`)
   const lat = (xs: number[]) => `${percentile(xs, 50).toFixed(1)} ms | ${percentile(xs, 99).toFixed(1)} ms | ${Math.max(...xs).toFixed(1)} ms`
-  const verdict = (ok: boolean) => (ok ? '**met**' : '**NOT met**')
+  /** The target's verdict on a deployment: both the ratio of the medians and the median of per-round ratios must reach it. */
+  const verdict = (rs: RoundResult[]) => {
+    const ofMedians = med(rs, (r) => r.create.reqPerSec) / sqliteReq
+    const paired = median(ratios(rs))
+    return ofMedians >= TARGET_RATIO && paired >= TARGET_RATIO ? '**met**' : ofMedians < TARGET_RATIO && paired < TARGET_RATIO ? '**NOT met**'
+      : '**inconclusive** (the ratio of the medians and the median of per-round ratios fall on either side of it)'
+  }
+  const ratioLine = (rs: RoundResult[]) =>
+    `${(med(rs, (r) => r.create.reqPerSec) / sqliteReq).toFixed(2)}×** createMessage throughput (ratio of the medians; per round ${ratios(rs).map((x) => x.toFixed(2)).join(', ')}, median ${median(ratios(rs)).toFixed(2)}). Target ≥ ${TARGET_RATIO}×: ${verdict(rs)}.`
 
   return `## Backends: SQLite vs PostgreSQL vs two instances on PostgreSQL
 
 _Written by \`bench/backends.ts\`; reproduce with \`npm run bench -- backends\` (or \`npx tsx bench/backends.ts\`)._
 
-- **PostgreSQL, 1 instance / SQLite: ${pg1Ratio.toFixed(2)}×** createMessage throughput (ratio of the medians; per round ${ratios(pg1).map((x) => x.toFixed(2)).join(', ')},
-  median ${pairedRatio.toFixed(2)}). Target ≥ ${TARGET_RATIO}× (issue #5): ${
-  pg1Ratio >= TARGET_RATIO && pairedRatio >= TARGET_RATIO ? verdict(true) : pg1Ratio < TARGET_RATIO && pairedRatio < TARGET_RATIO ? verdict(false)
-    : '**inconclusive** (the ratio of the medians and the median of per-round ratios fall on either side of it)'}.
+${ownCore ? `- **PostgreSQL on its own core, 1 instance / SQLite: ${ratioLine(ownCore)} Parley has one core in both rows, as
+  SQLite's Parley does; PostgreSQL runs on the other core (with the load generator), standing in for the database server of
+  its own that a scaled-out deployment has. This is the figure for issue #5's target: what moving an instance from SQLite to
+  PostgreSQL costs that instance.
+` : ''}- **PostgreSQL sharing Parley's core, 1 instance / SQLite: ${ratioLine(pg1)} Parley and PostgreSQL on one core: PostgreSQL's
+  own CPU per message (column "PostgreSQL CPU / message") is taken from Parley's budget, the cost of running both on one small machine.
 - Durability is not equal in that ratio: SQLite's default (WAL, synchronous=NORMAL) does not sync each commit, PostgreSQL
   (synchronous_commit=on) does. SQLite with synchronous=FULL, which does, ran at ${fullRatio.toFixed(2)}× the default here; PostgreSQL, 1 instance
   reached **${pg1VsFull.toFixed(2)}× SQLite FULL** (median of per-round ratios).
@@ -340,14 +369,15 @@ _Written by \`bench/backends.ts\`; reproduce with \`npm run bench -- backends\` 
 ${problems.length ? `- **Run problems (figures not trustworthy):** ${problems.join('; ')}\n` : '- Run clean: no failed requests; every acknowledged message was found in the database afterwards; every message reached both listeners.\n'}
 ### createMessage, ${CONNECTIONS} connections, pipelining 1
 
-| deployment | req/s (median) | req/s range | p50 | p99 | Parley CPU | PostgreSQL CPU | other procs | vs SQLite | per-round ratio |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| deployment | req/s (median) | req/s range | p50 | p99 | Parley CPU | PostgreSQL CPU | Parley CPU / message | PostgreSQL CPU / message | other procs | vs SQLite | per-round ratio |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
 ${rows.join('\n')}
 
 Medians over ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}; each round starts every deployment afresh (new processes, new database) in the
 order of the table, and "per-round ratio" pairs each figure with the SQLite (default, synchronous=NORMAL) figure of the same round. With two
 instances the ${CONNECTIONS} connections are split ${CONNECTIONS / 2}/${CONNECTIONS / 2}, one autocannon per instance running at once:
-req/s is their sum, p50/p99 the worse instance's. CPU columns are in cores (100% = one core) over the measured window;
+req/s is their sum, p50/p99 the worse instance's. CPU columns are in cores (100% = one core) over the measured window, and per
+message (CPU time over messages created);
 "other procs" is the user CPU other sessions' processes used meanwhile (above ~0.2 the round was disturbed).
 
 ### Delivery latency across instances (${XI_MESSAGES} messages, one at a time, 20 ms apart)
@@ -365,7 +395,7 @@ req/s is their sum, p50/p99 the worse instance's. CPU columns are in cores (100%
 - **Machine:** ${CORES} cores (${cpus()[0]?.model ?? 'unknown'}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${osType()} ${release()}; load average before the run
   ${meta.loadBefore.map((x) => x.toFixed(2)).join(' / ')} (1/5/15 min). **This VM is shared with other engineers' builds and test runs**: absolute
   figures move by tens of percent between runs; compare the ratios within this run.
-- **Placement:** ${placement}${TASKSET ? '; PostgreSQL (postmaster and every backend) pinned to core 0 with the Parley instances' : ''}.
+- **Placement:** ${placement}${TASKSET ? '; PostgreSQL (postmaster and every backend) pinned to core 0 with the Parley instances, except in the "own core" row, where it is pinned to core 1' : ''}.
 - **Node** ${process.version}, autocannon ${AUTOCANNON_VERSION}; **PostgreSQL ${meta.pgVersion}** (Debian package, throwaway cluster from
   test/helpers/pg-cluster.ts on 127.0.0.1: fsync on, synchronous_commit on, shared_buffers 128MB); Parley defaults (pool of 10
   connections per instance, LOG_LEVEL=info). SQLite: WAL, synchronous=NORMAL (FULL in its own row).
@@ -386,8 +416,6 @@ async function main(): Promise<void> {
   const stopCluster = () => cluster.stopSync()
   process.once('exit', stopCluster)
   try {
-    // Pinned before any backend exists: forked backends inherit the postmaster's affinity.
-    if (TASKSET) execFileSync('taskset', ['-a', '-p', '-c', '0', String(postmasterPid(cluster))], { stdio: 'ignore' })
     const rounds = new Map<Variant, RoundResult[]>(VARIANTS.map((v) => [v, []]))
     for (let round = 1; round <= ROUNDS; round++) {
       process.stdout.write(`\nRound ${round}/${ROUNDS}, ${CONNECTIONS} connections\n`)

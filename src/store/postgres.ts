@@ -178,23 +178,23 @@ export class PostgresStore extends KyselyStore {
    * not fail the others.
    */
   override async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
-    const r = await this.enqueueAppend({ kind: 'message', append: m, columns: messageColumns(m) })
+    const r = await this.enqueueAppend('message', m, messageColumns(m))
     return r && messageRow(m, r.seq, r.at)
   }
 
   override async appendEvent(e: NewEvent): Promise<EventRow | undefined> {
-    const r = await this.enqueueAppend({ kind: 'event', append: e, columns: eventColumns(e) })
+    const r = await this.enqueueAppend('event', e, eventColumns(e))
     return r && eventRow(e, r.seq, r.at)
   }
 
   private appendQueue: PendingAppend[] = []
   private appendBatches = 0
 
-  private enqueueAppend(item: Omit<PendingAppend, 'resolve' | 'reject'>): Promise<Appended | undefined> {
+  private enqueueAppend(kind: PendingAppend['kind'], append: NewMessage | NewEvent, columns: AppendColumns): Promise<Appended | undefined> {
     // Checked here: one notification NOTIFY refuses would fail the whole batch's statement.
-    if (this.sendsAppendNotifications) for (const n of item.append.notify ?? []) checkNotifyMessage(n.message)
+    if (this.sendsAppendNotifications) for (const n of append.notify ?? []) checkNotifyMessage(n.message)
     return new Promise((resolve, reject) => {
-      this.appendQueue.push({ ...item, resolve, reject })
+      this.appendQueue.push({ kind, append, columns, resolve, reject })
       this.sendAppends()
     })
   }
