@@ -18,7 +18,7 @@
  * and synchronous_commit on). Parley instances are pinned to core 0, the load generator to core 1, and
  * PostgreSQL to core 0 too (Parley and its database on one core), except in pg-1-own-core (core 1).
  *
- * Knobs (env): BENCH_DURATION (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_ROUNDS (3),
+ * Knobs (env): BENCH_DURATION (10), BENCH_WARMUP (2), BENCH_CONNECTIONS (50), BENCH_ROUNDS (5),
  * BENCH_XI_MESSAGES (200: messages of the cross-instance latency test), BENCH_QUIET_WAIT (120),
  * BENCH_SKIP_BUILD=1, BENCH_DATA_ROOT.
  */
@@ -40,7 +40,7 @@ import {
 const DURATION = num('BENCH_DURATION', 10)
 const WARMUP = num('BENCH_WARMUP', 2)
 const CONNECTIONS = Math.max(2, Math.floor(num('BENCH_CONNECTIONS', 50) / 2) * 2)
-const ROUNDS = Math.max(1, Math.floor(num('BENCH_ROUNDS', 3)))
+const ROUNDS = Math.max(1, Math.floor(num('BENCH_ROUNDS', 5)))
 const XI_MESSAGES = Math.max(10, Math.floor(num('BENCH_XI_MESSAGES', 200)))
 /** Issue #5: createMessage on PostgreSQL at least 0.7× the SQLite figure. */
 const TARGET_RATIO = 0.7
@@ -95,14 +95,15 @@ interface Variant {
   /** The core PostgreSQL runs on: the servers' core 0, or core 1 (the load generator's), as a database server of its own. */
   postgresCore?: 0 | 1
 }
+/** In the order each round runs them: the PostgreSQL figure of the target right after the SQLite one it is compared with. */
 const VARIANTS: Variant[] = [
   { key: 'sqlite', name: 'SQLite, 1 instance' },
-  // Durability as PostgreSQL's (synchronous_commit=on: a commit survives power loss), for a like-for-like figure.
-  { key: 'sqlite-full', name: 'SQLite FULL, 1 instance' },
-  { key: 'pg-1', name: 'PostgreSQL, 1 instance', postgresCore: 0 },
   // As deployed when scaling out: the database on a machine of its own, Parley on the same one core as SQLite's row.
   ...(CORES >= 2 ? [{ key: 'pg-1-own-core', name: 'PostgreSQL on its own core, 1 instance', postgresCore: 1 } as const] : []),
+  { key: 'pg-1', name: 'PostgreSQL, 1 instance', postgresCore: 0 },
   { key: 'pg-2', name: 'PostgreSQL, 2 instances', postgresCore: 0 },
+  // Durability as PostgreSQL's (synchronous_commit=on: a commit survives power loss), for a like-for-like figure.
+  { key: 'sqlite-full', name: 'SQLite FULL, 1 instance' },
 ]
 
 /** Moves PostgreSQL (postmaster, and every process it started) to `core`; backends forked later inherit it. */
