@@ -140,7 +140,7 @@ export class PostgresPubSub implements PubSub {
       if (current.size > 0) return
       this.channels.delete(name)
       const client = this.client
-      if (client && !this.closed) await client.query(`UNLISTEN ${quote(name)}`).catch(() => {})
+      if (client && !this.closed) await this.command(client, `UNLISTEN ${quote(name)}`).catch(() => {})
     }
     try {
       await this.listen(name)
@@ -161,7 +161,7 @@ export class PostgresPubSub implements PubSub {
   /** The channels the listening connection LISTENs to right now, as PostgreSQL reports them (diagnostics). */
   async listeningChannels(): Promise<string[]> {
     const client = await this.connection()
-    const { rows } = await client.query<{ name: string }>('SELECT pg_listening_channels() AS name')
+    const { rows } = await this.command<{ name: string }>(client, 'SELECT pg_listening_channels() AS name')
     return rows.map((r) => r.name).sort()
   }
 
@@ -177,15 +177,25 @@ export class PostgresPubSub implements PubSub {
     await Promise.all([client?.end().catch(() => {}), this.pool.end().catch(() => {})])
   }
 
+  /** The listening connection's commands, one after the other: pg deprecates a query sent while the client runs another. */
+  private commands: Promise<unknown> = Promise.resolve()
+
+  private command<R extends pg.QueryResultRow>(client: pg.Client, text: string): Promise<pg.QueryResult<R>> {
+    const run = () => client.query<R>(text)
+    const result = this.commands.then(run, run)
+    this.commands = result.catch(() => {})
+    return result
+  }
+
   /** Makes sure the listening connection LISTENs to `name` before subscribe() resolves. */
   private async listen(name: string): Promise<void> {
     const deadline = Date.now() + this.subscribeTimeoutMs
     for (;;) {
       const client = await this.withDeadline(this.connection(), deadline)
-      // Commands on one connection run in order, so a second subscriber of the channel waits
+      // Commands on the connection run in order, so a second subscriber of the channel waits
       // behind the first one's LISTEN; repeating LISTEN is a no-op for PostgreSQL.
       try {
-        await client.query(`LISTEN ${quote(name)}`)
+        await this.command(client, `LISTEN ${quote(name)}`)
         return
       } catch (err) {
         if (this.closed) throw new Error('PostgresPubSub is closed')
