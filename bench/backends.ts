@@ -123,6 +123,8 @@ interface RoundResult {
   /** CPU of the Parley processes and of PostgreSQL during the measurement, in cores. */
   parleyCpu: number
   postgresCpu: number
+  /** User CPU of the load generator (this process: autocannon), in cores. */
+  loadCpu: number
   otherCpu: number | undefined
   acknowledged: number
   rows: number
@@ -206,9 +208,10 @@ async function benchRound(variant: Variant, cluster: PgCluster, parley: string[]
     const pgAfter = cpuOf(postgresPids(cluster))
     const postgresCpu = onSqlite ? 0 : cpuBetween(pgBefore, pgAfter) / wall
     const machineAfter = machineUserSeconds()
+    const loadCpu = (ownUserSeconds() - ownBefore) / wall
     // Other processes' user time: everything but the servers, PostgreSQL and this process (system time is not counted).
     const otherCpu = machineBefore !== undefined && machineAfter !== undefined
-      ? Math.max(0, (machineAfter - machineBefore) / wall - parleyCpu - postgresCpu - (ownUserSeconds() - ownBefore) / wall) : undefined
+      ? Math.max(0, (machineAfter - machineBefore) / wall - parleyCpu - postgresCpu - loadCpu) : undefined
 
     const create = combine(results.map((r) => summarize(r)))
     for (const s of servers) await stopServer(s)
@@ -217,7 +220,7 @@ async function benchRound(variant: Variant, cluster: PgCluster, parley: string[]
     process.stdout.write(`  ${variant.name.padEnd(24)} ${fmt(create.reqPerSec).padStart(6)} req/s, p50 ${create.p50} ms, p99 ${create.p99} ms, ` +
       `Parley CPU ${(parleyCpu * 100).toFixed(0)}%, PostgreSQL CPU ${(postgresCpu * 100).toFixed(0)}%` +
       `${otherCpu !== undefined ? `, other processes ~${otherCpu.toFixed(2)} cores` : ''}\n`)
-    return { create, parleyCpu, postgresCpu, otherCpu, acknowledged, rows }
+    return { create, parleyCpu, postgresCpu, loadCpu, otherCpu, acknowledged, rows }
   } catch (err) {
     for (const s of servers) if (s.child.exitCode === null) s.child.kill('SIGKILL')
     throw err
@@ -319,7 +322,7 @@ function report(
     const perMessage = (cpu: (r: RoundResult) => number) => `${med(rs, (r) => (cpu(r) / r.create.reqPerSec) * 1e6).toFixed(0)} µs`
     return `| ${v.name} | **${fmt(req)}** | ${fmt(Math.min(...xs))}–${fmt(Math.max(...xs))} | ${med(rs, (r) => r.create.p50)} ms | ${med(rs, (r) => r.create.p99)} ms | ` +
       `${(med(rs, (r) => r.parleyCpu) * 100).toFixed(0)}% | ${v.postgresCore === undefined ? '—' : `${(med(rs, (r) => r.postgresCpu) * 100).toFixed(0)}%`} | ` +
-      `${perMessage((r) => r.parleyCpu)} | ${v.postgresCore === undefined ? '—' : perMessage((r) => r.postgresCpu)} | ` +
+      `${perMessage((r) => r.parleyCpu)} | ${v.postgresCore === undefined ? '—' : perMessage((r) => r.postgresCpu)} | ${(med(rs, (r) => r.loadCpu) * 100).toFixed(0)}% | ` +
       `${others.length ? median(others).toFixed(2) : 'n/a'} | ${v.key === 'sqlite' ? '1.00' : (req / sqliteReq).toFixed(2)} | ${v.key === 'sqlite' ? '—' : ratios(rs).map((x) => x.toFixed(2)).join(', ')} |`
   })
   const byKey = (key: Variant['key']) => rounds.get(VARIANTS.find((v) => v.key === key)!)!
@@ -347,6 +350,9 @@ function report(
     return ofMedians >= TARGET_RATIO && paired >= TARGET_RATIO ? '**met**' : ofMedians < TARGET_RATIO && paired < TARGET_RATIO ? '**NOT met**'
       : '**inconclusive** (the ratio of the medians and the median of per-round ratios fall on either side of it)'
   }
+  /** Parley's CPU per message on a deployment over its CPU per message on SQLite (medians). */
+  const perMessageRatio = (rs: RoundResult[]) =>
+    med(rs, (r) => r.parleyCpu / r.create.reqPerSec) / med(sqlite, (r) => r.parleyCpu / r.create.reqPerSec)
   const ratioLine = (rs: RoundResult[]) =>
     `${(med(rs, (r) => r.create.reqPerSec) / sqliteReq).toFixed(2)}×** createMessage throughput (ratio of the medians; per round ${ratios(rs).map((x) => x.toFixed(2)).join(', ')}, median ${median(ratios(rs)).toFixed(2)}). Target ≥ ${TARGET_RATIO}×: ${verdict(rs)}.`
 
@@ -357,7 +363,11 @@ _Written by \`bench/backends.ts\`; reproduce with \`npm run bench -- backends\` 
 ${ownCore ? `- **PostgreSQL on its own core, 1 instance / SQLite: ${ratioLine(ownCore)} Parley has one core in both rows, as
   SQLite's Parley does; PostgreSQL runs on the other core (with the load generator), standing in for the database server of
   its own that a scaled-out deployment has. This is the figure for issue #5's target: what moving an instance from SQLite to
-  PostgreSQL costs that instance.
+  PostgreSQL costs that instance. Parley was ${(med(ownCore, (r) => r.parleyCpu) * 100).toFixed(0)}% busy; core 1 held PostgreSQL
+  (${(med(ownCore, (r) => r.postgresCpu) * 100).toFixed(0)}%) and the load generator (${(med(ownCore, (r) => r.loadCpu) * 100).toFixed(0)}%).
+  In CPU per message, Parley on PostgreSQL needs ${perMessageRatio(ownCore).toFixed(2)}× what it needs on SQLite: the
+  throughput one Parley core can give when the database is not the limit would be ${(1 / perMessageRatio(ownCore)).toFixed(2)}× SQLite's
+  (derived from CPU time, not measured as throughput).
 ` : ''}- **PostgreSQL sharing Parley's core, 1 instance / SQLite: ${ratioLine(pg1)} Parley and PostgreSQL on one core: PostgreSQL's
   own CPU per message (column "PostgreSQL CPU / message") is taken from Parley's budget, the cost of running both on one small machine.
 - Durability is not equal in that ratio: SQLite's default (WAL, synchronous=NORMAL) does not sync each commit, PostgreSQL
@@ -370,8 +380,8 @@ ${ownCore ? `- **PostgreSQL on its own core, 1 instance / SQLite: ${ratioLine(ow
 ${problems.length ? `- **Run problems (figures not trustworthy):** ${problems.join('; ')}\n` : '- Run clean: no failed requests; every acknowledged message was found in the database afterwards; every message reached both listeners.\n'}
 ### createMessage, ${CONNECTIONS} connections, pipelining 1
 
-| deployment | req/s (median) | req/s range | p50 | p99 | Parley CPU | PostgreSQL CPU | Parley CPU / message | PostgreSQL CPU / message | other procs | vs SQLite | per-round ratio |
-|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
+| deployment | req/s (median) | req/s range | p50 | p99 | Parley CPU | PostgreSQL CPU | Parley CPU / message | PostgreSQL CPU / message | load generator CPU | other procs | vs SQLite | per-round ratio |
+|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
 ${rows.join('\n')}
 
 Medians over ${ROUNDS} round${ROUNDS > 1 ? 's' : ''}; each round starts every deployment afresh (new processes, new database) in the
