@@ -95,8 +95,13 @@ interface PendingAppend {
   reject: (err: unknown) => void
 }
 
-/** Append statements running at once per store; appends arriving meanwhile wait and go out together. */
-const APPEND_BATCHES = 2
+/**
+ * Append statements running at once per store; appends arriving meanwhile wait and go out together.
+ * One measured best (bench/ANALYSIS.md §9): two or more in flight made smaller batches, and more
+ * PostgreSQL CPU per row, for less throughput. The price: a statement waiting on a conversation's
+ * row lock (that conversation being deleted) holds the next appends back until it is granted.
+ */
+const APPEND_BATCHES = 1
 const MAX_APPEND_BATCH = 100
 
 /**
@@ -171,8 +176,8 @@ export class PostgresStore extends KyselyStore {
    * createMessage's and createEvent's append as ONE statement (GROUP_APPEND): one round trip
    * instead of four (BEGIN, UPDATE, INSERT, COMMIT), atomic without an explicit transaction.
    *
-   * Group commit, as on SQLite: appends arriving while APPEND_BATCHES statements are running go
-   * out together in the next one (one round trip and one commit for many). Every caller is
+   * Group commit, as on SQLite: appends arriving while the APPEND_BATCHES statements are running
+   * go out together in the next one (one round trip and one commit for many). Every caller is
    * answered after the commit that holds its row. A batch never holds two appends of one
    * conversation; when it fails, its appends run again one by one, so that one failing append does
    * not fail the others.
