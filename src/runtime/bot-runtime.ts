@@ -108,7 +108,7 @@ export class BotRuntime implements IncomingInterceptor {
     await Promise.allSettled([...this.active.values()])
   }
 
-  /** Announces new incoming work in a conversation (called after a user message or event is stored). */
+  /** The notification announcing new incoming work in a conversation, sent with the user's message or event (none if the bot has no code). */
   async turnNotification(integrationId: string, conversationId: string): Promise<AppendNotification | undefined> {
     // A bot without code has nothing to run (its first deploy fast-forwards the cursors).
     if ((await this.botOf(integrationId))?.bot.code == null) return undefined
