@@ -158,7 +158,7 @@ describe.skipIf(!hasPg)('postgres', () => {
         /** Publishes a marker and waits for it: everything sent before it has arrived by then. */
         const settle = async (marker: string) => {
           await pubsub.publish(channel, marker)
-          await vi.waitFor(() => expect(heard).toContain(marker))
+          await vi.waitFor(() => expect(heard).toContain(marker), { timeout: 10_000 })
         }
         await store.createConversation(fx.a.id, 'notified', owner.id, T0)
         const notify = [{ channel, message: 'changed' }, { channel: 'turns-test', message: 'work' }]
