@@ -364,7 +364,7 @@ ${ownCore ? `- **PostgreSQL on its own core, 1 instance / SQLite: ${ratioLine(ow
   SQLite's Parley does; PostgreSQL runs on the other core (with the load generator), standing in for the database server of
   its own that a scaled-out deployment has. This is the figure for issue #5's target: what moving an instance from SQLite to
   PostgreSQL costs that instance. Parley was ${(med(ownCore, (r) => r.parleyCpu) * 100).toFixed(0)}% busy; core 1 held PostgreSQL
-  (${(med(ownCore, (r) => r.postgresCpu) * 100).toFixed(0)}%) and the load generator (${(med(ownCore, (r) => r.loadCpu) * 100).toFixed(0)}%).
+  (${(med(ownCore, (r) => r.postgresCpu) * 100).toFixed(0)}%) and the load generator (${(med(ownCore, (r) => r.loadCpu) * 100).toFixed(0)}% user time, its kernel time not counted).
   In CPU per message, Parley on PostgreSQL needs ${perMessageRatio(ownCore).toFixed(2)}× what it needs on SQLite: the
   throughput one Parley core can give when the database is not the limit would be ${(1 / perMessageRatio(ownCore)).toFixed(2)}× SQLite's
   (derived from CPU time, not measured as throughput).
@@ -380,7 +380,7 @@ ${ownCore ? `- **PostgreSQL on its own core, 1 instance / SQLite: ${ratioLine(ow
 ${problems.length ? `- **Run problems (figures not trustworthy):** ${problems.join('; ')}\n` : '- Run clean: no failed requests; every acknowledged message was found in the database afterwards; every message reached both listeners.\n'}
 ### createMessage, ${CONNECTIONS} connections, pipelining 1
 
-| deployment | req/s (median) | req/s range | p50 | p99 | Parley CPU | PostgreSQL CPU | Parley CPU / message | PostgreSQL CPU / message | load generator CPU | other procs | vs SQLite | per-round ratio |
+| deployment | req/s (median) | req/s range | p50 | p99 | Parley CPU | PostgreSQL CPU | Parley CPU / message | PostgreSQL CPU / message | load generator user CPU | other procs | vs SQLite | per-round ratio |
 |---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|
 ${rows.join('\n')}
 
