@@ -118,7 +118,7 @@ const MAX_APPEND_BATCH = 100
  *
  * The shape matters: the first version checked participants and joined `input` inside the UPDATE
  * and the INSERTs, which PostgreSQL ran as nested loops over the whole batch, at about 1.8× this
- * statement's CPU per row (scratch measurements in bench/ANALYSIS.md §9).
+ * statement's CPU per row (bench/ANALYSIS.md §9, measured with bench/tools/pg-append).
  */
 const GROUP_APPEND = `WITH input AS (
   SELECT i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now, i.require_participant, i.ord
