@@ -79,6 +79,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ limits: config.sandboxLimits })
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     limits: config.sandboxLimits,
+    sweepMs: config.botSweepMs,
     validatePayload: validateMessagePayload,
     onBotsChanged: () => chat.forgetIntegrations(),
     composeAnswer: answerComposer(config.kbAnswer),

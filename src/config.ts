@@ -42,6 +42,8 @@ export interface Config {
   signedUrlTtlSeconds: number
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
+  /** How often the runtime looks for conversations with turns left (missed notification, another instance's dead lease). */
+  botSweepMs: number
   /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
   kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
   /** Webhook integration (README "Webhook integration"). */
@@ -133,6 +135,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
       memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
     },
+    botSweepMs: int(env, 'PARLEY_BOT_SWEEP_MS', 5_000, 100),
     kbAnswer: env.PARLEY_KB_ANSWER_URL
       ? {
           url: env.PARLEY_KB_ANSWER_URL.replace(/\/+$/, ''),

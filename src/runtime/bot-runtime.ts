@@ -141,14 +141,21 @@ export class BotRuntime implements IncomingInterceptor {
       this.dirty.add(key)
       return
     }
+    // The loop's last check of `dirty` and the removal from `active` happen in the same synchronous
+    // step: a notification arriving in between (via .catch/.finally ticks, as before) was dropped and
+    // its turn waited for the sweep.
     const work = (async () => {
-      do {
-        this.dirty.delete(key)
-        await this.drain(integrationId, conversationId)
-      } while (this.dirty.has(key) && !this.stopped)
+      try {
+        do {
+          this.dirty.delete(key)
+          await this.drain(integrationId, conversationId)
+        } while (this.dirty.has(key) && !this.stopped)
+      } catch {
+        // A failed drain leaves the work to the next notification or the sweep.
+      } finally {
+        this.active.delete(key)
+      }
     })()
-      .catch(() => {})
-      .finally(() => this.active.delete(key))
     this.active.set(key, work)
   }
 
