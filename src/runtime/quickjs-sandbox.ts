@@ -15,6 +15,12 @@ const OVERRUN_MS = 250
 const WATCH_MS = 50
 /** A worker inside one QuickJS call for longer than this gets no new work while others are free. */
 const HOT_MS = 200
+/**
+ * Nor does a worker where one VM ran promise jobs for a whole drain slice within this long: code that
+ * burns CPU in short steps (a promise or microtask loop, drained in slices) would otherwise delay every
+ * run sent there. Ordinary turns never fill a slice.
+ */
+const HOG_MS = 250
 /** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
 const MAX_MOVES = 2
 
@@ -25,7 +31,31 @@ const MAX_MOVES = 2
 export const BEAT_SINCE = 0
 export const BEAT_DEADLINE = 1
 export const BEAT_RUN = 2
-const BEAT_SLOTS = 3
+/** The size of the worker's WebAssembly heap, in bytes. */
+export const BEAT_HEAP = 3
+/** When one VM last ran promise jobs for a whole drain slice (it still had more). */
+export const BEAT_HOG = 4
+const BEAT_SLOTS = 5
+
+/** What a worker is started with (its workerData). */
+export interface WorkerOptions {
+  beat: SharedArrayBuffer
+  /** The most its WebAssembly heap may grow to: past it allocations fail as "out of memory". */
+  heapCapBytes: number
+  /** A worker whose heap has grown past this after a run asks to be retired (its memory given back). */
+  recycleBytes: number
+}
+
+/**
+ * The heap of a worker holds every VM it runs and keeps idle (up to ~70 MB of them), and QuickJS's
+ * allocator fragments it: one bot filling arrays up to its limit grew an uncapped heap to 2 GB. The cap
+ * leaves room for four bots at their limit; past the recycle size a worker is replaced once idle.
+ */
+export function heapSizes(limits: SandboxLimits): { heapCapBytes: number; recycleBytes: number } {
+  const MB = 1024 * 1024
+  const heapCapBytes = Math.min(2048 * MB, Math.max(512 * MB, 4 * limits.memoryBytes + 256 * MB))
+  return { heapCapBytes, recycleBytes: Math.min(heapCapBytes / 2, limits.memoryBytes + 256 * MB) }
+}
 
 interface PendingRun {
   request: SandboxRun
@@ -49,6 +79,8 @@ interface Slot {
   runs: Map<number, PendingRun>
   checks: Map<number, PendingCheck>
   started: boolean
+  /** Takes no new work; terminated once its runs and checks are over (its heap grew, or holds abandoned VMs). */
+  retiring: boolean
 }
 
 /**
@@ -65,6 +97,8 @@ export class QuickJsSandbox implements BotSandbox {
   private readonly closing: Promise<never>
   private signalClosing: (err: Error) => void = () => {}
   private watch: NodeJS.Timeout | undefined
+  /** Workers retired so far (metrics). */
+  retired = 0
 
   /** Workers start on first use, all of them (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
@@ -82,15 +116,18 @@ export class QuickJsSandbox implements BotSandbox {
   private spawn(): Slot {
     const shared = new SharedArrayBuffer(BEAT_SLOTS * Float64Array.BYTES_PER_ELEMENT)
     const beat = new Float64Array(shared)
+    const workerData: WorkerOptions = { beat: shared, ...heapSizes(this.limits) }
     // Under tsx/vitest the worker is TypeScript too: a tiny bootstrap registers tsx, then imports it.
     const worker = import.meta.url.endsWith('.ts')
       ? new Worker(
           `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./quickjs-worker.ts', import.meta.url).href)}) })`,
-          { eval: true, workerData: { beat: shared } },
+          { eval: true, workerData },
         )
-      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData: { beat: shared } })
+      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData })
     worker.unref()
-    const slot: Slot = { worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false }
+    const slot: Slot = {
+      worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false, retiring: false,
+    }
     slot.ready = new Promise((resolve, reject) => {
       const onMessage = (message: FromWorker) => {
         if (message.type === 'ready') {
@@ -157,6 +194,7 @@ export class QuickJsSandbox implements BotSandbox {
    */
   private stopStuck(slot: Slot, culprit: number, message: string): void {
     if (!this.drop(slot)) return
+    if (!this.closed && this.live().length < this.size) this.slots.push(this.spawn())
     for (const [id, run] of slot.runs) {
       if (id === culprit || run.moves >= MAX_MOVES) run.reject(new SandboxError('timeout', message))
       else this.move(run)
@@ -165,6 +203,26 @@ export class QuickJsSandbox implements BotSandbox {
       if (id === culprit) check.resolve({ ok: false, error: message })
       else this.check(check.code).then(check.resolve, (err: Error) => check.resolve({ ok: false, error: err.message }))
     }
+  }
+
+  /**
+   * A worker asked to be retired (its heap grew, or it holds VMs abandoned after a limit): it takes no
+   * new work, a fresh worker takes its place, and it is terminated as soon as its runs are over.
+   */
+  private retire(slot: Slot): void {
+    if (slot.retiring || !this.slots.includes(slot)) return
+    slot.retiring = true
+    this.retired++
+    if (!this.closed && this.live().length < this.size) this.slots.push(this.spawn())
+    this.dropIfRetired(slot)
+  }
+
+  private dropIfRetired(slot: Slot): void {
+    if (slot.retiring && slot.runs.size + slot.checks.size === 0) this.drop(slot)
+  }
+
+  private live(): Slot[] {
+    return this.slots.filter((slot) => !slot.retiring)
   }
 
   /** Reads the heartbeats: a worker inside one QuickJS call well past that call's deadline is stopped. */
@@ -194,6 +252,10 @@ export class QuickJsSandbox implements BotSandbox {
     switch (message.type) {
       case 'ready':
         return
+      case 'retire':
+        // Exhausted heap: the runs still there would fail for want of memory; they start again elsewhere.
+        if (message.now) return this.stopStuck(slot, -1, 'The sandbox worker ran out of memory')
+        return this.retire(slot)
       case 'checked': {
         const check = slot.checks.get(message.id)
         if (!check) return
@@ -201,7 +263,7 @@ export class QuickJsSandbox implements BotSandbox {
         clearTimeout(check.watchdog)
         if (message.ok) check.resolve({ ok: true, summary: JSON.parse(message.summary!) as BotSummary })
         else check.resolve({ ok: false, error: message.error ?? 'unknown error' })
-        return
+        return this.dropIfRetired(slot)
       }
       case 'log':
         return slot.runs.get(message.id)?.host.log(message.level, message.text)
@@ -228,7 +290,9 @@ export class QuickJsSandbox implements BotSandbox {
         slot.runs.delete(message.id)
         clearTimeout(run.watchdog)
         if (message.ok) run.resolve(message.output!)
+        else if (message.retry && run.moves < MAX_MOVES && !this.closed) this.move(run)
         else run.reject(new SandboxError(message.kind ?? 'error', message.error ?? 'unknown error'))
+        this.dropIfRetired(slot)
       }
     }
   }
@@ -242,13 +306,17 @@ export class QuickJsSandbox implements BotSandbox {
     // The whole pool starts on first use: a worker started only when a second run comes along makes
     // that run wait for its start (QuickJS's WebAssembly and the prelude), longer than a busy turn
     // would have held it on the first worker.
-    if (this.slots.length === 0) for (let i = 0; i < this.size; i++) this.slots.push(this.spawn())
+    let live = this.live()
+    if (live.length === 0) {
+      for (let i = 0; i < this.size; i++) this.slots.push(this.spawn())
+      live = this.live()
+    }
     const now = Date.now()
     const load = (slot: Slot) => slot.runs.size + slot.checks.size
-    const hot = (slot: Slot) => slot.beat[BEAT_SINCE] !== 0 && now - slot.beat[BEAT_SINCE]! > HOT_MS
-    const free = this.slots.filter((slot) => !hot(slot))
-    const best = (free.length > 0 ? free : this.slots).reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
-    const full = free.length > 0 ? this.slots.length >= this.size : this.slots.length >= this.size * 2
+    const hot = (slot: Slot) => (slot.beat[BEAT_SINCE] !== 0 && now - slot.beat[BEAT_SINCE]! > HOT_MS) || now - slot.beat[BEAT_HOG]! < HOG_MS
+    const free = live.filter((slot) => !hot(slot))
+    const best = (free.length > 0 ? free : live).reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
+    const full = free.length > 0 ? live.length >= this.size : live.length >= this.size * 2
     if (best && (load(best) === 0 || full)) return best
     const slot = this.spawn()
     this.slots.push(slot)

@@ -5,10 +5,10 @@
  * forward JSON to the main thread.
  */
 import { parentPort, workerData } from 'node:worker_threads'
-import { getQuickJS, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
+import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
 import { parleyPrelude } from './prelude.js'
 import { previewOf } from './preview.js'
-import { BEAT_DEADLINE, BEAT_RUN, BEAT_SINCE } from './quickjs-sandbox.js'
+import { BEAT_DEADLINE, BEAT_HEAP, BEAT_HOG, BEAT_RUN, BEAT_SINCE, type WorkerOptions } from './quickjs-sandbox.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
@@ -22,7 +22,16 @@ export type FromWorker =
   | { type: 'checked'; id: number; ok: boolean; summary?: string; error?: string }
   | { type: 'hostCall'; id: number; callId: number; method: string; args: string }
   | { type: 'log'; id: number; level: LogLevel; text: string }
-  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string }
+  /**
+   * `retry`: the run failed only because another run on this worker exhausted the shared heap (it is
+   * a bystander): the pool starts it again on another worker.
+   */
+  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string; retry?: boolean }
+  /**
+   * This worker should take no new work and be terminated once its runs are over (see retire()); with
+   * `now`, at once, its other runs started again elsewhere (its heap is exhausted: they would fail).
+   */
+  | { type: 'retire'; reason: string; now?: boolean }
 
 const port = parentPort!
 const post = (message: FromWorker) => port.postMessage(message)
@@ -34,10 +43,25 @@ const post = (message: FromWorker) => port.postMessage(message)
  * poll its interrupt handler (a few polls in seconds for code whose each step is a long native
  * operation, such as filling large arrays near the memory limit).
  */
-const beat = new Float64Array((workerData as { beat: SharedArrayBuffer }).beat)
+const options = workerData as WorkerOptions
+const beat = new Float64Array(options.beat)
 
-/** Runs one synchronous QuickJS call, flagged in the heartbeat. */
+/**
+ * The WebAssembly heap every VM of this worker allocates from. It only ever grows (WebAssembly
+ * memories cannot shrink) and QuickJS's allocator fragments it: a bot filling arrays up to its 128 MB
+ * limit grew it to 2 GB (measured). So it is capped (an allocation past the cap fails as "out of
+ * memory", which QuickJS reports like its own limit), and a worker whose heap has grown is retired:
+ * terminating it gives the whole heap back.
+ */
+const memory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(options.heapCapBytes / 65536) })
+/** A memory failure with the heap this close to its cap was (or may have been) caused by another VM. */
+const HEAP_FULL_SLACK = 32 * 1024 * 1024
+/** A VM whose run grew the heap by less than this did not exhaust it (a bystander). */
+const BYSTANDER_GROWTH = 16 * 1024 * 1024
+
+/** Runs one synchronous QuickJS call, flagged in the heartbeat; its heap growth is counted against the VM. */
 function inVm<T>(vm: Vm, fn: () => T): T {
+  const heapBefore = memory.buffer.byteLength
   beat[BEAT_RUN] = vm.runId
   beat[BEAT_DEADLINE] = Math.min(vm.deadline, vm.runDeadline)
   beat[BEAT_SINCE] = Date.now()
@@ -45,7 +69,25 @@ function inVm<T>(vm: Vm, fn: () => T): T {
     return fn()
   } finally {
     beat[BEAT_SINCE] = 0
+    const heap = memory.buffer.byteLength
+    if (heap !== heapBefore) {
+      vm.grew += heap - heapBefore
+      beat[BEAT_HEAP] = heap
+    }
   }
+}
+
+let retiring: 'no' | 'later' | 'now' = 'no'
+/**
+ * Asks the pool to retire this worker: it takes no new work and is terminated once its runs and checks
+ * are over, which frees its whole heap (abandoned VMs included); runs still here finish normally.
+ * `now`: the heap is exhausted and held by an abandoned VM, so the other runs here would run out of
+ * memory: the pool terminates this worker at once and starts them again on another.
+ */
+function retire(reason: string, now = false): void {
+  if (retiring === 'now' || (retiring === 'later' && !now)) return
+  retiring = now ? 'now' : 'later'
+  post({ type: 'retire', reason, ...(now && { now }) })
 }
 
 /** Deep recursion must hit QuickJS's own check before the host's stack (measured: 256 KB is safe). */
@@ -93,14 +135,20 @@ const SETUP = `(function () {
     budget: function (ms) { budget(ms) },
     log: function (level, message) { log(level, message) }
   });
+  // The prelude's entry points are handed to the worker only (SETUP's value): nothing global names them,
+  // so bot code cannot re-enter the runtime (a re-entered turn would start units with fresh budgets).
   var api = (${parleyPrelude.toString()})(host, { previewOf: (${previewOf.toString()}) });
-  Object.defineProperty(globalThis, '__parley', { value: Object.freeze(api), writable: false, configurable: false });
-  return function settle(id, ok, value) {
-    var entry = waiting[id];
-    if (entry === undefined) return;
-    delete waiting[id];
-    if (ok) entry.resolve(value); else entry.reject(new HostError(value));
-  };
+  return Object.freeze({
+    load: api.load,
+    turn: api.turn,
+    beforeIncoming: api.beforeIncoming,
+    settle: function settle(id, ok, value) {
+      var entry = waiting[id];
+      if (entry === undefined) return;
+      delete waiting[id];
+      if (ok) entry.resolve(value); else entry.reject(new HostError(value));
+    },
+  });
 })()`
 
 /** The run a VM is serving: the promise its entry returned, and who waits for it to settle. */
@@ -113,7 +161,7 @@ interface Vm {
   runtime: QuickJSRuntime
   context: QuickJSContext
   api: QuickJSHandle
-  /** The prelude's entry points and the settle function of host calls (SETUP's value). */
+  /** The prelude's entry points and the settle function of host calls (properties of SETUP's value, `api`). */
   entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; settle: QuickJSHandle }
   current: CurrentRun | undefined
   /** End of the current unit of user code (a hook, action or card), set through host.budget. */
@@ -126,9 +174,12 @@ interface Vm {
   broken: boolean
   /** A drain slice is scheduled on the event loop. */
   drainScheduled: boolean
+  /** Bytes by which this VM's calls grew the worker's heap during the current run. */
+  grew: number
 }
 
-const QuickJS = await getQuickJS()
+const QuickJS = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory }))
+beat[BEAT_HEAP] = memory.buffer.byteLength
 const idle = new Map<string, Vm[]>()
 let idleCount = 0
 let nextCallId = 1
@@ -148,10 +199,32 @@ function classify(message: string): SandboxFailure {
   return 'error'
 }
 
+function forgetHostCalls(vm: Vm): void {
+  for (const [callId, owner] of hostCalls) if (owner === vm) hostCalls.delete(callId)
+}
+
+/**
+ * A VM whose code was interrupted or ran out of memory is never freed in place: freeing a runtime
+ * stopped mid-job trips QuickJS's leak assertion (`list_empty(&rt->gc_obj_list)`), which aborts the
+ * whole WebAssembly module and every other run on this worker. It is dropped as it is and the worker
+ * retired, so the memory it holds goes back with the worker's heap.
+ */
+function abandonVm(vm: Vm, reason: string, now = false): void {
+  vm.broken = true
+  forgetHostCalls(vm)
+  vm.current = undefined
+  retire(reason, now)
+}
+
+/** The heap is (nearly) at its cap: allocations of any VM here may fail. */
+function heapFull(): boolean {
+  return memory.buffer.byteLength + HEAP_FULL_SLACK >= options.heapCapBytes
+}
+
 function disposeVm(vm: Vm): void {
   vm.broken = true
   try {
-    for (const [callId, owner] of hostCalls) if (owner === vm) hostCalls.delete(callId)
+    forgetHostCalls(vm)
     // Every handle into the VM is freed first, or freeing the runtime trips QuickJS's leak assertion
     // and aborts the whole WebAssembly module.
     vm.current?.promise.dispose()
@@ -173,7 +246,7 @@ function createVm(code: string, limits: SandboxLimits, runId: number): { vm: Vm;
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, entries: undefined as never, current: undefined, deadline: Date.now() + limits.budgetMs,
-    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0,
   }
   return inVm(vm, () => loadVm(vm, code))
 }
@@ -206,7 +279,12 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
       context.setProp(context.global, name, fn)
       fn.dispose()
     }
-    vm.entries = { settle: context.unwrapResult(context.evalCode(SETUP, 'parley-prelude.js', { type: 'global' })) } as Vm['entries']
+    vm.api = context.unwrapResult(context.evalCode(SETUP, 'parley-prelude.js', { type: 'global' }))
+    vm.entries = {
+      turn: context.getProp(vm.api, 'turn'),
+      beforeIncoming: context.getProp(vm.api, 'beforeIncoming'),
+      settle: context.getProp(vm.api, 'settle'),
+    }
 
     const loaded = context.evalCode(code, 'bot.js', { type: 'module' })
     if (loaded.error) {
@@ -230,9 +308,6 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
       exports.dispose()
       exports = state.value
     }
-    vm.api = context.getProp(context.global, '__parley')
-    vm.entries.turn = context.getProp(vm.api, 'turn')
-    vm.entries.beforeIncoming = context.getProp(vm.api, 'beforeIncoming')
     const loadFn = context.getProp(vm.api, 'load')
     const summary = context.callFunction(loadFn, vm.api, exports)
     loadFn.dispose()
@@ -246,8 +321,13 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
     summary.value.dispose()
     return { vm, summary: text }
   } catch (err) {
+    const kind = classify((err as Error).message)
+    if (kind !== 'error') {
+      abandonVm(vm, `bot code was stopped while loading (${kind})`, kind === 'memory' && heapFull())
+      throw err
+    }
     if (vm.entries) for (const handle of Object.values(vm.entries)) handle.dispose()
-    if (vm.api) vm.api.dispose()
+    vm.api?.dispose()
     context.dispose()
     runtime.dispose()
     throw err
@@ -303,6 +383,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     return post({ type: 'done', id, ok: false, kind: classify(text), error: `Bot code failed to load: ${text}` })
   }
   vm.runId = id
+  vm.grew = 0
   vm.maxBudgetMs = limits.budgetMs
   vm.runDeadline = Date.now() + limits.timeoutMs
   vm.deadline = Math.min(Date.now() + limits.budgetMs, vm.runDeadline)
@@ -341,13 +422,20 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     }
     post({ type: 'done', id, ok: true, output })
     releaseVm(botKey, vm)
+    const heap = memory.buffer.byteLength
+    if (heap > options.recycleBytes) retire(`its heap grew to ${Math.round(heap / 1048576)} MB`)
   } catch (err) {
     const text = (err as Error).message
-    // Answered first: freeing a VM interrupted mid-job can abort QuickJS and end this worker, and the
-    // pool then moves the runs still in flight here (bystanders) to a fresh worker.
-    post({ type: 'done', id, ok: false, kind: classify(text), error: text })
-    // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it.
-    disposeVm(vm)
+    const kind = classify(text)
+    // Out of memory with the shared heap at its cap, in a VM that barely grew it: another run exhausted
+    // the heap. This run is not at fault: the pool starts it again on another worker.
+    const exhausted = kind === 'memory' && heapFull()
+    const retry = exhausted && vm.grew < BYSTANDER_GROWTH
+    post({ type: 'done', id, ok: false, kind, error: text, ...(retry && { retry }) })
+    // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it, nor
+    // free it in place (abandonVm); one that failed otherwise is freed.
+    if (kind === 'error') disposeVm(vm)
+    else abandonVm(vm, kind === 'memory' ? 'a run ran out of memory' : 'a run was stopped at its time limit', exhausted)
   } finally {
     clearInterval(timer)
     if (!vm.broken && vm.current) {
@@ -404,6 +492,7 @@ function runJobs(vm: Vm): void {
     const now = Date.now()
     if (now > Math.min(vm.deadline, vm.runDeadline)) return
     if (now >= sliceEnd) {
+      beat[BEAT_HOG] = now
       if (!vm.drainScheduled) {
         vm.drainScheduled = true
         setImmediate(() => {
