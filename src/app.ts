@@ -76,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       ),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  const sandbox = deps.sandbox ?? new QuickJsSandbox({ limits: config.sandboxLimits })
+  const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     limits: config.sandboxLimits,
     sweepMs: config.botSweepMs,

@@ -4,11 +4,13 @@
  * unreachable from it. The only ways out are the three host functions installed below, which
  * forward JSON to the main thread.
  */
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
 import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
 import { parleyPrelude } from './prelude.js'
 import { previewOf } from './preview.js'
-import { BEAT_DEADLINE, BEAT_HEAP, BEAT_HOG, BEAT_RUN, BEAT_SINCE, type WorkerOptions } from './quickjs-sandbox.js'
+import { BEAT_DEADLINE, BEAT_HEAP, BEAT_HOG, BEAT_HOG_RUN, BEAT_RUN, BEAT_SINCE, type WorkerOptions } from './quickjs-sandbox.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
@@ -45,6 +47,16 @@ const post = (message: FromWorker) => port.postMessage(message)
  */
 const options = workerData as WorkerOptions
 const beat = new Float64Array(options.beat)
+
+// A quarantine worker lowers its own thread's OS priority (Linux: a thread id names one thread for
+// setpriority), so that suspect bot code gets the CPU only when the server and other bots leave it.
+if (options.nice > 0) {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), options.nice)
+  } catch {
+    // not Linux, or not allowed: the priority is left as it is
+  }
+}
 
 /**
  * The WebAssembly heap every VM of this worker allocates from. It only ever grows (WebAssembly
@@ -493,6 +505,7 @@ function runJobs(vm: Vm): void {
     if (now > Math.min(vm.deadline, vm.runDeadline)) return
     if (now >= sliceEnd) {
       beat[BEAT_HOG] = now
+      beat[BEAT_HOG_RUN] = vm.runId
       if (!vm.drainScheduled) {
         vm.drainScheduled = true
         setImmediate(() => {
