@@ -30,8 +30,9 @@ const HOT_MS = 100
  */
 const HOG_MS = 100
 /**
- * A bot whose code was stopped at a time or memory limit is a suspect for this long: its runs go to the
- * quarantine workers (low OS priority, never shared with other bots' runs).
+ * A bot whose code was stopped at a time or memory limit (the run failed, or its code was interrupted
+ * and the prelude went on) is a suspect for this long: its runs go to the quarantine workers (low OS
+ * priority, never shared with other bots' runs).
  */
 const SUSPECT_MS = 10 * 60_000
 /** Evacuations a run may go through (it is never their cause); crashes and stops count in MAX_MOVES. */
@@ -364,8 +365,10 @@ export class QuickJsSandbox implements BotSandbox {
         if (!run) return
         slot.runs.delete(message.id)
         clearTimeout(run.watchdog)
-        if (message.ok) run.resolve(message.output!)
-        else if (message.retry && run.moves < MAX_MOVES && !this.closed) this.move(run)
+        if (message.ok) {
+          if (message.limited) this.suspect(run.request.botId)
+          run.resolve(message.output!)
+        } else if (message.retry && run.moves < MAX_MOVES && !this.closed) this.move(run)
         else {
           if (message.kind === 'timeout' || message.kind === 'memory') this.suspect(run.request.botId)
           run.reject(new SandboxError(message.kind ?? 'error', message.error ?? 'unknown error'))

@@ -26,9 +26,10 @@ export type FromWorker =
   | { type: 'log'; id: number; level: LogLevel; text: string }
   /**
    * `retry`: the run failed only because another run on this worker exhausted the shared heap (it is
-   * a bystander): the pool starts it again on another worker.
+   * a bystander): the pool starts it again on another worker. `limited`: the run went on (the prelude
+   * caught it) after some of its code was interrupted at its time limit.
    */
-  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string; retry?: boolean }
+  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string; retry?: boolean; limited?: boolean }
   /**
    * This worker should take no new work and be terminated once its runs are over (see retire()); with
    * `now`, at once, its other runs started again elsewhere (its heap is exhausted: they would fail).
@@ -188,6 +189,8 @@ interface Vm {
   drainScheduled: boolean
   /** Bytes by which this VM's calls grew the worker's heap during the current run. */
   grew: number
+  /** Code of the current run was interrupted at its time limit. */
+  interrupted: boolean
 }
 
 const QuickJS = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory }))
@@ -258,14 +261,18 @@ function createVm(code: string, limits: SandboxLimits, runId: number): { vm: Vm;
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, entries: undefined as never, current: undefined, deadline: Date.now() + limits.budgetMs,
-    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0, interrupted: false,
   }
   return inVm(vm, () => loadVm(vm, code))
 }
 
 function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
   const { runtime } = vm
-  runtime.setInterruptHandler(() => Date.now() > vm.deadline)
+  runtime.setInterruptHandler(() => {
+    if (Date.now() <= vm.deadline) return false
+    vm.interrupted = true
+    return true
+  })
   const { context } = vm
   try {
     const hostCall = context.newFunction('__host_call', (methodHandle, argsHandle) => {
@@ -396,6 +403,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   }
   vm.runId = id
   vm.grew = 0
+  vm.interrupted = false
   vm.maxBudgetMs = limits.budgetMs
   vm.runDeadline = Date.now() + limits.timeoutMs
   vm.deadline = Math.min(Date.now() + limits.budgetMs, vm.runDeadline)
@@ -428,11 +436,11 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // Promise jobs still queued once the run is over: a chain the bot left running (e.g. an endless
       // un-awaited .then loop). It would burn the next run's time: the VM is thrown away instead.
       post({ type: 'log', id, level: 'error', text: 'Promise jobs were still running after the run ended (a promise chain left running?): they were stopped and the sandbox discarded' })
-      post({ type: 'done', id, ok: true, output })
+      post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
       disposeVm(vm)
       return
     }
-    post({ type: 'done', id, ok: true, output })
+    post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
     releaseVm(botKey, vm)
     const heap = memory.buffer.byteLength
     if (heap > options.recycleBytes) retire(`its heap grew to ${Math.round(heap / 1048576)} MB`)
