@@ -21,7 +21,11 @@ import { openSocket, rawRequest, readAnswer, type RawAnswer } from '../helpers/r
 const MiB = 1024 * 1024
 const ERROR_KEYS = ['id', 'code', 'type', 'message', 'metadata']
 
-/** The Botpress error body, with code equal to the status and a registered type. */
+/**
+ * The Botpress error body, with code equal to the status and a registered type. Not chat-client's
+ * expectApiError: that one also requires the type's own status to be the HTTP status, which 408 and
+ * 431 cannot meet (no Botpress type has them; see PROTOCOL_ERROR_TYPES), and it takes an inject response.
+ */
 function expectErrorBody(status: number, contentType: string | null, text: string, type?: string): void {
   expect(contentType ?? '', text).toMatch(/^application\/json/)
   const body = JSON.parse(text) as Record<string, unknown>
