@@ -64,7 +64,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     genReqId: requestId,
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Requests arriving while the server closes get 503 with the error body (plugins/connection.ts).
+    return503OnClosing: false,
     // Two info lines per request cost a large share of a chat request; access lines go to debug instead.
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors: frameworkErrorHandler,

@@ -67,6 +67,7 @@ export const errors = {
     new ApiError('MethodNotFound', `Method ${method} is not allowed on ${url}`),
   internal: () => new ApiError('Internal', 'An internal error occurred; quote the error id when reporting it'),
   unavailable: () => new ApiError('ServiceUnavailable', 'The database is unreachable; nothing was lost, retry in a moment'),
+  shuttingDown: () => new ApiError('ServiceUnavailable', 'This instance is shutting down; retry (another instance, or this one once restarted, answers)'),
 }
 
 /**

@@ -14,9 +14,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ERROR_STATUS } from '../../src/lib/errors.js'
 import { DRAIN_LIMIT_BYTES } from '../../src/http/plugins/connection.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { ChatClient, fid } from '../helpers/chat-client.js'
+import { ChatClient, fid, waitFor } from '../helpers/chat-client.js'
 import { fetchInChild, type ChildFetchResult } from '../helpers/fetch-child.js'
-import { openSocket, rawRequest, readAnswer, type RawAnswer } from '../helpers/raw-http.js'
+import { openSocket, parseRawResponse, rawRequest, readAnswer, type RawAnswer } from '../helpers/raw-http.js'
 
 const MiB = 1024 * 1024
 const ERROR_KEYS = ['id', 'code', 'type', 'message', 'metadata']
@@ -238,5 +238,34 @@ describe('security: slow clients get a 408 with the error body', () => {
     expectRawError(result, 401, 'Unauthorized')
     expect(result.closed).toBe(true)
     expect(result.text.match(/HTTP\/1\.1 /g)).toHaveLength(1)
+  })
+})
+
+describe('security: requests arriving while the server shuts down', () => {
+  it('get 503 ServiceUnavailable with the error body and Connection: close', async () => {
+    const h = await startParley({ listen: true })
+    let closing: Promise<void> | undefined
+    const socket = await openSocket(h.baseUrl)
+    try {
+      // A request routed before the close, its body still arriving, keeps this connection active.
+      const auth = `Authorization: Bearer ${h.credentials.token}\r\nx-workspace-id: ${h.credentials.workspaceId}\r\n`
+      socket.write(`POST /v1/admin/bots HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 15\r\n\r\n{"name":`)
+      await new Promise((resolve) => setTimeout(resolve, 100))
+      closing = h.app.close()
+      await waitFor(() => !h.app.server.listening, 5000, 'the server to stop listening')
+      const answers = readAnswer(socket)
+      socket.write('"late"}GET /healthz HTTP/1.1\r\nHost: x\r\n\r\n')
+      const text = (await answers).text
+      // The first request, routed before the close, is served; the second gets the 503.
+      expect(text).toMatch(/^HTTP\/1\.1 201 /)
+      const answer = parseRawResponse(text.slice(text.indexOf('HTTP/1.1 ', 1)))
+      expectRawError({ ...answer, closed: true }, 503, 'ServiceUnavailable')
+      expect(answer.headers.connection).toBe('close')
+      expect(answer.headers['retry-after']).toBe('2')
+    } finally {
+      socket.destroy()
+      await closing
+      await h.close()
+    }
   })
 })

@@ -1,8 +1,9 @@
 import { STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
-import { protocolErrorBody, type ProtocolStatus } from '../../lib/errors.js'
+import { errors, protocolErrorBody, type ProtocolStatus } from '../../lib/errors.js'
 import { requestId } from '../../lib/ids.js'
+import { sendError } from './error-handler.js'
 
 /**
  * Most request-body bytes read and discarded after an early answer (a 413, a 401 before the body
@@ -27,12 +28,18 @@ const hasBody = (req: IncomingMessage) => req.headers['transfer-encoding'] !== u
  * request answered while the server shuts down.
  */
 export function registerEarlyAnswers(app: FastifyInstance): void {
-  // While the server shuts down, nothing is drained: the answer goes out and the connection closes.
+  // Fastify's own 503 while closing (return503OnClosing) has its own body: this one has the error body.
+  // preClose hooks run right after Fastify marks itself closing, before the server stops listening.
   let closing = false
   app.addHook('preClose', (done) => {
     closing = true
     done()
   })
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!closing) return done()
+    void sendError(request, reply.header('connection', 'close').header('retry-after', '2'), errors.shuttingDown())
+  })
+  // While the server shuts down, nothing is drained: the answer goes out and the connection closes.
   app.addHook('onSend', (request, reply, payload, done) => {
     const req = request.raw
     if (!req.complete && hasBody(req)) {
