@@ -1,4 +1,4 @@
-import { STATUS_CODES, type IncomingMessage } from 'node:http'
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { errors, protocolErrorBody, type ProtocolStatus } from '../../lib/errors.js'
@@ -86,7 +86,7 @@ function protocolError(err: NodeJS.ErrnoException & { reason?: string }, timeout
         message: `The request did not arrive in time: headers are allowed ${timeouts.headersTimeoutMs} ms, the whole request ${timeouts.requestTimeoutMs} ms`,
       }
     case 'HPE_HEADER_OVERFLOW':
-      return { status: 431, message: 'Request headers are larger than this server accepts (16 KB)' }
+      return { status: 431, message: `Request headers are larger than this server accepts (${maxHeaderSize} bytes)` }
     case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
       return { status: 413, message: 'Chunk extensions are larger than this server accepts' }
     default:
