@@ -16,6 +16,7 @@ import { parseQueryString } from './http/querystring.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
+import { clientErrorHandler, registerEarlyAnswers } from './http/plugins/connection.js'
 import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
@@ -63,10 +64,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     genReqId: requestId,
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Requests arriving while the server closes get 503 with the error body (plugins/connection.ts).
+    return503OnClosing: false,
     // Two info lines per request cost a large share of a chat request; access lines go to debug instead.
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors: frameworkErrorHandler,
+    // Errors of Node's HTTP parser and the timeouts below answer with the error body too.
+    clientErrorHandler: clientErrorHandler(config),
     routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
     serverFactory: (handler) =>
@@ -111,6 +115,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done()
   })
   registerErrorHandling(app)
+  registerEarlyAnswers(app)
   registerJsonBody(app)
   registerValidation(app)
   // Path parameters, query values and x-* headers reach store lookups without the JSON body guard:
