@@ -155,6 +155,7 @@ const SETUP = `(function () {
     load: api.load,
     turn: api.turn,
     beforeIncoming: api.beforeIncoming,
+    abortUnit: api.abortUnit,
     settle: function settle(id, ok, value) {
       var entry = waiting[id];
       if (entry === undefined) return;
@@ -175,7 +176,7 @@ interface Vm {
   context: QuickJSContext
   api: QuickJSHandle
   /** The prelude's entry points and the settle function of host calls (properties of SETUP's value, `api`). */
-  entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; settle: QuickJSHandle }
+  entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; settle: QuickJSHandle; abortUnit: QuickJSHandle }
   current: CurrentRun | undefined
   /** End of the current unit of user code (a hook, action or card), set through host.budget. */
   deadline: number
@@ -189,8 +190,12 @@ interface Vm {
   drainScheduled: boolean
   /** Bytes by which this VM's calls grew the worker's heap during the current run. */
   grew: number
-  /** Code of the current run was interrupted at its time limit. */
+  /** Code of the current run was interrupted, or a unit of it ended, at its time limit. */
   interrupted: boolean
+  /** Units of the current run ended by abortUnit. */
+  aborts: number
+  /** The current run is to be ended (a limit was reached where no unit could be ended instead). */
+  ended: 'timeout' | 'memory' | undefined
 }
 
 const QuickJS = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory }))
@@ -261,7 +266,7 @@ function createVm(code: string, limits: SandboxLimits, runId: number): { vm: Vm;
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, entries: undefined as never, current: undefined, deadline: Date.now() + limits.budgetMs,
-    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0, interrupted: false,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0, interrupted: false, aborts: 0, ended: undefined,
   }
   return inVm(vm, () => loadVm(vm, code))
 }
@@ -303,6 +308,7 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
       turn: context.getProp(vm.api, 'turn'),
       beforeIncoming: context.getProp(vm.api, 'beforeIncoming'),
       settle: context.getProp(vm.api, 'settle'),
+      abortUnit: context.getProp(vm.api, 'abortUnit'),
     }
 
     const loaded = context.evalCode(code, 'bot.js', { type: 'module' })
@@ -404,6 +410,8 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
   vm.runId = id
   vm.grew = 0
   vm.interrupted = false
+  vm.aborts = 0
+  vm.ended = undefined
   vm.maxBudgetMs = limits.budgetMs
   vm.runDeadline = Date.now() + limits.timeoutMs
   vm.deadline = Math.min(Date.now() + limits.budgetMs, vm.runDeadline)
@@ -426,7 +434,11 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // While the run waits (on host calls, or on a promise that never settles) no interrupt can fire:
       // a watch ends it once its unit's budget or the run's limit has passed.
       timer = setInterval(() => {
-        if (Date.now() > Math.min(vm.deadline, vm.runDeadline)) resolve('timeout')
+        if (vm.ended === 'memory') return resolve({ ok: false, error: 'InternalError: out of memory' })
+        if (Date.now() <= Math.min(vm.deadline, vm.runDeadline)) return
+        // The unit ran out of time while waiting: it fails and the turn goes on; otherwise the run is over.
+        if (vm.ended === undefined && abortUnit(vm)) drain(vm)
+        else resolve('timeout')
       }, 25)
     })
     if (outcome === 'timeout') throw new Error('interrupted: the run exceeded its time limit')
@@ -437,11 +449,15 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // un-awaited .then loop). It would burn the next run's time: the VM is thrown away instead.
       post({ type: 'log', id, level: 'error', text: 'Promise jobs were still running after the run ended (a promise chain left running?): they were stopped and the sandbox discarded' })
       post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
-      disposeVm(vm)
+      if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
+      else disposeVm(vm)
       return
     }
     post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
-    releaseVm(botKey, vm)
+    // A VM some of whose code was interrupted may hold half-updated state (the prelude's included): it is
+    // not reused, nor freed in place.
+    if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
+    else releaseVm(botKey, vm)
     const heap = memory.buffer.byteLength
     if (heap > options.recycleBytes) retire(`its heap grew to ${Math.round(heap / 1048576)} MB`)
   } catch (err) {
@@ -463,6 +479,43 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       vm.current = undefined
     }
   }
+}
+
+/** Most units of one run that abortUnit may end; past it, the run itself is ended. */
+const MAX_ABORTS = 20
+/** Time the prelude gets, once a unit is ended, to record it and go on to the next hook or card (with its own budget). */
+const ABORT_GRACE_MS = 100
+
+/**
+ * The current unit of user code overran its budget: it fails inside the prelude, which records it and
+ * goes on with the turn (remaining hooks and cards still run). False when no unit was running, the run
+ * itself is out of time, or it had too many units ended: the run is then ended.
+ */
+function abortUnit(vm: Vm): boolean {
+  vm.interrupted = true
+  const now = Date.now()
+  if (vm.broken || now > vm.runDeadline || vm.aborts >= MAX_ABORTS) return false
+  vm.aborts++
+  vm.deadline = Math.min(now + ABORT_GRACE_MS, vm.runDeadline)
+  const result = inVm(vm, () => vm.context.callFunction(vm.entries.abortUnit, vm.api))
+  if (result.error) {
+    result.error.dispose()
+    return false
+  }
+  const aborted = vm.context.dump(result.value) === true
+  result.value.dispose()
+  return aborted
+}
+
+/**
+ * A job ended with an error QuickJS does not let code catch: an interrupt at the time limit (its unit is
+ * ended, see abortUnit), or memory exhausted (the run is ended).
+ */
+function overran(vm: Vm, kind: SandboxFailure): void {
+  if (kind === 'error') return
+  if (kind === 'timeout' && abortUnit(vm)) return
+  vm.ended = kind === 'memory' ? 'memory' : 'timeout'
+  vm.deadline = 0
 }
 
 /** Ends the VM's current run once its entry's promise has settled (promises settle only while this worker drives the VM). */
@@ -506,7 +559,7 @@ function runJobs(vm: Vm): void {
     if (result.error) {
       const text = errorText(vm.context, result.error)
       result.error.dispose()
-      if (classify(text) !== 'error') vm.deadline = 0
+      overran(vm, classify(text))
     }
     if (vm.broken || !vm.runtime.hasPendingJob()) return
     const now = Date.now()
@@ -556,7 +609,7 @@ port.on('message', (message: ToWorker) => {
         // Only an interrupt or the memory limit can fail it: the run's watch ends the run.
         const text = errorText(context, settled.error)
         settled.error.dispose()
-        if (classify(text) !== 'error') vm.deadline = 0
+        overran(vm, classify(text))
       } else settled.value.dispose()
       return drain(vm)
     }
