@@ -95,7 +95,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   })
   const files = new FileService({ config, store, bots, blobs: deps.blobs, warn: (context, message) => app.log.warn(context, message) })
   const webhooks = new WebhookService({ config, store, runtime, warn: (context, message) => app.log.warn(context, message) })
-  bots.addCleaner({ prepare: (botId) => webhooks.prepareBotCleanup(botId) })
+  bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
     config, chat, streams, store, bots, files, runtime,
     auth: new AuthService(store),
