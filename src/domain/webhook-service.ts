@@ -1,7 +1,5 @@
 import { createHmac } from 'node:crypto'
-import { join } from 'node:path'
 import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store.js'
-import { LocalBlobStore } from '../blobs/local.js'
 import type { Config } from '../config.js'
 import { safeEqual } from '../lib/crypto.js'
 import { ApiError, errors } from '../lib/errors.js'
@@ -78,11 +76,12 @@ export class WebhookService {
     config: Config
     store: Store
     runtime: BotRuntime
-    blobs?: BlobStore
+    /** The instance's configured blob store (src/compose.ts): shared by every instance on PostgreSQL. */
+    blobs: BlobStore
     warn: (context: object, message: string) => void
     clock?: () => number
   }) {
-    this.blobs = deps.blobs ?? new LocalBlobStore(join(deps.config.dataDir, 'webhook-blobs'))
+    this.blobs = deps.blobs
     this.clock = deps.clock ?? Date.now
   }
 
