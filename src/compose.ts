@@ -36,7 +36,7 @@ export interface Adapters {
   store: KyselyStore
   /** MemoryPubSub on SQLite, PostgresPubSub (LISTEN/NOTIFY) on PostgreSQL. */
   pubsub: PubSub & { subscriptionCount(): number }
-  /** File content: `local` (`${dataDir}/blobs`) or `postgres` (config.blobStore). */
+  /** File content and webhook bodies: `local` (`${dataDir}/blobs`) or `postgres` (config.blobStore). */
   blobs: BlobStore
 }
 
@@ -47,6 +47,9 @@ export interface AdapterOptions {
    */
   onConnectionError?: (err: Error, what: string) => void
 }
+
+/** Where webhook bodies were kept before they went to the configured blob store. */
+const LEGACY_WEBHOOK_BLOBS = 'webhook-blobs'
 
 /**
  * The adapters of `config`: SQLite (`${dataDir}/parley.db`) and in-process pub/sub, or PostgreSQL
@@ -62,9 +65,16 @@ export async function createAdapters(config: Config, options: AdapterOptions = {
     ? new PostgresPubSub({ url, onError: warn('PostgreSQL LISTEN connection failed; reconnecting') })
     : new MemoryPubSub()
   // PostgreSQL by default when the store is there (config.ts), so every instance sees every blob.
-  const blobs = config.blobStore === 'postgres' && url
-    ? createPostgresBlobStore({ url, poolSize: config.blobPoolSize, onPoolError: warn('PostgreSQL blob pool connection failed') })
-    : new LocalBlobStore(join(config.dataDir, 'blobs'))
+  let blobs: BlobStore
+  if (config.blobStore === 'postgres' && url) {
+    blobs = createPostgresBlobStore({ url, poolSize: config.blobPoolSize, onPoolError: warn('PostgreSQL blob pool connection failed') })
+  } else {
+    const local = new LocalBlobStore(join(config.dataDir, 'blobs'))
+    // Webhook bodies used to be kept apart, on the local disk whatever the setting: bodies of
+    // deliveries still queued from before move into the blob store (same names, same layout).
+    await local.adopt(join(config.dataDir, LEGACY_WEBHOOK_BLOBS))
+    blobs = local
+  }
   return { store, pubsub, blobs }
 }
 
@@ -119,8 +129,7 @@ export function createServices(deps: ServiceDeps): Domain {
     onChanged: (botId) => runtime.botChanged(botId),
   })
   const files = new FileService({ config, store, bots, blobs, warn })
-  // Webhook bodies stay on this instance's disk for now (not the configured store: issue #13 item 8).
-  const webhooks = new WebhookService({ config, store, runtime, blobs: new LocalBlobStore(join(config.dataDir, 'webhook-blobs')), warn })
+  const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
     config, chat, streams, store, bots, files, runtime,

@@ -5,12 +5,10 @@
  * never a 5xx; and nothing is left behind: no delivery row, no body blob. Workers are off, so only the
  * deletion can have removed what the accepted deliveries stored. Runs on both engines.
  */
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { adminClient, STREAM_CONFIG, uid } from './helpers.js'
+import { adminClient, storedBlobCount, STREAM_CONFIG, uid } from './helpers.js'
 
 const ROUNDS = 8
 const BOTS_PER_ROUND = 3
@@ -54,15 +52,8 @@ describe('webhook POSTs racing bot and workspace deletes', () => {
     await h?.close()
   })
 
-  /** Body blobs on disk (the harness's blob store is the local disk on both engines). */
-  const blobFiles = () =>
-    ['blobs', 'webhook-blobs'].flatMap((dir) => {
-      try {
-        return readdirSync(join(h.dataDir, dir), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).map((e) => e.name)
-      } catch {
-        return []
-      }
-    })
+  /** Body blobs left (the harness's blob store is the local disk on both engines). */
+  const blobCount = () => storedBlobCount({ dataDir: h.dataDir, databaseUrl: h.databaseUrl }, 'local')
   const deliveryRows = async () => Number((await sql<{ n: number }>`SELECT count(*) AS n FROM webhook_deliveries`.execute(h.store.db)).rows[0]!.n)
 
   /** Bots with the webhook integration in `workspaceId`, and their webhook URLs. */
@@ -106,7 +97,7 @@ describe('webhook POSTs racing bot and workspace deletes', () => {
     }
     expectRaceAnswers(answers)
     expect(await deliveryRows()).toBe(0)
-    expect(blobFiles()).toEqual([])
+    expect(await blobCount()).toBe(0)
   }, 120_000)
 
   it('answers 200 or 404 (never 5xx) to POSTs racing workspace deletes, and leaves no delivery or body behind', async () => {
@@ -121,6 +112,6 @@ describe('webhook POSTs racing bot and workspace deletes', () => {
     }
     expectRaceAnswers(answers)
     expect(await deliveryRows()).toBe(0)
-    expect(blobFiles()).toEqual([])
+    expect(await blobCount()).toBe(0)
   }, 120_000)
 })
