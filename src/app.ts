@@ -143,9 +143,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(chatRoutes, { prefix: '/:webhookId' })
   await app.register(webhookRoutes, { service: domain.webhooks })
 
-  app.addHook('onReady', () => domain.start())
+  app.addHook('onReady', async () => domain.start())
   // Open streams would hold server.close() forever: end them first; let running turns finish.
-  app.addHook('preClose', () => domain.stop())
-  app.addHook('onClose', () => domain.close())
+  app.addHook('preClose', async () => domain.stop())
+  app.addHook('onClose', async () => domain.close())
   return app
 }

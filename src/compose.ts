@@ -58,12 +58,6 @@ const LEGACY_WEBHOOK_BLOBS = 'webhook-blobs'
 export async function createAdapters(config: Config, options: AdapterOptions = {}): Promise<Adapters> {
   const warn = (what: string) => (err: Error) => options.onConnectionError?.(err, what)
   const url = config.databaseUrl
-  const store = url
-    ? await createPostgresStore({ url, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: warn('PostgreSQL pool connection failed') })
-    : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-  const pubsub = url
-    ? new PostgresPubSub({ url, onError: warn('PostgreSQL LISTEN connection failed; reconnecting') })
-    : new MemoryPubSub()
   // PostgreSQL by default when the store is there (config.ts), so every instance sees every blob.
   let blobs: BlobStore
   if (config.blobStore === 'postgres' && url) {
@@ -75,6 +69,13 @@ export async function createAdapters(config: Config, options: AdapterOptions = {
     await local.adopt(join(config.dataDir, LEGACY_WEBHOOK_BLOBS))
     blobs = local
   }
+  // Blobs first: the PostgreSQL blob pool connects on first use, so nothing is left open if these fail.
+  const store = url
+    ? await createPostgresStore({ url, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: warn('PostgreSQL pool connection failed') })
+    : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+  const pubsub = url
+    ? new PostgresPubSub({ url, onError: warn('PostgreSQL LISTEN connection failed; reconnecting') })
+    : new MemoryPubSub()
   return { store, pubsub, blobs }
 }
 
