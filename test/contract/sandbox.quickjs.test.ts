@@ -115,7 +115,7 @@ describe('QuickJsSandbox: containment', () => {
     } finally {
       await sandbox.close()
     }
-  })
+  }, 60_000)
 
   it('a run that exhausts the shared heap fails with "memory"; a bystander in flight on that worker is started again on a fresh one and completes once', async () => {
     const limits = { budgetMs: 5000, timeoutMs: 10_000, memoryBytes: 128 * 1024 * 1024 }
@@ -141,7 +141,7 @@ describe('QuickJsSandbox: containment', () => {
     } finally {
       await sandbox.close()
     }
-  })
+  }, 60_000)
 
   it('interrupted and out-of-memory VMs are never freed in place: no QuickJS abort ("list_empty(&rt->gc_obj_list)") and no worker crash', async () => {
     const limits = { budgetMs: 200, timeoutMs: 1000, memoryBytes: 32 * 1024 * 1024 }
@@ -194,5 +194,5 @@ describe('QuickJsSandbox: containment', () => {
       process.stderr.write = write
       await sandbox.close()
     }
-  })
+  }, 60_000)
 })
