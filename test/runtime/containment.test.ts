@@ -131,3 +131,39 @@ describe('runtime: one bot\'s hostile code costs neither the server\'s memory no
     }
   })
 })
+
+describe('runtime: a hook stopped at its budget does not end the turn', () => {
+  let h: Harness
+
+  beforeAll(async () => {
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, sandboxLimits: { budgetMs: 500, timeoutMs: 10_000, memoryBytes: 32 * MB } } })
+  }, 60_000)
+
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  // Before the fix, each of these ended the whole turn: afterTurnEnd never ran (docs/bot-code.md: "the remaining
+  // hooks and cards still run").
+  for (const bomb of [
+    { name: 'a microtask loop (for (;;) await null)', body: 'for (;;) await null' },
+    { name: 'a busy loop (while (true) {})', body: 'while (true) {}' },
+    { name: 'an awaited promise that never settles', body: 'await new Promise(() => {})' },
+    { name: 'a nested promise chain awaited', body: 'const f = () => Promise.resolve().then(f); await f()' },
+  ]) {
+    it(`${bomb.name} in afterIncoming: recorded as timed out, afterTurnEnd still runs`, async () => {
+      const bot = await createBot(h, attacker(bomb.body))
+      const talk = await Talk.open(bot)
+      try {
+        await talk.say('attack')
+        await talk.until(() => talk.botTexts().includes('turn ended'), 'afterTurnEnd of the attack', 15_000)
+        // the attacked hook's own reply never came: it was stopped where it was
+        expect(talk.botTexts()).toEqual(['turn ended'])
+        await waitForLog(h, bot.id, (l) => l.level === 'error' && /hooks\.afterIncoming: (timed out|.*interrupted)/.test(l.message))
+        expect(await talk.askText('later')).toEqual(['ok later'])
+      } finally {
+        await talk.close()
+      }
+    })
+  }
+})
