@@ -139,7 +139,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   })
 
-  registerMetrics(app, () => ({ parley_sse_open_streams: services.streams.openCount }))
+  registerMetrics(app, domain.gauges)
   healthRoutes(app)
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(adminRoutes, { prefix: '/v1/admin' })

@@ -108,6 +108,8 @@ export interface Domain {
   stop(): Promise<void>
   /** Releases what was created here (the sandbox, unless it was given). */
   close(): Promise<void>
+  /** Gauges for /metrics: open streams, the sandbox's workers. */
+  gauges(): Record<string, number>
 }
 
 export function createServices(deps: ServiceDeps): Domain {
@@ -154,5 +156,6 @@ export function createServices(deps: ServiceDeps): Domain {
     async close() {
       if (!deps.sandbox) await sandbox.close()
     },
+    gauges: () => ({ parley_sse_open_streams: streams.openCount, ...sandbox.stats?.() }),
   }
 }

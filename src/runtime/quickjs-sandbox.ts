@@ -31,7 +31,7 @@ const HOT_MS = 100
 const HOG_MS = 100
 /**
  * A bot whose code was stopped at a time or memory limit (the run failed, or its code was interrupted
- * and the prelude went on) is a suspect for this long: its runs go to the quarantine workers (low OS
+ * or ran out of memory and the prelude went on) is a suspect for this long: its runs go to the quarantine workers (low OS
  * priority, never shared with other bots' runs).
  */
 const SUSPECT_MS = 10 * 60_000
@@ -121,8 +121,9 @@ export class QuickJsSandbox implements BotSandbox {
   private readonly closing: Promise<never>
   private signalClosing: (err: Error) => void = () => {}
   private watch: NodeJS.Timeout | undefined
-  /** Workers retired so far (metrics). */
-  retired = 0
+  /** Workers retired so far, and runs moved off a held worker (metrics). */
+  private retired = 0
+  private evacuated = 0
 
   /** Workers start on first use, all of them (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
@@ -211,6 +212,7 @@ export class QuickJsSandbox implements BotSandbox {
       if (id === culprit || run.evacuations >= MAX_EVACUATIONS) continue
       slot.runs.delete(id)
       clearTimeout(run.watchdog)
+      this.evacuated++
       run.host.log('warn', 'This run was restarted from the beginning on another sandbox worker: the one it ran on was held by other code')
       this.dispatch(run.request, run.host, run.moves, run.evacuations + 1).then(run.resolve, run.reject)
     }
@@ -454,6 +456,17 @@ export class QuickJsSandbox implements BotSandbox {
         type: 'run', id, botKey: `${request.botId}@${request.version}`, code: request.code, entry: request.entry, input: request.input, limits,
       } satisfies ToWorker)
     })
+  }
+
+  stats(): Record<string, number> {
+    const now = Date.now()
+    return {
+      parley_sandbox_workers: this.live(false).length,
+      parley_sandbox_quarantine_workers: this.live(true).length,
+      parley_sandbox_quarantined_bots: [...this.suspects.values()].filter((until) => until > now).length,
+      parley_sandbox_workers_retired: this.retired,
+      parley_sandbox_runs_evacuated: this.evacuated,
+    }
   }
 
   async close(): Promise<void> {

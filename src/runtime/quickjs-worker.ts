@@ -448,12 +448,12 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // Promise jobs still queued once the run is over: a chain the bot left running (e.g. an endless
       // un-awaited .then loop). It would burn the next run's time: the VM is thrown away instead.
       post({ type: 'log', id, level: 'error', text: 'Promise jobs were still running after the run ended (a promise chain left running?): they were stopped and the sandbox discarded' })
-      post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
+      post({ type: 'done', id, ok: true, output, ...(limited(vm, limits) ? { limited: true } : {}) })
       if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
       else disposeVm(vm)
       return
     }
-    post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
+    post({ type: 'done', id, ok: true, output, ...(limited(vm, limits) ? { limited: true } : {}) })
     // A VM some of whose code was interrupted may hold half-updated state (the prelude's included): it is
     // not reused, nor freed in place.
     if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
@@ -479,6 +479,14 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       vm.current = undefined
     }
   }
+}
+
+/**
+ * The run reached a limit and went on: some of its code was interrupted at its time limit, or it grew the
+ * shared heap by more than half its memory limit (an out-of-memory error its code or the prelude caught).
+ */
+function limited(vm: Vm, limits: SandboxLimits): boolean {
+  return vm.interrupted || vm.grew > limits.memoryBytes / 2
 }
 
 /** Most units of one run that abortUnit may end; past it, the run itself is ended. */

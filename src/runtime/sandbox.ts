@@ -11,6 +11,8 @@ export interface BotSandbox {
   /** Runs one entry of the in-sandbox runtime for a bot. Resolves with the entry's JSON output. */
   run(request: SandboxRun, host: SandboxHost): Promise<string>
   close(): Promise<void>
+  /** Figures for /metrics (gauge name → value), if the implementation has any. */
+  stats?(): Record<string, number>
 }
 
 export type CheckResult = { ok: true; summary: BotSummary } | { ok: false; error: string }

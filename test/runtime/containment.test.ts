@@ -72,6 +72,10 @@ describe('runtime: one bot\'s hostile code costs neither the server\'s memory no
       const after = process.memoryUsage().rss
       expect(Math.round((after - before) / MB), `RSS before ${Math.round(before / MB)} MB, peak ${Math.round(peak / MB)} MB, after ${Math.round(after / MB)} MB`).toBeLessThanOrEqual(150)
       expect(await talk.askText('later')).toEqual(['ok later'])
+      // what happened is visible to operators
+      const metrics = await (await fetch(`${h.baseUrl}/metrics`)).text()
+      expect(Number(/^parley_sandbox_workers_retired (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1)
+      expect(Number(/^parley_sandbox_quarantined_bots (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1)
     } finally {
       await talk.close()
     }
