@@ -16,9 +16,18 @@
  * CI size is bounded; a long run: PARLEY_STRESS_MESSAGES=10000 PARLEY_STRESS_CUTS=300
  * PARLEY_STRESS_SEED=7 npx vitest run --project sqlite test/e2e/chat-stream-resume.test.ts
  */
+import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { startParley, type Harness } from '../helpers/harness.js'
+import { buildApp } from '../../src/app.js'
+import { loadConfig } from '../../src/config.js'
+import { PostgresPubSub } from '../../src/pubsub/postgres.js'
+import { createPostgresStore } from '../../src/store/postgres.js'
+import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
+import { freePort, startParley, type Harness } from '../helpers/harness.js'
+import { randomUUID } from 'node:crypto'
 import { connectJwt, sleep } from './helpers.js'
 
 const MESSAGES = Number(process.env.PARLEY_STRESS_MESSAGES ?? 1200)
@@ -139,7 +148,7 @@ class CuttingListener {
   private loop: Promise<void> | undefined
 
   constructor(
-    private readonly url: URL,
+    private readonly url: (connection: number) => URL,
     private readonly userKey: string,
     private readonly plans: Plan[],
     private readonly random: () => number,
@@ -265,7 +274,7 @@ class CuttingListener {
           dispatch(frame)
         }
       }
-      const request = http.request(this.url, {
+      const request = http.request(this.url(connection), {
         agent: false,
         headers: {
           accept: 'text/event-stream',
@@ -295,17 +304,52 @@ class CuttingListener {
   }
 }
 
+/**
+ * On PostgreSQL, a second Parley process's worth (own pool, own append queue, own LISTEN connection)
+ * on the same database, so that two append statements run at once on one conversation and a
+ * listener resumes on the other instance than the one it was cut from.
+ */
+async function secondInstance(h: Harness): Promise<{ chatUrl: string; store: KyselyStore; close(): Promise<void> }> {
+  const url = h.databaseUrl!
+  const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'))
+  const port = await freePort()
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, { sseKeepAliveMs: KEEP_ALIVE_MS })
+  const store = await createPostgresStore({ url, poolSize: 5, sendAppendNotifications: true })
+  const pubsub = new PostgresPubSub({ url, publishPoolSize: 2 })
+  const app = await buildApp({ config, store, pubsub, logger: false })
+  await app.listen({ port, host: '127.0.0.1' })
+  return {
+    chatUrl: `http://127.0.0.1:${port}/${h.credentials.chat.webhookId}`,
+    store,
+    async close() {
+      await app.close()
+      await pubsub.close()
+      await store.close()
+      rmSync(dataDir, { recursive: true, force: true })
+    },
+  }
+}
+
+/** Frequent keep-alives: pings (which carry the position as their id) interleave with signals. */
+const KEEP_ALIVE_MS = 20
+
 describe('e2e: stream resume under stress (Last-Event-ID at every cut position)', () => {
   let h: Harness
+  let second: Awaited<ReturnType<typeof secondInstance>> | undefined
 
   beforeAll(async () => {
-    // Frequent keep-alives: pings (which carry the position as their id) interleave with signals.
-    h = await startParley({ listen: true, config: { sseKeepAliveMs: 20 } })
+    h = await startParley({ listen: true, config: { sseKeepAliveMs: KEEP_ALIVE_MS } })
+    if (h.storeKind === 'postgres') second = await secondInstance(h)
   })
-  afterAll(async () => h?.close())
+  afterAll(async () => {
+    await second?.close()
+    await h?.close()
+  })
 
   it(`at least ${MESSAGES} messages into ${CONVERSATIONS} conversations, ${CUTS} cuts per listener (seed ${SEED}): every signal exactly once, in order`, async () => {
     const apiUrl = h.credentials.chat.url
+    // Writers post to either instance; a listener alternates between them from one connection to the next.
+    const apiUrls = second ? [apiUrl, second.chatUrl] : [apiUrl]
     const random = rng(SEED)
     const owner = await connectJwt(h)
     const integration = (await h.store.getIntegrationByWebhookId(h.credentials.chat.webhookId))!
@@ -332,7 +376,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     let writing = writers.length
     for (const t of targets) {
       const listener = new CuttingListener(
-        new URL(`${apiUrl}/conversations/${t.id}/listen`), owner.user.key, plans(CUTS, random), random,
+        (connection) => new URL(`${apiUrls[connection % apiUrls.length]}/conversations/${t.id}/listen`), owner.user.key, plans(CUTS, random), random,
         (since) => t.acked.length - since >= BACKLOG || writing === 0, () => t.acked.length, () => writing === 0, () => t.lastSeq,
       )
       t.listener = listener
@@ -353,7 +397,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
         await Promise.all(Array.from({ length: burst }, async (_, k) => {
           const big = burstRandom() < 0.05
           const text = `w${index}-${sent + k} ${'x'.repeat(big ? 20_000 + Math.floor(burstRandom() * 30_000) : Math.floor(burstRandom() * 400))}`
-          const response = await fetch(`${apiUrl}/messages`, {
+          const response = await fetch(`${apiUrls[Math.floor(burstRandom() * apiUrls.length)]}/messages`, {
             method: 'POST',
             headers: { 'content-type': 'application/json', 'x-user-key': w.user.key },
             body: JSON.stringify({ conversationId: t.id, payload: { type: 'text', text } }),
@@ -367,9 +411,9 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     }
     // Meanwhile, in each conversation, the other kinds of signal: events, deletions, and participants
     // added and removed (those go through a store transaction, not the appends' group commit).
-    const spare = await connectJwt(h)
+    const pick = rng(SEED * 31)
     const call = async (method: 'POST' | 'DELETE', path: string, body?: unknown) => {
-      const response = await fetch(`${apiUrl}${path}`, {
+      const response = await fetch(`${apiUrls[Math.floor(pick() * apiUrls.length)]}${path}`, {
         method, headers: { 'x-user-key': owner.user.key, ...(body !== undefined && { 'content-type': 'application/json' }) },
         ...(body !== undefined && { body: JSON.stringify(body) }),
       })
@@ -380,6 +424,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     const churn = async (t: Target, index: number) => {
       const churnRandom = rng(SEED * 7919 + index)
       const mine: string[] = []
+      const spare = await connectJwt(h)
       let member = false
       while (writing > 0) {
         const r = churnRandom()
@@ -405,10 +450,10 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     const started = Date.now()
     await Promise.all([
       ...targets.flatMap((t, c) => t.writers.map((w, i) => write(t, w, c * WRITERS_PER_CONVERSATION + i).finally(() => writing--))),
-      ...targets.map((t, c) => churn(t, c)),
+      ...targets.flatMap((t, c) => [0, 1, 2].map((k) => churn(t, c * 3 + k))),
     ])
     for (const t of targets) t.lastSeq = (await h.store.getConversation(integration.id, t.id))!.lastSeq
-    console.log(`[${h.storeKind}] writers done after ${Date.now() - started} ms; connections so far: ${targets.map((t) => t.listener!.connections).join(', ')}`)
+    console.log(`[${h.storeKind}${second ? ', 2 instances' : ''}] writers done after ${Date.now() - started} ms; connections so far: ${targets.map((t) => t.listener!.connections).join(', ')}`)
     expect(failures).toEqual([])
 
     const report: string[] = []
@@ -454,4 +499,62 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     // All five kinds of signal went through the cuts.
     expect(kinds).toEqual(targets.map(() => 5))
   }, 600_000)
+  it('a reader following signalsSince never gets a seq before a lower one is readable (appends of two instances, group commits, transactions)', async () => {
+    // The stream's correctness rests on this: signalsSince(after) answers after+1, after+2, ... without
+    // a hole, however the writes race (a hole would move a stream's position past a seq for good).
+    const owner = await connectJwt(h)
+    const members = await Promise.all([connectJwt(h), connectJwt(h)])
+    const { conversation } = await owner.createConversation({})
+    for (const m of members) await owner.addParticipant({ conversationId: conversation.id, userId: m.user.id })
+    const integration = (await h.store.getIntegrationByWebhookId(h.credentials.chat.webhookId))!
+    const stores = second ? [h.store, second.store] : [h.store]
+    const APPENDS = Math.max(600, Math.floor(MESSAGES / 2))
+    let appended = 0
+    let done = false
+    const holes: string[] = []
+    // Readers: each follows the log from 0, as a stream does, on every store.
+    const reader = async (store: KyselyStore) => {
+      let position = 0
+      let reads = 0
+      while (!done || position < (await store.getConversation(integration.id, conversation.id))!.lastSeq) {
+        const batch = await store.signalsSince(integration.id, conversation.id, position, 200)
+        reads++
+        for (const signal of batch) {
+          if (signal.seq !== position + 1) holes.push(`after ${position} came ${signal.seq} (read ${reads})`)
+          position = signal.seq
+        }
+        // A turn of the event loop between reads, as between a stream's notifications (on SQLite every
+        // call here may resolve without one, and the group commit runs in setImmediate).
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      return position
+    }
+    // Writers: appends (batched by the group commit) on every store, and participants added and
+    // removed (a transaction each) meanwhile.
+    const writer = async (store: KyselyStore, index: number) => {
+      while (appended < APPENDS) {
+        appended++
+        const message = await store.appendMessage({
+          id: randomUUID(), integrationId: integration.id, conversationId: conversation.id, userId: members[index % 2]!.user.id, isBot: false,
+          payload: { type: 'text', text: `m${appended}` }, metadata: null, requireParticipant: true, now: Date.now(),
+        })
+        if (!message) holes.push(`append refused (writer ${index})`)
+      }
+    }
+    const churn = async (store: KyselyStore) => {
+      const spare = await connectJwt(h)
+      while (appended < APPENDS) {
+        await store.addParticipant(integration.id, conversation.id, spare.user.id, Date.now())
+        await store.removeParticipant(integration.id, conversation.id, spare.user.id, Date.now())
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+    }
+    const readers = stores.flatMap((store) => [reader(store), reader(store)])
+    await Promise.all([...stores.flatMap((store, s) => Array.from({ length: 8 }, (_, i) => writer(store, s * 8 + i))), churn(stores[stores.length - 1]!)])
+    done = true
+    const positions = await Promise.all(readers)
+    const last = (await h.store.getConversation(integration.id, conversation.id))!.lastSeq
+    expect(holes).toEqual([])
+    expect(positions).toEqual(readers.map(() => last))
+  }, 300_000)
 })
