@@ -126,4 +126,31 @@ describe('ConversationStreams: gap-free, ordered delivery across closes and Last
     expect(failures).toEqual([])
     expect(streams).toBeGreaterThan(SCENARIOS * 2)
   }, 120_000)
+
+  it('a replay waits for the client to take each page before reading the next (bounded buffering, the event loop gets turns)', async () => {
+    const log = Array.from({ length: 450 }, (_, i) => signal(i + 1))
+    const store = {
+      getConversation: async () => ({ lastSeq: log.length }),
+      signalsSince: async (_i: string, _c: string, afterSeq: number, limit: number) => log.slice(afterSeq, afterSeq + limit),
+    } as unknown as Store
+    const streams = new ConversationStreams(store, new MemoryPubSub(), { getConversation: async () => ({}) } as unknown as ChatService)
+    const delivered: number[] = []
+    const waiting: (() => void)[] = []
+    const stream = await streams.follow(user, 'c', 0, {
+      open: () => {},
+      send: (s) => void delivered.push(s.seq),
+      backlog: () => new Promise<void>((resolve) => waiting.push(resolve)),
+      end: () => {},
+    })
+    await turns(10)
+    expect(delivered.length).toBe(200)
+    waiting.shift()!()
+    await turns(10)
+    expect(delivered.length).toBe(400)
+    waiting.shift()!()
+    await turns(10)
+    expect(delivered).toEqual(log.map((s) => s.seq))
+    expect(waiting).toEqual([]) // the last, partial page is followed by no wait
+    await stream.close()
+  })
 })
