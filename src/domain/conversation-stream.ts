@@ -9,6 +9,12 @@ export interface StreamSink {
   open(stream: OpenStream): void
   /** Delivers one signal; `seq` is the conversation sequence number (the SSE event id). */
   send(signal: SignalRecord): void
+  /**
+   * Between two replay pages: a promise when the client has not taken what was sent yet (resolved
+   * once it has, or once it is gone), undefined when it has. A replay then never buffers more than
+   * about a page ahead of a slow client, nor holds the event loop for a whole history.
+   */
+  backlog?(): Promise<void> | undefined
   /** The stream is over (participant removed, conversation deleted, server closing). */
   end(reason: string): void
 }
@@ -88,6 +94,11 @@ export class ConversationStreams {
                 await finish('participant removed')
                 return
               }
+            }
+            if (batch.length === REPLAY_BATCH) {
+              // More to replay: let the client take this page first, and other work run meanwhile
+              // (on SQLite a read answers without giving the event loop a turn).
+              await (sink.backlog?.() ?? new Promise<void>((resolve) => setImmediate(resolve)))
             }
           } while (batch.length === REPLAY_BATCH)
           if (checkExists && !(await this.store.getConversation(integrationId, conversationId))) {

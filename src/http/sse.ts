@@ -51,6 +51,21 @@ export class SseWriter {
     this.reply.raw.write(`${idLine}data: ${JSON.stringify(data)}\n\n`)
   }
 
+  /** A promise while the response's buffer is over its high-water mark (until it drains or the connection closes), else undefined. */
+  backlog(): Promise<void> | undefined {
+    const raw = this.reply.raw
+    if (this.closed || raw.writableEnded || !raw.writableNeedDrain) return undefined
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        raw.off('drain', done)
+        raw.off('close', done)
+        resolve()
+      }
+      raw.on('drain', done)
+      raw.on('close', done)
+    })
+  }
+
   end(): void {
     if (this.closed) return
     this.closed = true

@@ -103,6 +103,19 @@ interface PendingAppend {
  */
 const APPEND_BATCHES = 1
 const MAX_APPEND_BATCH = 100
+/**
+ * Runs of one append that PostgreSQL aborted as a deadlock victim (40P01) or serialization failure
+ * (40001) before it fails. Two instances' append statements on the same conversations do deadlock
+ * now and then despite the ordered locking (observed under the stream-resume stress, PostgreSQL 15:
+ * one waits for the other's transaction while holding the row's tuple lock the other then asks
+ * for). The statement is atomic, so the victim left nothing behind (no row, no seq, no
+ * notification) and running it again is safe; without this, createMessage answered 500.
+ */
+const APPEND_ATTEMPTS = 5
+const retryable = (err: unknown) => {
+  const code = (err as { code?: unknown } | undefined)?.code
+  return code === '40P01' || code === '40001'
+}
 
 /**
  * Appends (messages and events, each of another conversation) in one statement, over the rows of
@@ -223,12 +236,15 @@ export class PostgresStore extends KyselyStore {
     }
   }
 
-  private async runAppends(batch: PendingAppend[]): Promise<void> {
+  private async runAppends(batch: PendingAppend[], attempt = 1): Promise<void> {
     let rows: { ord: number; last_seq: number; last_at: number }[]
     try {
       rows = (await this.db.executeQuery<{ ord: number; last_seq: number; last_at: number }>(this.groupAppend(batch))).rows
     } catch (err) {
-      if (batch.length === 1) return batch[0]!.reject(err)
+      if (batch.length === 1) {
+        if (attempt < APPEND_ATTEMPTS && retryable(err)) return this.runAppends(batch, attempt + 1)
+        return batch[0]!.reject(err)
+      }
       // One of them failed (or the batch lost a deadlock): each on its own.
       await Promise.all(batch.map((item) => this.runAppends([item])))
       return

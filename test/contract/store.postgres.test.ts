@@ -37,6 +37,36 @@ describe.skipIf(!hasPg)('postgres', () => {
   })
 
   describe('postgres store specifics', () => {
+    it('an append PostgreSQL aborts as a deadlock victim (40P01) is run again, alone or in a batch, instead of failing', async () => {
+      const store = await createPostgresStore({ url, poolSize: 3 })
+      try {
+        const fx = await seed(store)
+        const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+        for (const id of ['dl-1', 'dl-2', 'dl-3']) await store.createConversation(fx.a.id, id, owner.id, T0)
+        // The next append statements lose a deadlock (as observed between two instances' batches).
+        const execute = store.db.executeQuery.bind(store.db)
+        let victims = 0
+        vi.spyOn(store.db, 'executeQuery').mockImplementation(((query: Parameters<typeof execute>[0]) => {
+          if ('sql' in query && query.sql.startsWith('WITH input AS') && victims < 3) {
+            victims++
+            return Promise.reject(Object.assign(new Error('deadlock detected'), { code: '40P01' }))
+          }
+          return execute(query)
+        }) as typeof execute)
+        const alone = await store.appendMessage(newMessage(fx.a.id, 'dl-1', owner.id, T0))
+        expect(alone?.seq).toBe(1)
+        const batch = await Promise.all(['dl-1', 'dl-2', 'dl-3'].map((c) => store.appendMessage(newMessage(fx.a.id, c, owner.id, T0))))
+        expect(batch.map((m) => m?.seq)).toEqual([2, 1, 1])
+        expect(victims).toBe(3)
+        // Anything else still fails at once.
+        vi.mocked(store.db.executeQuery).mockImplementationOnce((() => Promise.reject(Object.assign(new Error('boom'), { code: 'XX000' }))) as typeof execute)
+        await expect(store.appendMessage(newMessage(fx.a.id, 'dl-1', owner.id, T0))).rejects.toThrow('boom')
+      } finally {
+        vi.restoreAllMocks()
+        await store.close()
+      }
+    })
+
     it('four instances starting at once on an empty database migrate it exactly once', async () => {
       const empty = await freshDatabase()
       const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ url: empty, poolSize: 3 })))

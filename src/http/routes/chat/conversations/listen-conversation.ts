@@ -21,6 +21,7 @@ export default function listenConversation(app: App): void {
     await app.services.streams.follow(request.chatUser, request.params.id, lastEventId === undefined ? undefined : Number(lastEventId), {
       open: (stream) => writer.open(app.services.config.sseKeepAliveMs, () => stream.position, () => void stream.close()),
       send: (signal) => writer.write(signalView(signal), signal.seq),
+      backlog: () => writer.backlog(),
       end: () => writer.end(),
     })
   })
