@@ -32,8 +32,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { loadConfig } from '../../src/config.js'
-import { PostgresPubSub } from '../../src/pubsub/postgres.js'
-import { createPostgresStore } from '../../src/store/postgres.js'
+import { closeAdapters, createAdapters } from '../../src/compose.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { freePort, startParley, type Harness } from '../helpers/harness.js'
 import { randomUUID } from 'node:crypto'
@@ -322,18 +321,16 @@ async function secondInstance(h: Harness): Promise<{ chatUrl: string; store: Kys
   const url = h.databaseUrl!
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'))
   const port = await freePort()
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, { sseKeepAliveMs: KEEP_ALIVE_MS })
-  const store = await createPostgresStore({ url, poolSize: 5, sendAppendNotifications: true })
-  const pubsub = new PostgresPubSub({ url, publishPoolSize: 2 })
-  const app = await buildApp({ config, store, pubsub, logger: false })
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port), PARLEY_DATABASE_URL: url }, { sseKeepAliveMs: KEEP_ALIVE_MS, databasePoolSize: 5 })
+  const adapters = await createAdapters(config)
+  const app = await buildApp({ config, ...adapters, logger: false })
   await app.listen({ port, host: '127.0.0.1' })
   return {
     chatUrl: `http://127.0.0.1:${port}/${h.credentials.chat.webhookId}`,
-    store,
+    store: adapters.store,
     async close() {
       await app.close()
-      await pubsub.close()
-      await store.close()
+      await closeAdapters(adapters)
       rmSync(dataDir, { recursive: true, force: true })
     },
   }
