@@ -398,6 +398,12 @@ export class BotRuntime implements IncomingInterceptor {
         await this.store.appendBotLogs(rows).catch(() => {})
       },
       takeLogs: () => logs.splice(0),
+      // Started again from the beginning (moved to another worker): its replies count from 0 again, so that
+      // each gets the id it had the first time (and is found, not sent twice).
+      restarted: () => {
+        replies = 0
+        events = 0
+      },
       ownSeqs,
     }
   }

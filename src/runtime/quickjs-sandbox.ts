@@ -195,6 +195,7 @@ export class QuickJsSandbox implements BotSandbox {
   /** Starts a run again from the beginning on another worker; its logs say so (its host calls so far are repeated). */
   private move(run: PendingRun): void {
     run.host.log('warn', 'This run was restarted from the beginning on a fresh sandbox worker: the one it ran on was stopped (held by other code)')
+    run.host.restarted?.()
     this.dispatch(run.request, run.host, run.moves + 1, run.evacuations).then(run.resolve, run.reject)
   }
 
@@ -214,6 +215,7 @@ export class QuickJsSandbox implements BotSandbox {
       clearTimeout(run.watchdog)
       this.evacuated++
       run.host.log('warn', 'This run was restarted from the beginning on another sandbox worker: the one it ran on was held by other code')
+      run.host.restarted?.()
       this.dispatch(run.request, run.host, run.moves, run.evacuations + 1).then(run.resolve, run.reject)
     }
     for (const [id, check] of [...slot.checks]) {
@@ -237,6 +239,20 @@ export class QuickJsSandbox implements BotSandbox {
     if (until > Date.now()) return true
     this.suspects.delete(botId)
     return false
+  }
+
+  /**
+   * Whether a quarantine worker has started; starts one if there is none. Until then suspects run in
+   * the ordinary pool (where a held worker's other runs are moved away) rather than wait for a worker
+   * to start.
+   */
+  private quarantineReady(): boolean {
+    const live = this.live(true)
+    if (live.length === 0) {
+      this.slots.push(this.spawn(true))
+      return false
+    }
+    return live.some((slot) => slot.started)
   }
 
   /** Keeps the ordinary pool at its size after a worker was dropped or retired. */
@@ -444,7 +460,7 @@ export class QuickJsSandbox implements BotSandbox {
 
   private async dispatch(request: SandboxRun, host: SandboxHost, moves: number, evacuations: number): Promise<string> {
     if (this.closed) throw new SandboxError('crashed', 'The sandbox is closed')
-    const slot = this.leastBusy(this.isSuspect(request.botId))
+    const slot = this.leastBusy(this.isSuspect(request.botId) && this.quarantineReady())
     await this.ready(slot)
     const id = this.nextId++
     const { limits } = request

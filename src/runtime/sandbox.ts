@@ -38,6 +38,8 @@ export interface SandboxRun {
 export interface SandboxHost {
   call(method: string, args: unknown): Promise<unknown>
   log(level: LogLevel, text: string): void
+  /** The run is started again from the beginning (on another worker): its host calls will be repeated. */
+  restarted?(): void
 }
 
 export type SandboxFailure = 'timeout' | 'memory' | 'error' | 'crashed'

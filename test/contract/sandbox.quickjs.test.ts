@@ -22,7 +22,11 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
     try {
       const calls: string[] = []
       const logs: string[] = []
+      let restarts = 0
       const host: SandboxHost = {
+        restarted() {
+          restarts++
+        },
         async call(method, args) {
           calls.push(method)
           if (method === 'getUser') await new Promise((r) => setTimeout(r, 300))
@@ -51,6 +55,8 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       expect(calls.filter((m) => m === 'getUser')).toHaveLength(2)
       // (moved when its worker was found held, possibly more than once before it started again, or when it was stopped)
       expect(logs.length).toBeGreaterThan(0)
+      // the host was told each time, so that it numbers the repeated calls' results as the first time
+      expect(restarts).toBe(logs.length)
       for (const line of logs) expect(line).toMatch(/^warn: This run was restarted from the beginning on (a fresh|another) sandbox worker/)
     } finally {
       await sandbox.close()

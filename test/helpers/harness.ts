@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
 import type { BlobStore } from '../../src/blobs/blob-store.js'
 import { closeAdapters, createAdapters } from '../../src/compose.js'
+import type { BotSandbox } from '../../src/runtime/sandbox.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
 import { BotService } from '../../src/domain/bot-service.js'
@@ -53,6 +54,8 @@ export interface StartOptions {
    * (as `parley serve` does there by default); otherwise, and by default, the local disk under dataDir.
    */
   blobs?: 'local' | 'postgres'
+  /** Where bot code runs, instead of the QuickJS pool the config would build (a test double of BotSandbox). */
+  sandbox?: BotSandbox
 }
 
 /**
@@ -76,7 +79,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
   })
   const adapters = await createAdapters(config)
   const { store, pubsub, blobs } = adapters
-  const app = await buildApp({ config, ...adapters, logger: false })
+  const app = await buildApp({ config, ...adapters, logger: false, ...(options.sandbox && { sandbox: options.sandbox }) })
   let baseUrl = config.publicUrl
   if (options.listen) {
     await app.listen({ port, host: '127.0.0.1' })
