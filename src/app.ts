@@ -11,7 +11,7 @@ import { filesRoutes } from './http/routes/files/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
-import { clientErrorHandler, registerEarlyAnswers } from './http/plugins/connection.js'
+import { answerExpectation, clientErrorHandler, registerEarlyAnswers } from './http/plugins/connection.js'
 import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
@@ -64,11 +64,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     clientErrorHandler: clientErrorHandler(config),
     routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
+    // Node's own answers to a Host-less HTTP/1.1 request and to an unknown Expect have no body: both are
+    // answered here instead, with the error body (the Host check is an onRequest hook below).
     serverFactory: (handler) =>
       createServer(
-        { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000, keepAliveTimeout: 5000 },
+        { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000, keepAliveTimeout: 5000, requireHostHeader: false },
         handler,
-      ),
+      ).on('checkExpectation', answerExpectation),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // The domain services, wired in the composition root (src/compose.ts).
@@ -91,6 +93,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   // refuse NUL and lone surrogates here too, or PostgreSQL (which cannot hold them) would answer
   // 500 where SQLite answers 404 (threats T10: same input, same answer on both engines).
   app.addHook('onRequest', (request, _reply, done) => {
+    const raw = request.raw
+    if (raw.headers.host === undefined && raw.httpVersionMajor === 1 && raw.httpVersionMinor === 1) {
+      return done(errors.invalidPayload('An HTTP/1.1 request needs a Host header'))
+    }
     const params = request.params as Record<string, unknown> | undefined
     for (const name in params) {
       if (bad(params[name])) return done(errors.invalidQuery(`Path parameter ${name} contains a NUL character or a lone surrogate`))

@@ -80,6 +80,7 @@ export const PROTOCOL_ERROR_TYPES = {
   400: 'InvalidPayload',
   408: 'OperationTimeout',
   413: 'PayloadTooLarge',
+  417: 'InvalidPayload',
   431: 'PayloadTooLarge',
 } as const satisfies Record<number, ErrorType>
 

@@ -79,6 +79,17 @@ describe('security: HTTP parser errors, early answers and unknown routes', () =>
       expectRawError(answer, 400, 'InvalidPayload')
     })
 
+    it('400 for an HTTP/1.1 request without a Host header (Node answered it with an empty body)', async () => {
+      const answer = await rawRequest(h.baseUrl, 'GET /healthz HTTP/1.1\r\nConnection: close\r\n\r\n')
+      expectRawError(answer, 400, 'InvalidPayload')
+      expect(JSON.parse(answer.body)).toMatchObject({ message: expect.stringMatching(/Host/) })
+    })
+
+    it('417 for an Expect other than 100-continue (Node answered it with an empty body)', async () => {
+      const answer = await rawRequest(h.baseUrl, 'POST /v1/admin/bots HTTP/1.1\r\nHost: x\r\nExpect: teapot\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}')
+      expectRawError(answer, 417, 'InvalidPayload')
+    })
+
     it('a well-formed request on the same kind of socket is answered normally (positive control)', async () => {
       const answer = await rawRequest(h.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
       expect(answer.status).toBe(200)

@@ -1,4 +1,4 @@
-import { maxHeaderSize, STATUS_CODES, type IncomingMessage } from 'node:http'
+import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
 import type { FastifyInstance } from 'fastify'
 import { errors, protocolErrorBody, type ProtocolStatus } from '../../lib/errors.js'
@@ -101,6 +101,16 @@ function protocolError(err: NodeJS.ErrnoException & { reason?: string }, timeout
  * written once an answer to the current request went out (an early answer whose body was being
  * drained when the request timeout struck): the connection is just closed.
  */
+/**
+ * A request whose `Expect` is not `100-continue`: Node answers 417 with an empty body unless the server
+ * handles `checkExpectation`; this answer has the error body.
+ */
+export function answerExpectation(req: IncomingMessage, res: ServerResponse): void {
+  const body = JSON.stringify(protocolErrorBody(requestId(), 417, `Expect: ${String(req.headers.expect).slice(0, 100)} is not supported (only 100-continue is)`))
+  res.writeHead(417, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' })
+  res.end(body)
+}
+
 export function clientErrorHandler(timeouts: { headersTimeoutMs: number; requestTimeoutMs: number }) {
   return function (this: FastifyInstance, err: NodeJS.ErrnoException, socket: Socket): void {
     if (err.code === 'ECONNRESET' || socket.destroyed) return
