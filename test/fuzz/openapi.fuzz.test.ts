@@ -1,0 +1,549 @@
+/**
+ * Property-based fuzzing of every operation of `/openapi.json` (issue #13), over real HTTP, on the
+ * harness's backend (the sqlite and postgres projects each run it).
+ *
+ * For each operation, fast-check generates requests: path parameters (valid ids of this tenant and
+ * another, huge, unicode, `..`, `%00`, encoded slashes), query strings (repeated and dotted keys,
+ * `__proto__`, huge numbers), headers (valid credentials mostly, so requests reach the handlers,
+ * domain and store; another tenant's, garbage or none otherwise; odd content types) and bodies
+ * derived from the operation's schema with mutations (wrong types, extra keys, deep nesting, huge
+ * strings, NUL, lone surrogates, 1e400, -0, truncated or non-UTF-8 text).
+ *
+ * Properties, per response: status < 500; a 4xx has the Botpress error body `{id, code, type,
+ * message}` with code = status and a known type of that status. After each operation's run the
+ * server still answers /healthz and the fixtures (main user, main bot) still work.
+ *
+ * Runs: PARLEY_FUZZ_RUNS per operation (default 25 in CI); replay with PARLEY_FUZZ_SEED (and
+ * PARLEY_FUZZ_PATH) from the failure message; PARLEY_FUZZ_OPS=opA,opB runs only those operations.
+ *   PARLEY_FUZZ_RUNS=2000 npx vitest run --project sqlite test/fuzz     (or: npm run fuzz)
+ */
+import { createHmac, randomUUID } from 'node:crypto'
+import http from 'node:http'
+import fc from 'fast-check'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ERROR_STATUS } from '../../src/lib/errors.js'
+import { hashSecret } from '../../src/lib/crypto.js'
+import { randomSecret, uuidv7 } from '../../src/lib/ids.js'
+import { startParley } from '../helpers/harness.js'
+import { bodyFor, hostileHeaderValue, learnedId, pathSegment, queryFor, type BodySpec, type QueryParam, type Schema } from './generators.js'
+
+const env = process.env
+const RUNS = Math.max(1, Number(env.PARLEY_FUZZ_RUNS ?? 25))
+const SEED = env.PARLEY_FUZZ_SEED === undefined ? undefined : Number(env.PARLEY_FUZZ_SEED)
+const PATH = env.PARLEY_FUZZ_PATH
+const ONLY = env.PARLEY_FUZZ_OPS?.split(',').map((s) => s.trim()).filter(Boolean)
+/** A request that gets no answer at all in this long is a failure (a hang), not a timing assertion. */
+const NO_ANSWER_MS = 30_000
+
+// ---------------------------------------------------------------------------------------------
+// The server and its OpenAPI document
+
+const h = await startParley({ listen: true })
+afterAll(async () => h.close())
+
+interface OpenApiOperation {
+  operationId?: string
+  parameters?: { in: string; name: string; required?: boolean; schema: Schema }[]
+  requestBody?: { content: Record<string, { schema: Schema }> }
+}
+interface Operation {
+  id: string
+  method: string
+  /** Path template, `{name}` placeholders. */
+  path: string
+  pathParams: string[]
+  query: QueryParam[]
+  headerParams: string[]
+  body: Schema | undefined
+}
+
+const doc = (await (await fetch(`${h.baseUrl}/openapi.json`)).json()) as { paths: Record<string, Record<string, OpenApiOperation>> }
+const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, ops]) =>
+  Object.entries(ops).map(([method, op]) => ({
+    id: op.operationId ?? `${method} ${path}`,
+    method: method.toUpperCase(),
+    path,
+    pathParams: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
+    query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema })),
+    headerParams: (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name),
+    body: op.requestBody?.content['application/json']?.schema,
+  })),
+)
+
+// ---------------------------------------------------------------------------------------------
+// HTTP
+
+interface Req {
+  method: string
+  path: string
+  headers: Record<string, string | string[]>
+  body: BodySpec
+}
+interface Res {
+  status: number
+  text: string
+  contentType: string | undefined
+}
+
+/**
+ * Ids and page tokens from 2xx responses (learnedId / learnedToken placeholders resolve to them), minus
+ * the fixtures', so destructive operations never get those.
+ */
+const learned = { ids: [] as string[], tokens: [] as string[], protected: new Set<string>() }
+const LEARNED_MAX = 500
+
+function learn(value: unknown, key = ''): void {
+  if (typeof value === 'string') {
+    if (key === 'nextToken') learned.tokens.push(value)
+    else if (/(^id$|Id$|^key$)/.test(key) && !learned.protected.has(value)) learned.ids.push(value)
+  } else if (Array.isArray(value)) value.forEach((v) => learn(v, key))
+  else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) learn(v, k)
+  for (const list of [learned.ids, learned.tokens]) if (list.length > LEARNED_MAX) list.splice(0, list.length - LEARNED_MAX)
+}
+
+const PLACEHOLDER = /~~([LN])(\d+)~~/g
+function resolve(text: string, encode: (s: string) => string): string {
+  return text.replace(PLACEHOLDER, (_, kind: string, n: string) => {
+    const list = kind === 'L' ? learned.ids : learned.tokens
+    return list.length === 0 ? 'none' : encode(list[Number(n) % list.length]!)
+  })
+}
+
+/** The request with learned values in place of placeholders. */
+function resolveRequest(req: Req): Req {
+  const body = req.body.bytes && req.body.bytes.includes('~~') ? { ...req.body, bytes: Buffer.from(resolve(req.body.bytes.toString('utf8'), (s) => JSON.stringify(s).slice(1, -1))) } : req.body
+  const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, Array.isArray(v) ? v.map((x) => resolve(x, (s) => s)) : resolve(v, (s) => s)]))
+  return { method: req.method, path: resolve(req.path, encodeURIComponent), headers, body }
+}
+
+function send(original: Req): Promise<Res> {
+  const req = resolveRequest(original)
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string | string[]> = { ...req.headers }
+    if (req.body.contentType !== null) headers['content-type'] = req.body.contentType
+    if (req.body.bytes !== undefined) headers['content-length'] = String(req.body.bytes.length)
+    let answered = false
+    const r = http.request(`${h.baseUrl}${req.path}`, { method: req.method, headers, agent: false }, (res) => {
+      answered = true
+      const contentType = res.headers['content-type']
+      const status = res.statusCode ?? 0
+      if (contentType?.startsWith('text/event-stream') || (status < 300 && req.path.includes('/v1/files/content/'))) {
+        // A stream (listenConversation) or file bytes: the status is what matters.
+        res.destroy()
+        r.destroy()
+        return resolve({ status, text: '', contentType })
+      }
+      const chunks: Buffer[] = []
+      res.on('data', (c: Buffer) => chunks.push(c))
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8')
+        if (status < 300 && contentType?.startsWith('application/json')) {
+          try {
+            learn(JSON.parse(text))
+          } catch {
+            // not JSON after all: nothing to learn
+          }
+        }
+        resolve({ status, text, contentType })
+      })
+      res.on('error', reject)
+    })
+    r.setTimeout(NO_ANSWER_MS, () => r.destroy(new Error(`no answer within ${NO_ANSWER_MS} ms`)))
+    r.on('error', (err) => {
+      if (!answered) reject(err)
+    })
+    r.end(req.body.bytes)
+  })
+}
+
+const TYPES_BY_STATUS = new Map<number, Set<string>>()
+for (const [type, status] of Object.entries(ERROR_STATUS)) TYPES_BY_STATUS.set(status, (TYPES_BY_STATUS.get(status) ?? new Set()).add(type))
+
+/** What is wrong with a response, or undefined. */
+function problemOf(req: Req, res: Res): string | undefined {
+  if (res.status >= 500) return `5xx: ${res.status} ${res.text.slice(0, 300)}`
+  if (res.status < 400 || req.method === 'HEAD') return undefined
+  let body: Record<string, unknown>
+  try {
+    body = JSON.parse(res.text) as Record<string, unknown>
+  } catch {
+    return `${res.status} without a JSON body: ${JSON.stringify(res.text.slice(0, 200))}`
+  }
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return `${res.status} body is not an object: ${res.text.slice(0, 200)}`
+  if (typeof body.id !== 'string' || body.id === '') return `${res.status} body without id: ${res.text.slice(0, 200)}`
+  if (body.code !== res.status) return `${res.status} body with code ${String(body.code)}`
+  if (typeof body.type !== 'string' || !TYPES_BY_STATUS.get(res.status)?.has(body.type)) return `${res.status} body with type ${String(body.type)}`
+  if (typeof body.message !== 'string') return `${res.status} body without message`
+  const extra = Object.keys(body).filter((k) => !['id', 'code', 'type', 'message', 'metadata'].includes(k))
+  if (extra.length > 0) return `${res.status} body with extra keys ${extra.join(', ')}`
+  return undefined
+}
+
+// ---------------------------------------------------------------------------------------------
+// Fixtures: two tenants, and throwaway resources for destructive operations
+
+async function call(method: string, path: string, headers: Record<string, string>, body?: unknown): Promise<any> {
+  const res = await fetch(`${h.baseUrl}${path}`, {
+    method,
+    headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) },
+    ...(body !== undefined && { body: JSON.stringify(body) }),
+  })
+  const text = await res.text()
+  if (res.status >= 300) throw new Error(`fixture ${method} ${path}: ${res.status} ${text}`)
+  return text ? JSON.parse(text) : {}
+}
+
+function jwt(claims: Record<string, unknown>, secret: string, alg = 'HS256'): string {
+  const part = (v: unknown) => Buffer.from(JSON.stringify(v)).toString('base64url')
+  const head = `${part({ alg, typ: 'JWT' })}.${part(claims)}`
+  return alg === 'none' ? `${head}.` : `${head}.${createHmac('sha256', secret).update(head).digest('base64url')}`
+}
+
+interface Tenant {
+  token: string
+  workspaceId: string
+  accountId: string
+  botId: string
+  botKey: string
+  bakId: string
+  patId: string
+  webhookId: string
+  encryptionKey: string
+  hookId: string
+  userKey: string
+  userId: string
+  otherUserId: string
+  conversationId: string
+  messageId: string
+  eventId: string
+  fileId: string
+  fileKey: string
+  fileUrl: string
+  uploadToken: string
+  kbId: string
+}
+
+async function tenant(token: string, workspaceId: string, accountId: string): Promise<Tenant> {
+  const admin = { authorization: `Bearer ${token}`, 'x-workspace-id': workspaceId }
+  const { bot } = await call('POST', '/v1/admin/bots', admin, { name: 'fuzz bot', integrations: { chat: { enabled: true }, webhook: { enabled: true } } })
+  const chatIntegration = bot.integrations.chat
+  const hook = bot.integrations.webhook
+  const bak = await call('POST', '/v1/admin/bots/baks', admin, { botId: bot.id, note: 'fuzz' })
+  const { pat } = await call('POST', '/v1/admin/account/pats', admin, { note: 'fuzz' })
+  const chat = `/${chatIntegration.webhookId}`
+  const { user, key } = await call('POST', `${chat}/users`, {}, { name: 'fuzz' })
+  const other = await call('POST', `${chat}/users`, {}, {})
+  const ukey = { 'x-user-key': key }
+  const { conversation } = await call('POST', `${chat}/conversations`, ukey, {})
+  await call('POST', `${chat}/conversations/${conversation.id}/participants`, ukey, { userId: other.user.id })
+  const { message } = await call('POST', `${chat}/messages`, ukey, { conversationId: conversation.id, payload: { type: 'text', text: 'hello' } })
+  const { event } = await call('POST', `${chat}/events`, ukey, { conversationId: conversation.id, payload: { a: 1 } })
+  const files = { authorization: `Bearer ${token}`, 'x-bot-id': bot.id }
+  const fileKey = `fuzz-${randomUUID().slice(0, 8)}.txt`
+  const { file } = await call('PUT', '/v1/files', files, { key: fileKey, size: 5, tags: { env: 'fuzz' } })
+  const up = await fetch(file.uploadUrl, { method: 'PUT', body: 'hello', headers: { 'content-type': 'text/plain' } })
+  if (up.status !== 200) throw new Error(`fixture upload: ${up.status}`)
+  const { file: landed } = await call('GET', `/v1/files/${file.id}`, files)
+  const { knowledgeBase } = await call('POST', '/v1/files/knowledge-bases', files, { name: 'fuzz kb' })
+  return {
+    token, workspaceId, accountId, botId: bot.id, botKey: bak.value, bakId: bak.id, patId: pat.id,
+    webhookId: chatIntegration.webhookId, encryptionKey: chatIntegration.configuration.encryptionKey, hookId: hook.webhookId,
+    userKey: key, userId: user.id, otherUserId: other.user.id, conversationId: conversation.id, messageId: message.id, eventId: event.id,
+    fileId: file.id, fileKey, fileUrl: new URL(landed.url).pathname + new URL(landed.url).search,
+    uploadToken: new URL(file.uploadUrl).pathname.split('/').pop()!, kbId: knowledgeBase.id,
+  }
+}
+
+/** Another tenant, made as the first start makes one: its own account, workspace and token. */
+async function otherTenant(): Promise<Tenant> {
+  const now = Date.now()
+  const workspaceId = uuidv7()
+  const accountId = uuidv7()
+  await h.store.createWorkspace({ id: workspaceId, name: 'Other', createdAt: now, updatedAt: now })
+  await h.store.createAccount({ id: accountId, email: 'other@fuzz.test', displayName: 'Other', createdAt: now, updatedAt: now })
+  await h.store.addWorkspaceMember(workspaceId, accountId, 'owner', now)
+  const token = randomSecret('pat')
+  await h.store.createAccessToken({ id: uuidv7(), accountId, tokenHash: hashSecret(token), note: 'fuzz', createdAt: now })
+  return tenant(token, workspaceId, accountId)
+}
+
+/** Resources a destructive operation may delete or change (never the fixtures the other operations need). */
+interface Victims {
+  botId: string
+  webhookId: string
+  workspaceId: string
+  patId: string
+  memberId: string
+  bakId: string
+  userKey: string
+  userId: string
+  participantId: string
+  conversationId: string
+  messageId: string
+  fileId: string
+  fileKey: string
+  kbId: string
+}
+
+async function victims(main: Tenant): Promise<Victims> {
+  const admin = { authorization: `Bearer ${main.token}`, 'x-workspace-id': main.workspaceId }
+  const { bot } = await call('POST', '/v1/admin/bots', admin, { name: 'victim', integrations: { chat: { enabled: true } } })
+  const workspace = await call('POST', '/v1/admin/workspaces', admin, { name: 'victim' })
+  const { pat } = await call('POST', '/v1/admin/account/pats', admin, { note: 'victim' })
+  const member = await call('POST', '/v1/admin/workspace-members', admin, { email: `victim-${randomUUID().slice(0, 8)}@fuzz.test`, role: 'developer' })
+  const bak = await call('POST', '/v1/admin/bots/baks', admin, { botId: main.botId, note: 'victim' })
+  const chat = `/${main.webhookId}`
+  const { user, key } = await call('POST', `${chat}/users`, {}, {})
+  const participant = await call('POST', `${chat}/users`, {}, {})
+  const ukey = { 'x-user-key': key }
+  const { conversation } = await call('POST', `${chat}/conversations`, ukey, {})
+  await call('POST', `${chat}/conversations/${conversation.id}/participants`, ukey, { userId: participant.user.id })
+  await call('POST', `${chat}/conversations/${conversation.id}/participants`, ukey, { userId: main.userId })
+  const { message } = await call('POST', `${chat}/messages`, { 'x-user-key': main.userKey }, { conversationId: main.conversationId, payload: { type: 'text', text: 'victim' } })
+  const files = { authorization: `Bearer ${main.token}`, 'x-bot-id': main.botId }
+  const fileKey = `victim-${randomUUID().slice(0, 8)}.txt`
+  const { file } = await call('PUT', '/v1/files', files, { key: fileKey, size: 1 })
+  const { knowledgeBase } = await call('POST', '/v1/files/knowledge-bases', files, { name: 'victim kb' })
+  return {
+    botId: bot.id, webhookId: bot.integrations.chat.webhookId, workspaceId: workspace.id, patId: pat.id, memberId: member.id, bakId: bak.id,
+    userKey: key, userId: user.id, participantId: participant.user.id, conversationId: conversation.id, messageId: message.id,
+    fileId: file.id, fileKey, kbId: knowledgeBase.id,
+  }
+}
+
+/** Operations that delete or disable what they name: they get throwaway resources, never the fixtures. */
+const DESTRUCTIVE = new Set(['updateBot', 'updateWorkspaceMember'])
+const isDestructive = (op: Operation) => op.method === 'DELETE' || DESTRUCTIVE.has(op.id)
+
+// ---------------------------------------------------------------------------------------------
+// Request generation
+
+type Weighted<T> = { arbitrary: fc.Arbitrary<T>; weight: number }
+const w = <T>(weight: number, arbitrary: fc.Arbitrary<T>): Weighted<T> => ({ arbitrary, weight })
+const one = <T>(...values: T[]): fc.Arbitrary<T> => fc.constantFrom(...values)
+
+interface World {
+  main: Tenant
+  other: Tenant
+  /** Present for destructive operations. */
+  victims: Victims[] | undefined
+}
+
+/** Ids worth trying in a path parameter or an id-like body field of this operation. */
+function knownIds(op: Operation, world: World, param?: string): fc.Arbitrary<string> {
+  const { main, other } = world
+  const v = world.victims
+  const pick = <K extends keyof Victims>(k: K) => (v ? v.map((x) => x[k]) : [])
+  const api = op.path.startsWith('/v1/admin') ? 'admin' : op.path.startsWith('/v1/files') ? 'files' : 'chat'
+  let preferred: string[]
+  if (v) {
+    // Throwaway resources only (and ids of the wrong kind).
+    preferred =
+      api === 'admin'
+        ? [...pick('botId'), ...pick('workspaceId'), ...pick('patId'), ...pick('memberId'), ...pick('bakId')]
+        : api === 'files'
+          ? [...pick('fileId'), ...pick('fileKey'), ...pick('kbId')]
+          : param === 'userId'
+            ? [...pick('participantId'), ...pick('userId')]
+            : [...pick('conversationId'), ...pick('messageId'), ...pick('userId')]
+    preferred.push(other.botId, other.conversationId, other.fileId, other.workspaceId)
+  } else {
+    preferred =
+      api === 'admin'
+        ? [main.botId, main.workspaceId, main.accountId, main.patId, main.bakId, other.botId, other.workspaceId, other.accountId]
+        : api === 'files'
+          ? param === 'tag'
+            ? ['env', 'missing']
+            : param === 'destinationKey'
+              ? [main.fileKey, `copy-${randomUUID().slice(0, 6)}`, 'copy.txt']
+              : [main.fileId, main.fileKey, main.kbId, other.fileId, other.fileKey, main.botId]
+          : param === 'userId'
+            ? [main.userId, main.otherUserId, other.userId]
+            : [main.conversationId, main.messageId, main.eventId, main.userId, other.conversationId, other.messageId, other.eventId]
+  }
+  // Learned ids: what the server returned earlier in the run (files, conversations, bots… created by fuzzed requests).
+  return fc.oneof(w(6, one(...preferred)), w(3, learnedId), w(1, one(uuidv7(), 'me', 'get-or-create', 'listen', randomUUID())))
+}
+
+function paramSegment(op: Operation, world: World, name: string): fc.Arbitrary<string> {
+  const { main, other } = world
+  if (name === 'webhookId' && op.path.startsWith('/webhooks/')) return pathSegment(fc.oneof(w(8, one(main.hookId)), w(1, one(other.hookId, main.webhookId))))
+  if (name === 'webhookId') {
+    const victimHooks = world.victims?.map((v) => v.webhookId) ?? []
+    return fc.oneof(w(12, one(main.webhookId)), w(1, pathSegment(one(other.webhookId, main.hookId, ...victimHooks))))
+  }
+  if (name === 'token') return fc.oneof(w(4, one(main.uploadToken)), w(1, pathSegment(one(other.uploadToken, main.uploadToken.slice(0, -1) + 'A'))))
+  if (name === 'botId' && op.id === 'getFileContent') return pathSegment(one(main.botId, other.botId))
+  if (name === 'fileId' && op.id === 'getFileContent') return pathSegment(one(main.fileId, other.fileId))
+  return pathSegment(knownIds(op, world, name))
+}
+
+const withWeights = <T>(entries: [number, T][]) => fc.oneof(...entries.map(([weight, value]) => w(weight, fc.constant(value))))
+const garbageToken = one('pat_forged00000000000000000000000000000000', 'bak_forged', 'Bearer', '', 'x'.repeat(5000))
+
+function authHeaders(op: Operation, world: World): fc.Arbitrary<Record<string, string | string[]>> {
+  const { main, other } = world
+  const v = world.victims
+  const entry = (name: string, value: fc.Arbitrary<string | string[] | undefined>) => value.map((x) => (x === undefined ? {} : { [name]: x }))
+  const merge = (...parts: fc.Arbitrary<Record<string, string | string[]>>[]) => fc.tuple(...parts).map((ps) => Object.assign({}, ...ps) as Record<string, string | string[]>)
+  const bearer = (extra: string[] = []) =>
+    fc.oneof(
+      w(40, one(`Bearer ${main.token}`)),
+      w(3, one(`Bearer ${main.botKey}`, `Bearer ${other.token}`, `bearer ${main.token}`, ...extra)),
+      w(1, garbageToken.map((t) => `Bearer ${t}`)),
+      w(1, one<string | string[] | undefined>(undefined, [`Bearer ${main.token}`, `Bearer ${other.token}`], main.token, `Basic ${Buffer.from(`x:${main.token}`).toString('base64')}`)),
+      w(1, hostileHeaderValue),
+    )
+  const id = (good: string, alternatives: string[]) => fc.oneof(w(40, one<string | undefined>(good)), w(2, one<string | undefined>(...alternatives, undefined)), w(1, hostileHeaderValue))
+  if (op.path.startsWith('/v1/admin')) {
+    return merge(entry('authorization', bearer()), entry('x-workspace-id', id(main.workspaceId, [other.workspaceId, ...(v?.map((x) => x.workspaceId) ?? [])])))
+  }
+  if (op.id === 'uploadFileContent' || op.id === 'getFileContent') {
+    return fc.oneof(w(4, fc.constant({})), w(1, merge(entry('authorization', bearer()), entry('x-bot-id', id(main.botId, [other.botId])))))
+  }
+  if (op.path.startsWith('/v1/files')) {
+    const parts = [entry('authorization', bearer()), entry('x-bot-id', id(main.botId, [other.botId, ...(v?.map((x) => x.botId) ?? [])]))]
+    if (op.headerParams.includes('x-destination-bot-id')) parts.push(entry('x-destination-bot-id', fc.oneof(w(2, one<string | undefined>(undefined)), w(2, one<string | undefined>(main.botId, other.botId, world.other.botId)), w(1, hostileHeaderValue))))
+    return merge(...parts)
+  }
+  if (op.path.startsWith('/webhooks/')) {
+    return merge(
+      entry('x-parley-signature', fc.oneof(w(4, one<string | undefined>(undefined)), w(1, one(`t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}`, 't=x,v1=y', 't=1e400,v1=', 'v1=,v1=,v1=')), w(1, hostileHeaderValue))),
+      entry('idempotency-key', fc.oneof(w(3, one<string | undefined>(undefined)), w(1, fc.string({ maxLength: 10 })), w(1, hostileHeaderValue))),
+    )
+  }
+  if (op.pathParams.includes('webhookId')) {
+    if (op.id === 'createUser' || op.id === 'hello') return fc.oneof(w(4, fc.constant({})), w(1, entry('x-user-key', one(main.userKey, other.userKey, 'garbage'))))
+    // deleteUser acts on the caller: it gets throwaway users' keys instead of the main user's.
+    const good = op.id === 'deleteUser' && v ? v.map((x) => x.userKey) : v ? v.map((x) => x.userKey).concat(main.userKey) : [main.userKey]
+    const self = op.id === 'deleteUser' && v ? v[0]!.userId : main.userId
+    const key = fc.oneof(
+      w(40, one<string | string[] | undefined>(...good)),
+      w(2, one<string | string[] | undefined>(other.userKey, jwt({ id: self }, main.encryptionKey), jwt({ id: 'fuzz-jwt-user' }, main.encryptionKey), jwt({ id: self }, other.encryptionKey), jwt({ id: self }, '', 'none'))),
+      w(1, fc.string({ maxLength: 40 }).map((s) => jwt({ id: s }, main.encryptionKey))),
+      w(1, fc.jsonValue({ maxDepth: 1 }).map((claim) => jwt({ id: claim, exp: 'soon', nbf: 1e300 }, main.encryptionKey))),
+      w(1, one<string | string[] | undefined>(undefined, '', [main.userKey, other.userKey], 'eyJ.eyJ.x', 'x'.repeat(5000))),
+      w(1, hostileHeaderValue),
+    )
+    const extra = op.headerParams.includes('last-event-id') ? [entry('last-event-id', fc.oneof(one<string | undefined>(undefined, main.messageId, '0', ''), hostileHeaderValue))] : []
+    return merge(entry('x-user-key', key), ...extra)
+  }
+  return fc.constant({})
+}
+
+/** Other headers: odd encodings and duplicates that reach nothing in particular. */
+const extraHeaders: fc.Arbitrary<Record<string, string | string[]>> = fc.oneof(
+  w(6, fc.constant({})),
+  w(1, hostileHeaderValue.map((value) => ({ 'x-integration-id': value }))),
+  w(1, one<Record<string, string>>({ 'content-encoding': 'gzip' }, { 'content-encoding': 'br, identity' }, { accept: 'text/html' }, { 'accept-charset': 'latin1' }, { origin: 'null' }, { 'x-forwarded-for': '::1, 127.0.0.1, x' })),
+)
+
+function requestFor(op: Operation, world: World): fc.Arbitrary<Req> {
+  const segments = op.pathParams.map((p) => paramSegment(op, world, p))
+  const path = fc.tuple(...segments).map((values) => {
+    let i = 0
+    return op.path.replace(/\{\w+\}/g, () => values[i++]!)
+  })
+  const ctx = { ids: knownIds(op, world) }
+  let query = queryFor(op.query, ctx)
+  if (op.id === 'getFileContent') {
+    const real = world.main.fileUrl.split('?')[1] ?? ''
+    query = fc.oneof(w(3, fc.constant(real)), w(1, query), w(1, fc.tuple(query).map(([q]) => `${real}&${q}`)))
+  }
+  const takesBody = op.body !== undefined || op.method === 'PUT' || op.method === 'POST'
+  const body = takesBody
+    ? op.id === 'uploadFileContent'
+      ? fc.oneof(w(3, one<BodySpec>({ bytes: Buffer.from('hello'), contentType: 'text/plain', label: '5 bytes' })), w(2, bodyFor(undefined, ctx)))
+      : bodyFor(op.body, ctx)
+    : fc.oneof(w(8, fc.constant<BodySpec>({ bytes: undefined, contentType: null, label: 'no body' })), w(1, bodyFor(undefined, ctx)))
+  // Other methods on the same path: only ones that cannot reach another operation that deletes or
+  // disables a fixture (DELETE /users/me, PUT /bots/{id}…).
+  const method = fc.oneof(w(30, fc.constant(op.method)), w(1, one('PATCH', 'OPTIONS', 'HEAD', 'GET', 'TRACE', 'PROPFIND')))
+  return fc
+    .record({ method, path, query, auth: authHeaders(op, world), extra: extraHeaders, body })
+    .map((r): Req => {
+      const req: Req = { method: r.method, path: r.query === '' ? r.path : `${r.path}?${r.query}`, headers: { ...r.extra, ...r.auth }, body: r.body }
+      // fast-check prints counterexamples with this: short, not megabytes.
+      Object.defineProperty(req, fc.toStringMethod, { value: () => describeReq(req), enumerable: false })
+      return req
+    })
+    // Node's HTTP parser answers 431 itself past 16 KB of request line and headers: that path is the
+    // HTTP-edge work's (issue #13's parser-level item, another engineer's), not the routes', so keep under it.
+    .filter((req) => headerBytes(req) < 14_000)
+}
+
+function headerBytes(req: Req): number {
+  return req.path.length + Object.entries(req.headers).reduce((n, [k, v]) => n + k.length + String(v).length + 4, 0) + 200
+}
+
+/** Short text of a request for failure messages. */
+function describeReq(req: Req): string {
+  const headers = Object.fromEntries(Object.entries(req.headers).map(([k, v]) => [k, String(v).slice(0, 120)]))
+  return `${req.method} ${req.path.slice(0, 400)} headers=${JSON.stringify(headers)} body(${req.body.label}, ${req.body.contentType})=${req.body.bytes?.subarray(0, 400).toString('utf8') ?? '<none>'}`
+}
+
+// ---------------------------------------------------------------------------------------------
+// The properties
+
+let world: World
+
+beforeAll(async () => {
+  const main = await tenant(h.credentials.token, h.credentials.workspaceId, (await call('GET', '/v1/admin/account/me', { authorization: `Bearer ${h.credentials.token}` })).account.id)
+  world = { main, other: await otherTenant(), victims: undefined }
+  for (const t of [world.main, world.other]) {
+    for (const v of Object.values(t)) learned.protected.add(v)
+    // Every id that exists now (the first start's access token, memberships…) is a fixture too.
+    const admin = { authorization: `Bearer ${t.token}`, 'x-workspace-id': t.workspaceId }
+    const files = { authorization: `Bearer ${t.token}`, 'x-bot-id': t.botId }
+    const lists = await Promise.all([
+      call('GET', '/v1/admin/account/pats', admin), call('GET', '/v1/admin/workspaces', admin), call('GET', '/v1/admin/workspace-members', admin),
+      call('GET', '/v1/admin/bots', admin), call('GET', `/v1/admin/bots/baks?botId=${t.botId}`, admin), call('GET', '/v1/files', files),
+      call('GET', '/v1/files/knowledge-bases', files), call('GET', `/${t.webhookId}/conversations`, { 'x-user-key': t.userKey }),
+    ])
+    const protect = (value: unknown): void => {
+      if (typeof value === 'string') learned.protected.add(value)
+      else if (value !== null && typeof value === 'object') Object.values(value).forEach(protect)
+    }
+    protect(lists)
+  }
+}, 60_000)
+
+async function stillServing(): Promise<void> {
+  const health = await fetch(`${h.baseUrl}/healthz`)
+  expect(health.status, 'the server answers /healthz after the run').toBe(200)
+  const me = await fetch(`${h.baseUrl}/${world.main.webhookId}/users/me`, { headers: { 'x-user-key': world.main.userKey } })
+  expect(me.status, 'the main user still works (fixtures intact, so later operations reach their handlers)').toBe(200)
+  const bot = await fetch(`${h.baseUrl}/v1/admin/bots/${world.main.botId}`, { headers: { authorization: `Bearer ${world.main.token}`, 'x-workspace-id': world.main.workspaceId } })
+  expect(bot.status, 'the main bot still works').toBe(200)
+}
+
+describe(`fuzz: every operation of /openapi.json (${h.storeKind}, ${RUNS} runs each)`, () => {
+  it('the document lists the Chat, Admin, Files and webhook operations', () => {
+    expect(operations.length).toBeGreaterThanOrEqual(60)
+    for (const id of ['createMessage', 'updateBot', 'upsertFile', 'copyFile', 'receiveWebhook', 'listenConversation']) expect(operations.map((o) => o.id)).toContain(id)
+  })
+
+  for (const op of operations) {
+    const skip = ONLY !== undefined && !ONLY.includes(op.id)
+    it.skipIf(skip)(`${op.id}: ${op.method} ${op.path}`, async () => {
+      const opWorld: World = { ...world, victims: isDestructive(op) ? await Promise.all([victims(world.main), victims(world.main)]) : undefined }
+      const counts = new Map<number, number>()
+      await fc.assert(
+        fc.asyncProperty(requestFor(op, opWorld), async (req) => {
+          let res: Res
+          try {
+            res = await send(req)
+          } catch (err) {
+            throw new Error(`no response (${(err as Error).message}) to ${describeReq(req)}`)
+          }
+          counts.set(res.status, (counts.get(res.status) ?? 0) + 1)
+          const problem = problemOf(req, res)
+          if (problem) throw new Error(`${problem}\n  request: ${describeReq(req)}`)
+        }),
+        { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), ...(PATH !== undefined && { path: PATH }), endOnFailure: env.PARLEY_FUZZ_SHRINK !== '1' },
+      )
+      if (env.PARLEY_FUZZ_STATS === '1') console.log(`${op.id}: ${[...counts].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`)
+      await stillServing()
+    }, Math.max(60_000, RUNS * 2_000))
+  }
+})
