@@ -175,7 +175,9 @@ function stringFor(s: Schema, ctx: SchemaContext, name?: string): fc.Arbitrary<s
   if (s.format === 'date-time') {
     return fc.oneof(
       fc.date({ min: new Date(0), max: new Date('2200-01-01T00:00:00Z'), noInvalidDate: true }).map((d) => d.toISOString()),
-      fc.constantFrom('2026-13-45T25:61:61Z', 'yesterday', '', '1970-01-01', '+275760-09-13T00:00:00.000Z', '-000001-01-01T00:00:00Z', '2026-01-01T00:00:00+25:00'),
+      // Leap seconds and lower-case separators pass the date-time format but not every date parser.
+      fc.constantFrom('2026-13-45T25:61:61Z', 'yesterday', '', '1970-01-01', '+275760-09-13T00:00:00.000Z', '-000001-01-01T00:00:00Z', '2026-01-01T00:00:00+25:00',
+        '2026-12-31T23:59:60Z', '2026-12-31T23:59:60.999+00:00', '2026-06-30T23:59:60-00:00', '2026-01-01t00:00:00z', '2026-01-01T00:00:00.123456789Z', '2026-02-29T00:00:00Z'),
     )
   }
   if (s.format === 'uri' || /url$/i.test(name ?? '')) {
@@ -390,6 +392,7 @@ export function pathSegment(known: fc.Arbitrary<string>): fc.Arbitrary<string> {
 export interface QueryParam {
   name: string
   schema: Schema
+  required?: boolean
 }
 
 function queryValueFor(p: QueryParam, ctx: SchemaContext): fc.Arbitrary<string[]> {
@@ -420,8 +423,13 @@ export function queryFor(params: QueryParam[], ctx: SchemaContext): fc.Arbitrary
     .subarray(pairs, { maxLength: Math.min(4, pairs.length) })
     .chain((arbs) => (arbs.length === 0 ? fc.constant<[string, string][][]>([]) : (fc.tuple(...arbs) as fc.Arbitrary<[string, string][][]>)))
     .map((lists) => lists.flat())
+  // Schema-valid: every required parameter, some optional ones, values of their schema.
+  const valid: fc.Arbitrary<[string, string][]> = fc
+    .tuple(...params.map((p) => fc.tuple(fc.boolean(), p.schema.type === 'object' ? fc.dictionary(fc.constantFrom('env', 'a', 'category'), fc.string({ maxLength: 8 }), { maxKeys: 2 }).map((d) => Object.entries(d).map(([k, v]): [string, string] => [`${p.name}.${k}`, v])) : queryValueFor(p, ctx).map((vs) => (p.schema.type === 'array' ? vs : vs.slice(0, 1)).map((v): [string, string] => [p.name, v])))))
+    .map((chosen) => chosen.flatMap(([include, list], i) => (include || params[i]!.required ? list : [])))
   const encode = fc.boolean()
   return fc.oneof(
+    { arbitrary: valid.map((list) => list.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v.toWellFormed())}`).join('&')), weight: 6 },
     { arbitrary: fc.tuple(chosen, encode).map(([list, strict]) => list.map(([k, v]) => (strict ? `${encodeURIComponent(k.toWellFormed())}=${encodeURIComponent(v.toWellFormed())}` : `${encodeLoosely(k)}=${encodeLoosely(v)}`)).join('&')), weight: 8 },
     { arbitrary: fc.constantFrom('', '&', '=', '&&=&', 'a', 'a=1&a', '%', '%zz=1', 'a=%E2%80%A8', 'a=%ED%A0%80', 'a%00=1', '__proto__[x]=1', '__proto__.x=1', 'constructor.prototype.x=1', 'x=' + 'y'.repeat(5000)), weight: 1 },
   )

@@ -64,7 +64,7 @@ const operations: Operation[] = Object.entries(doc.paths).flatMap(([path, ops]) 
     method: method.toUpperCase(),
     path,
     pathParams: [...path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!),
-    query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema })),
+    query: (op.parameters ?? []).filter((p) => p.in === 'query').map((p) => ({ name: p.name, schema: p.schema, required: p.required === true })),
     headerParams: (op.parameters ?? []).filter((p) => p.in === 'header').map((p) => p.name),
     body: op.requestBody?.content['application/json']?.schema,
   })),
@@ -330,39 +330,44 @@ interface World {
 }
 
 /** Ids worth trying in a path parameter or an id-like body field of this operation. */
+/** The kind of resource a path parameter names: the path segment before it (`/bots/{id}` → bots). */
+function kindOf(op: Operation, param: string | undefined): string {
+  if (param === undefined) return 'body'
+  const segments = op.path.split('/')
+  const at = segments.indexOf(`{${param}}`)
+  return at > 0 ? segments[at - 1]! : 'body'
+}
+
+/** Ids worth trying in a path parameter (or an id-like body field) of this operation: the right kind mostly. */
 function knownIds(op: Operation, world: World, param?: string): fc.Arbitrary<string> {
   const { main, other } = world
   const v = world.victims
   const pick = <K extends keyof Victims>(k: K) => (v ? v.map((x) => x[k]) : [])
-  const api = op.path.startsWith('/v1/admin') ? 'admin' : op.path.startsWith('/v1/files') ? 'files' : 'chat'
-  let preferred: string[]
-  if (v) {
-    // Throwaway resources only (and ids of the wrong kind).
-    preferred =
-      api === 'admin'
-        ? [...pick('botId'), ...pick('workspaceId'), ...pick('patId'), ...pick('memberId'), ...pick('bakId')]
-        : api === 'files'
-          ? [...pick('fileId'), ...pick('fileKey'), ...pick('kbId')]
-          : param === 'userId'
-            ? [...pick('participantId'), ...pick('userId')]
-            : [...pick('conversationId'), ...pick('messageId'), ...pick('userId')]
-    preferred.push(other.botId, other.conversationId, other.fileId, other.workspaceId)
-  } else {
-    preferred =
-      api === 'admin'
-        ? [main.botId, main.workspaceId, main.accountId, main.patId, main.bakId, other.botId, other.workspaceId, other.accountId]
-        : api === 'files'
-          ? param === 'tag'
-            ? ['env', 'missing']
-            : param === 'destinationKey'
-              ? [main.fileKey, `copy-${randomUUID().slice(0, 6)}`, 'copy.txt']
-              : [main.fileId, main.fileKey, main.kbId, other.fileId, other.fileKey, main.botId]
-          : param === 'userId'
-            ? [main.userId, main.otherUserId, other.userId]
-            : [main.conversationId, main.messageId, main.eventId, main.userId, other.conversationId, other.messageId, other.eventId]
-  }
+  const kind = kindOf(op, param)
+  // [ids of the right kind, of this tenant (or throwaway ones for destructive operations)] and [other ids].
+  const right: Record<string, string[]> = v
+    ? {
+        pats: pick('patId'), workspaces: pick('workspaceId'), 'workspace-members': pick('memberId'), bots: pick('botId'), baks: pick('bakId'),
+        files: [...pick('fileId'), ...pick('fileKey')], 'knowledge-bases': pick('kbId'), conversations: pick('conversationId'),
+        participants: pick('participantId'), messages: pick('messageId'), events: [],
+      }
+    : {
+        pats: [main.patId], workspaces: [main.workspaceId], 'workspace-members': [main.accountId], bots: [main.botId], baks: [main.bakId],
+        files: [main.fileId, main.fileKey], 'knowledge-bases': [main.kbId], conversations: [main.conversationId],
+        participants: [main.userId, main.otherUserId], messages: [main.messageId], events: [main.eventId], tags: ['env'],
+      }
+  if (kind === 'tags') return fc.oneof(w(4, one('env', 'missing')), w(1, learnedId))
+  if (param === 'destinationKey') return fc.oneof(w(3, fc.uuid().map((u) => `copy-${u.slice(0, 8)}.txt`)), w(1, one(main.fileKey, 'copy.txt')), w(1, learnedId))
+  if (param === 'idOrKey') return fc.oneof(w(6, one(...(v ? [...pick('fileId'), ...pick('fileKey')] : [main.fileId, main.fileKey]))), w(2, learnedId), w(1, one(other.fileId, other.fileKey)))
+  const good = right[kind] ?? Object.values(right).flat()
+  const others = [other.botId, other.workspaceId, other.accountId, other.conversationId, other.messageId, other.eventId, other.fileId, other.fileKey, other.kbId, other.userId, ...Object.values(right).flat()]
   // Learned ids: what the server returned earlier in the run (files, conversations, bots… created by fuzzed requests).
-  return fc.oneof(w(6, one(...preferred)), w(3, learnedId), w(1, one(uuidv7(), 'me', 'get-or-create', 'listen', randomUUID())))
+  return fc.oneof(
+    ...(good.length > 0 ? [w(8, one(...good))] : []),
+    w(2, one(...others)),
+    w(3, learnedId),
+    w(1, one(uuidv7(), 'me', 'get-or-create', 'listen', randomUUID())),
+  )
 }
 
 function paramSegment(op: Operation, world: World, name: string): fc.Arbitrary<string> {
