@@ -89,23 +89,27 @@ interface Res {
  * Ids and page tokens from 2xx responses (learnedId / learnedToken placeholders resolve to them), minus
  * the fixtures', so destructive operations never get those.
  */
-const learned = { ids: [] as string[], tokens: [] as string[], protected: new Set<string>() }
+const learned = { ids: [] as string[], tokens: [] as string[], uploads: [] as string[], downloads: [] as string[], protected: new Set<string>() }
 const LEARNED_MAX = 500
 
 function learn(value: unknown, key = ''): void {
   if (typeof value === 'string') {
     if (key === 'nextToken') learned.tokens.push(value)
+    else if (key === 'uploadUrl' && value.includes('/v1/files/uploads/')) learned.uploads.push(value.split('/v1/files/uploads/')[1]!)
+    else if (key === 'url' && value.includes('/v1/files/content/') && !learned.protected.has(value)) learned.downloads.push(value.slice(value.indexOf('/v1/files/content/')))
     else if (/(^id$|Id$|^key$)/.test(key) && !learned.protected.has(value)) learned.ids.push(value)
   } else if (Array.isArray(value)) value.forEach((v) => learn(v, key))
   else if (value !== null && typeof value === 'object') for (const [k, v] of Object.entries(value)) learn(v, k)
-  for (const list of [learned.ids, learned.tokens]) if (list.length > LEARNED_MAX) list.splice(0, list.length - LEARNED_MAX)
+  for (const list of [learned.ids, learned.tokens, learned.uploads, learned.downloads]) if (list.length > LEARNED_MAX) list.splice(0, list.length - LEARNED_MAX)
 }
 
-const PLACEHOLDER = /~~([LN])(\d+)~~/g
+const PLACEHOLDER = /~~([LNUD])(\d+)~~/g
 function resolve(text: string, encode: (s: string) => string): string {
   return text.replace(PLACEHOLDER, (_, kind: string, n: string) => {
-    const list = kind === 'L' ? learned.ids : learned.tokens
-    return list.length === 0 ? 'none' : encode(list[Number(n) % list.length]!)
+    const list = { L: learned.ids, N: learned.tokens, U: learned.uploads, D: learned.downloads }[kind]!
+    // A download (D) is a whole path and query, already encoded.
+    if (list.length === 0) return kind === 'D' ? '/v1/files/content/none/none' : 'none'
+    return kind === 'D' ? list[Number(n) % list.length]! : encode(list[Number(n) % list.length]!)
   })
 }
 
@@ -377,7 +381,7 @@ function paramSegment(op: Operation, world: World, name: string): fc.Arbitrary<s
     const victimHooks = world.victims?.map((v) => v.webhookId) ?? []
     return fc.oneof(w(12, one(main.webhookId)), w(1, pathSegment(one(other.webhookId, main.hookId, ...victimHooks))))
   }
-  if (name === 'token') return fc.oneof(w(4, one(main.uploadToken)), w(1, pathSegment(one(other.uploadToken, main.uploadToken.slice(0, -1) + 'A'))))
+  if (name === 'token') return fc.oneof(w(3, one(main.uploadToken)), w(3, fc.nat(10_000).map((n) => `~~U${n}~~`)), w(1, pathSegment(one(other.uploadToken, main.uploadToken.slice(0, -1) + 'A'))))
   if (name === 'botId' && op.id === 'getFileContent') return pathSegment(one(main.botId, other.botId))
   if (name === 'fileId' && op.id === 'getFileContent') return pathSegment(one(main.fileId, other.fileId))
   return pathSegment(knownIds(op, world, name))
@@ -443,12 +447,25 @@ const extraHeaders: fc.Arbitrary<Record<string, string | string[]>> = fc.oneof(
   w(1, one<Record<string, string>>({ 'content-encoding': 'gzip' }, { 'content-encoding': 'br, identity' }, { accept: 'text/html' }, { 'accept-charset': 'latin1' }, { origin: 'null' }, { 'x-forwarded-for': '::1, 127.0.0.1, x' })),
 )
 
+/** File content for uploads, in the formats the indexer extracts (and broken ones). */
+const documentBody: fc.Arbitrary<BodySpec> = fc
+  .tuple(
+    fc.constantFrom(
+      '%PDF-1.4\n1 0 obj << /Type /Catalog >> endobj\ntrailer << /Root 1 0 R >>\n%%EOF', '%PDF-', '%PDF-1.7\n' + 'x'.repeat(5000), '<html><script>x</script><h1>T</h1><p>a<b>b</p>', '<', '<!--',
+      'a,b\n"1,"2\n""",\n', '\ufeffa;b\tc\n1', '{"a":{"b":[1,{"c":"d"}]}}', '[' + '['.repeat(500) + ']'.repeat(500) + ']', '# T\n## U\n' + 'word '.repeat(3000), '\u0000\u0001\u0002', '',
+    ),
+    fc.constantFrom('text/plain', 'application/pdf', 'text/html', 'text/csv', 'text/tab-separated-values', 'application/json', 'text/markdown', 'application/octet-stream', 'image/png'),
+  )
+  .map(([text, contentType]) => ({ bytes: Buffer.from(text), contentType, label: `document ${contentType}` }))
+
 function requestFor(op: Operation, world: World): fc.Arbitrary<Req> {
   const segments = op.pathParams.map((p) => paramSegment(op, world, p))
-  const path = fc.tuple(...segments).map((values) => {
+  let path = fc.tuple(...segments).map((values) => {
     let i = 0
     return op.path.replace(/\{\w+\}/g, () => values[i++]!)
   })
+  // Downloads of files the run created (hostile keys and content types included), by their signed URL.
+  if (op.id === 'getFileContent') path = fc.oneof(w(1, path), w(1, fc.nat(10_000).map((n) => `~~D${n}~~`)))
   const ctx = { ids: knownIds(op, world) }
   let query = queryFor(op.query, ctx)
   if (op.id === 'getFileContent') {
@@ -458,7 +475,7 @@ function requestFor(op: Operation, world: World): fc.Arbitrary<Req> {
   const takesBody = op.body !== undefined || op.method === 'PUT' || op.method === 'POST'
   const body = takesBody
     ? op.id === 'uploadFileContent'
-      ? fc.oneof(w(3, one<BodySpec>({ bytes: Buffer.from('hello'), contentType: 'text/plain', label: '5 bytes' })), w(2, bodyFor(undefined, ctx)))
+      ? fc.oneof(w(3, one<BodySpec>({ bytes: Buffer.from('hello'), contentType: 'text/plain', label: '5 bytes' })), w(3, documentBody), w(2, bodyFor(undefined, ctx)))
       : bodyFor(op.body, ctx)
     : fc.oneof(w(8, fc.constant<BodySpec>({ bytes: undefined, contentType: null, label: 'no body' })), w(1, bodyFor(undefined, ctx)))
   // Other methods on the same path: only ones that cannot reach another operation that deletes or
@@ -467,7 +484,7 @@ function requestFor(op: Operation, world: World): fc.Arbitrary<Req> {
   return fc
     .record({ method, path, query, auth: authHeaders(op, world), extra: extraHeaders, body })
     .map((r): Req => {
-      const req: Req = { method: r.method, path: r.query === '' ? r.path : `${r.path}?${r.query}`, headers: { ...r.extra, ...r.auth }, body: r.body }
+      const req: Req = { method: r.method, path: r.path.startsWith('~~D') ? r.path : r.query === '' ? r.path : `${r.path}?${r.query}`, headers: { ...r.extra, ...r.auth }, body: r.body }
       // fast-check prints counterexamples with this: short, not megabytes.
       Object.defineProperty(req, fc.toStringMethod, { value: () => describeReq(req), enumerable: false })
       return req
