@@ -13,7 +13,7 @@
  * message}` with code = status and a known type of that status. After each operation's run the
  * server still answers /healthz and the fixtures (main user, main bot) still work.
  *
- * Runs: PARLEY_FUZZ_RUNS per operation (default 25 in CI); replay with PARLEY_FUZZ_SEED (and
+ * Runs: PARLEY_FUZZ_RUNS per operation (default 100: about a minute per backend); replay with PARLEY_FUZZ_SEED (and
  * PARLEY_FUZZ_PATH) from the failure message; PARLEY_FUZZ_OPS=opA,opB runs only those operations.
  *   PARLEY_FUZZ_RUNS=2000 npx vitest run --project sqlite test/fuzz     (or: npm run fuzz)
  */
@@ -28,7 +28,7 @@ import { startParley } from '../helpers/harness.js'
 import { bodyFor, hostileHeaderValue, learnedId, pathSegment, queryFor, type BodySpec, type QueryParam, type Schema } from './generators.js'
 
 const env = process.env
-const RUNS = Math.max(1, Number(env.PARLEY_FUZZ_RUNS ?? 25))
+const RUNS = Math.max(1, Number(env.PARLEY_FUZZ_RUNS ?? 100))
 const SEED = env.PARLEY_FUZZ_SEED === undefined ? undefined : Number(env.PARLEY_FUZZ_SEED)
 const PATH = env.PARLEY_FUZZ_PATH
 const ONLY = env.PARLEY_FUZZ_OPS?.split(',').map((s) => s.trim()).filter(Boolean)
@@ -550,7 +550,7 @@ describe(`fuzz: every operation of /openapi.json (${h.storeKind}, ${RUNS} runs e
     it.skipIf(skip)(`${op.id}: ${op.method} ${op.path}`, async () => {
       const opWorld: World = { ...world, victims: isDestructive(op) ? await Promise.all([victims(world.main), victims(world.main)]) : undefined }
       const counts = new Map<number, number>()
-      await fc.assert(
+      const details = await fc.check(
         fc.asyncProperty(requestFor(op, opWorld), async (req) => {
           let res: Res
           try {
@@ -564,6 +564,11 @@ describe(`fuzz: every operation of /openapi.json (${h.storeKind}, ${RUNS} runs e
         }),
         { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), ...(PATH !== undefined && { path: PATH }), endOnFailure: env.PARLEY_FUZZ_SHRINK !== '1' },
       )
+      if (details.failed) {
+        const replay = `PARLEY_FUZZ_OPS=${op.id} PARLEY_FUZZ_SEED=${details.seed} PARLEY_FUZZ_PATH=${details.counterexamplePath ?? ''} npx vitest run --project ${h.storeKind} test/fuzz`
+        const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
+        throw new Error(`${fc.defaultReportMessage(details)}\nGot: ${cause}\nReplay: ${replay}`)
+      }
       if (env.PARLEY_FUZZ_STATS === '1') console.log(`${op.id}: ${[...counts].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`)
       await stillServing()
     }, Math.max(60_000, RUNS * 2_000))
