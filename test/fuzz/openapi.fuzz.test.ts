@@ -530,6 +530,31 @@ beforeAll(async () => {
   }
 }, 60_000)
 
+/** Sends a request and throws what is wrong with the response (a 5xx, a malformed error body, no answer). */
+async function sendChecked(req: Req): Promise<Res> {
+  let res: Res
+  try {
+    res = await send(req)
+  } catch (err) {
+    throw new Error(`no response (${(err as Error).message}) to ${describeReq(req)}`)
+  }
+  const problem = problemOf(req, res)
+  if (problem) throw new Error(`${problem}\n  request: ${describeReq(req)}`)
+  return res
+}
+
+/** fc.check with the suite's seed, path and shrink settings; a failure reports its cause and a replay command. */
+async function checkProperty<T>(name: string, arbitrary: fc.Arbitrary<T>, predicate: (value: T) => Promise<void>, runs = RUNS): Promise<void> {
+  const details = await fc.check(fc.asyncProperty(arbitrary, predicate), {
+    numRuns: runs, ...(SEED !== undefined && { seed: SEED }), ...(PATH !== undefined && { path: PATH }), endOnFailure: env.PARLEY_FUZZ_SHRINK !== '1',
+  })
+  if (details.failed) {
+    const replay = `PARLEY_FUZZ_OPS=${name} PARLEY_FUZZ_SEED=${details.seed} PARLEY_FUZZ_PATH=${details.counterexamplePath ?? ''} npx vitest run --project ${h.storeKind} test/fuzz`
+    const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
+    throw new Error(`${fc.defaultReportMessage(details)}\nGot: ${cause}\nReplay: ${replay}`)
+  }
+}
+
 async function stillServing(): Promise<void> {
   const health = await fetch(`${h.baseUrl}/healthz`)
   expect(health.status, 'the server answers /healthz after the run').toBe(200)
@@ -550,27 +575,25 @@ describe(`fuzz: every operation of /openapi.json (${h.storeKind}, ${RUNS} runs e
     it.skipIf(skip)(`${op.id}: ${op.method} ${op.path}`, async () => {
       const opWorld: World = { ...world, victims: isDestructive(op) ? await Promise.all([victims(world.main), victims(world.main)]) : undefined }
       const counts = new Map<number, number>()
-      const details = await fc.check(
-        fc.asyncProperty(requestFor(op, opWorld), async (req) => {
-          let res: Res
-          try {
-            res = await send(req)
-          } catch (err) {
-            throw new Error(`no response (${(err as Error).message}) to ${describeReq(req)}`)
-          }
-          counts.set(res.status, (counts.get(res.status) ?? 0) + 1)
-          const problem = problemOf(req, res)
-          if (problem) throw new Error(`${problem}\n  request: ${describeReq(req)}`)
-        }),
-        { numRuns: RUNS, ...(SEED !== undefined && { seed: SEED }), ...(PATH !== undefined && { path: PATH }), endOnFailure: env.PARLEY_FUZZ_SHRINK !== '1' },
-      )
-      if (details.failed) {
-        const replay = `PARLEY_FUZZ_OPS=${op.id} PARLEY_FUZZ_SEED=${details.seed} PARLEY_FUZZ_PATH=${details.counterexamplePath ?? ''} npx vitest run --project ${h.storeKind} test/fuzz`
-        const cause = details.errorInstance instanceof Error ? details.errorInstance.message : String(details.errorInstance)
-        throw new Error(`${fc.defaultReportMessage(details)}\nGot: ${cause}\nReplay: ${replay}`)
-      }
+      await checkProperty(op.id, requestFor(op, opWorld), async (req) => {
+        const res = await sendChecked(req)
+        counts.set(res.status, (counts.get(res.status) ?? 0) + 1)
+      })
       if (env.PARLEY_FUZZ_STATS === '1') console.log(`${op.id}: ${[...counts].sort(([a], [b]) => a - b).map(([s, n]) => `${s}×${n}`).join(' ')}`)
       await stillServing()
     }, Math.max(60_000, RUNS * 2_000))
   }
+
+  // Races: one generated request sent 2–6 times at once (get-or-create of one id, deletes of one
+  // resource, copies onto one key…): each answer must still be a 2xx or a well-formed 4xx.
+  it.skipIf(ONLY !== undefined && !ONLY.includes('concurrent'))('concurrent: the same request several times at once, for every operation', async () => {
+    const throwaway = await Promise.all([victims(world.main), victims(world.main), victims(world.main)])
+    const arbitrary = fc.constantFrom(...operations).chain((op) =>
+      fc.tuple(fc.constant(op.id), requestFor(op, { ...world, victims: isDestructive(op) ? throwaway : undefined }), fc.integer({ min: 2, max: 6 })),
+    )
+    await checkProperty('concurrent', arbitrary, async ([, req, copies]) => {
+      await Promise.all(Array.from({ length: copies }, () => sendChecked(req)))
+    }, RUNS * 3)
+    await stillServing()
+  }, Math.max(120_000, RUNS * 6_000))
 })
