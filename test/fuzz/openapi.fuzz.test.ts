@@ -361,7 +361,8 @@ function knownIds(op: Operation, world: World, param?: string): fc.Arbitrary<str
         participants: [main.userId, main.otherUserId], messages: [main.messageId], events: [main.eventId], tags: ['env'],
       }
   if (kind === 'tags') return fc.oneof(w(4, one('env', 'missing')), w(1, learnedId))
-  if (param === 'destinationKey') return fc.oneof(w(3, fc.uuid().map((u) => `copy-${u.slice(0, 8)}.txt`)), w(1, one(main.fileKey, 'copy.txt')), w(1, learnedId))
+  // Not the main file's key: copyFile with overwrite would replace the fixture.
+  if (param === 'destinationKey') return fc.oneof(w(3, fc.uuid().map((u) => `copy-${u.slice(0, 8)}.txt`)), w(1, one('copy.txt', 'a/../b', 'search', 'tags')), w(1, learnedId))
   if (param === 'idOrKey') return fc.oneof(w(6, one(...(v ? [...pick('fileId'), ...pick('fileKey')] : [main.fileId, main.fileKey]))), w(2, learnedId), w(1, one(other.fileId, other.fileKey)))
   const good = right[kind] ?? Object.values(right).flat()
   const others = [other.botId, other.workspaceId, other.accountId, other.conversationId, other.messageId, other.eventId, other.fileId, other.fileKey, other.kbId, other.userId, ...Object.values(right).flat()]
