@@ -597,4 +597,20 @@ describe(`fuzz: every operation of /openapi.json (${h.storeKind}, ${RUNS} runs e
     }, RUNS * 3)
     await stillServing()
   }, Math.max(120_000, RUNS * 6_000))
+
+  // Races between different operations on the same resources: 2–6 requests of any operations, all
+  // naming one set of throwaway resources (a delete of a conversation while a message is posted to
+  // it, a file copied while deleted…), sent at once. Fresh resources every 25 runs.
+  it.skipIf(ONLY !== undefined && !ONLY.includes('concurrent-mix'))('concurrent mix: different operations on the same resources at once', async () => {
+    const rounds = Math.max(1, Math.ceil((RUNS * 2) / 25))
+    for (let round = 0; round < rounds; round++) {
+      const throwaway = await Promise.all([victims(world.main), victims(world.main)])
+      const mixWorld: World = { ...world, victims: throwaway }
+      const arbitrary = fc.array(fc.constantFrom(...operations).chain((op) => requestFor(op, mixWorld)), { minLength: 2, maxLength: 6 })
+      await checkProperty('concurrent-mix', arbitrary, async (requests) => {
+        await Promise.all(requests.map((req) => sendChecked(req)))
+      }, 25)
+    }
+    await stillServing()
+  }, Math.max(120_000, RUNS * 6_000))
 })
