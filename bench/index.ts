@@ -14,6 +14,7 @@ const BENCHMARKS: Record<string, string> = {
   turns: 'turns.ts',
   'kb-retrieval': 'kb-retrieval.ts',
   backends: 'backends.ts',
+  containment: 'containment.ts',
 }
 
 const wanted = process.argv.slice(2)

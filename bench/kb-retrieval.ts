@@ -9,6 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { buildApp } from '../src/app.js'
+import { LocalBlobStore } from '../src/blobs/local.js'
 import { loadConfig } from '../src/config.js'
 import { bootstrap } from '../src/domain/bootstrap.js'
 import { MemoryPubSub } from '../src/pubsub/memory.js'
@@ -26,7 +27,7 @@ async function measure(kind: 'sqlite' | 'postgres', pgUrl?: string): Promise<Ret
     ? await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
     : await createPostgresStore({ url: await createDatabase(pgUrl!), poolSize: 5 })
   const pubsub = new MemoryPubSub()
-  const app = await buildApp({ config, store, pubsub, logger: false })
+  const app = await buildApp({ config, store, pubsub, blobs: new LocalBlobStore(join(dataDir, 'blobs')), logger: false })
   try {
     await app.ready()
     const { credentials } = await bootstrap(store, dataDir, config.publicUrl)

@@ -524,6 +524,7 @@ async function profileTurns(turns: number): Promise<TurnsProfile> {
   const { MemoryPubSub } = (await import(src('pubsub/memory.ts'))) as typeof import('../src/pubsub/memory.js')
   const { createSqliteStore } = (await import(src('store/sqlite.ts'))) as typeof import('../src/store/sqlite.js')
   const { QuickJsSandbox } = (await import(src('runtime/quickjs-sandbox.ts'))) as typeof import('../src/runtime/quickjs-sandbox.js')
+  const { LocalBlobStore } = (await import(src('blobs/local.ts'))) as typeof import('../src/blobs/local.js')
   type Sandbox = import('../src/runtime/sandbox.js').BotSandbox
 
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-profile-'))
@@ -566,7 +567,7 @@ async function profileTurns(turns: number): Promise<TurnsProfile> {
     },
   }
   const pubsub = new MemoryPubSub()
-  const app = await buildApp({ config, store: store as typeof realStore, pubsub, sandbox, logger: false })
+  const app = await buildApp({ config, store: store as typeof realStore, pubsub, blobs: new LocalBlobStore(join(dataDir, 'blobs')), sandbox, logger: false })
   await app.listen({ port, host: '127.0.0.1' })
   const base = `http://127.0.0.1:${port}`
   try {
@@ -646,6 +647,7 @@ async function measureBaselines(seconds: number, concurrency: number): Promise<T
   vm.dispose()
 
   const { QuickJsSandbox } = (await import(src('runtime/quickjs-sandbox.ts'))) as typeof import('../src/runtime/quickjs-sandbox.js')
+  const { LocalBlobStore } = (await import(src('blobs/local.ts'))) as typeof import('../src/blobs/local.js')
   const { DEFAULT_LIMITS } = (await import(src('runtime/sandbox.ts'))) as typeof import('../src/runtime/sandbox.js')
   const sandbox = new QuickJsSandbox()
   const event = (text: string) => ({

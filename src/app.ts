@@ -5,43 +5,35 @@ import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { BlobStore } from './blobs/blob-store.js'
 import type { Config } from './config.js'
-import { AuthService } from './domain/auth-service.js'
-import { BotService } from './domain/bot-service.js'
-import { ChatService } from './domain/chat-service.js'
-import { FileService } from './domain/file-service.js'
-import { WorkspaceService } from './domain/workspace-service.js'
+import { createServices } from './compose.js'
 import { adminRoutes } from './http/routes/admin/index.js'
 import { filesRoutes } from './http/routes/files/index.js'
 import { parseQueryString } from './http/querystring.js'
-import { ConversationStreams } from './domain/conversation-stream.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
+import { clientErrorHandler, registerEarlyAnswers } from './http/plugins/connection.js'
 import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
 import { webchatRoutes } from './http/routes/webchat/index.js'
 import { webhookRoutes } from './http/routes/webhook/index.js'
-import { WebhookService } from './domain/webhook-service.js'
 import healthRoutes from './http/routes/health.js'
-import type { App, Services } from './http/types.js'
+import type { App } from './http/types.js'
 import type { PubSub } from './pubsub/pubsub.js'
-import { BotRuntime } from './runtime/bot-runtime.js'
-import { answerComposer } from './runtime/knowledge.js'
-import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
-import { DEFAULT_LIMITS, type BotSandbox } from './runtime/sandbox.js'
-import { validateMessagePayload } from './http/schemas/validate-payload.js'
+import type { BotSandbox } from './runtime/sandbox.js'
 import { errors } from './lib/errors.js'
 import { requestId } from './lib/ids.js'
 import type { Store } from './store/store.js'
 
+/** The adapters the app runs on (src/compose.ts createAdapters builds them from the Config). */
 export interface AppDeps {
   config: Config
   store: Store
   pubsub: PubSub
+  /** Where file content and webhook bodies live. */
+  blobs: BlobStore
   /** Where bot code runs; a QuickJS worker pool unless given. Closed with the app when created here. */
   sandbox?: BotSandbox
-  /** Where file content lives; the local disk under `${config.dataDir}/blobs` unless given. */
-  blobs?: BlobStore
   /** pino options, or false for silence (tests). */
   logger?: FastifyServerOptions['logger']
 }
@@ -63,10 +55,13 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     genReqId: requestId,
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
-    return503OnClosing: true,
+    // Requests arriving while the server closes get 503 with the error body (plugins/connection.ts).
+    return503OnClosing: false,
     // Two info lines per request cost a large share of a chat request; access lines go to debug instead.
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors: frameworkErrorHandler,
+    // Errors of Node's HTTP parser and the timeouts below answer with the error body too.
+    clientErrorHandler: clientErrorHandler(config),
     routerOptions: { maxParamLength: 4096, ignoreTrailingSlash: false, querystringParser: parseQueryString },
     // Slow-client protection (threats T7): bounded header and body time, frequent checks.
     serverFactory: (handler) =>
@@ -76,31 +71,9 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       ),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
-  const sandbox = deps.sandbox ?? new QuickJsSandbox({ limits: config.sandboxLimits })
-  const runtime = new BotRuntime(store, pubsub, sandbox, {
-    limits: config.sandboxLimits,
-    sweepMs: config.botSweepMs,
-    validatePayload: validateMessagePayload,
-    onBotsChanged: () => chat.forgetIntegrations(),
-    composeAnswer: answerComposer(config.kbAnswer),
-  })
-  const chat = new ChatService(store, pubsub, runtime)
-  const streams = new ConversationStreams(store, pubsub, chat)
-  const bots = new BotService(store, {
-    checkCode: async (code) => {
-      const result = await sandbox.check(code)
-      return result.ok ? undefined : result.error
-    },
-    onChanged: (botId) => runtime.botChanged(botId),
-  })
-  const files = new FileService({ config, store, bots, blobs: deps.blobs, warn: (context, message) => app.log.warn(context, message) })
-  const webhooks = new WebhookService({ config, store, runtime, warn: (context, message) => app.log.warn(context, message) })
-  bots.addCleaner({ prepare: (botId) => webhooks.prepareBotCleanup(botId) })
-  const services: Services = {
-    config, chat, streams, store, bots, files, runtime,
-    auth: new AuthService(store),
-    workspaces: new WorkspaceService(store, bots),
-  }
+  // The domain services, wired in the composition root (src/compose.ts).
+  const domain = createServices({ config, store, pubsub, blobs: deps.blobs, sandbox: deps.sandbox, warn: (context, message) => app.log.warn(context, message) })
+  const { services } = domain
   app.decorate('services', services)
 
   // Hooks below are synchronous (done callback): an async hook costs a promise per request.
@@ -111,6 +84,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     done()
   })
   registerErrorHandling(app)
+  registerEarlyAnswers(app)
   registerJsonBody(app)
   registerValidation(app)
   // Path parameters, query values and x-* headers reach store lookups without the JSON body guard:
@@ -165,29 +139,18 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   })
 
-  registerMetrics(app, () => ({ parley_sse_open_streams: streams.openCount }))
+  registerMetrics(app, () => ({ parley_sse_open_streams: services.streams.openCount }))
   healthRoutes(app)
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(adminRoutes, { prefix: '/v1/admin' })
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(webchatRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
-  await app.register(webhookRoutes, { service: webhooks })
+  await app.register(webhookRoutes, { service: domain.webhooks })
 
-  app.addHook('onReady', async () => {
-    await chat.start()
-    await runtime.start()
-    webhooks.start()
-  })
+  app.addHook('onReady', async () => domain.start())
   // Open streams would hold server.close() forever: end them first; let running turns finish.
-  app.addHook('preClose', async () => {
-    await streams.closeAll()
-    await webhooks.stop()
-    await runtime.stop()
-    await chat.stop()
-  })
-  app.addHook('onClose', async () => {
-    if (!deps.sandbox) await sandbox.close()
-  })
+  app.addHook('preClose', async () => domain.stop())
+  app.addHook('onClose', async () => domain.close())
   return app
 }

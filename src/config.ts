@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import type { SandboxLimits } from './runtime/sandbox.js'
 
@@ -42,6 +43,8 @@ export interface Config {
   signedUrlTtlSeconds: number
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
+  /** Worker threads running bot code (the ordinary pool; quarantined bots get their own). */
+  sandboxWorkers: number
   /** How often the runtime looks for conversations with turns left (missed notification, another instance's dead lease). */
   botSweepMs: number
   /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
@@ -135,6 +138,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
       memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
     },
+    sandboxWorkers: int(env, 'PARLEY_SANDBOX_WORKERS', Math.min(4, availableParallelism()), 1),
     botSweepMs: int(env, 'PARLEY_BOT_SWEEP_MS', 5_000, 100),
     kbAnswer: env.PARLEY_KB_ANSWER_URL
       ? {

@@ -1,16 +1,10 @@
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from './app.js'
+import { closeAdapters, createAdapters } from './compose.js'
 import { loadConfig } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
-import type { BlobStore } from './blobs/blob-store.js'
-import { LocalBlobStore } from './blobs/local.js'
-import { createPostgresBlobStore } from './blobs/postgres.js'
-import { MemoryPubSub } from './pubsub/memory.js'
-import { PostgresPubSub } from './pubsub/postgres.js'
-import type { PubSub } from './pubsub/pubsub.js'
-import { createPostgresStore, redactDatabaseUrl } from './store/postgres.js'
-import { createSqliteStore } from './store/sqlite.js'
+import { redactDatabaseUrl } from './store/postgres.js'
 import { webchatUrl } from './webchat/urls.js'
 
 async function main(): Promise<void> {
@@ -19,17 +13,9 @@ async function main(): Promise<void> {
   await mkdir(config.dataDir, { recursive: true, mode: 0o700 })
   // Connection problems of idle pooled connections and of the LISTEN connection are logged once the app's logger exists.
   let warn: (err: Error, what: string) => void = () => {}
-  const store = config.databaseUrl
-    ? await createPostgresStore({ url: config.databaseUrl, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: (err) => warn(err, 'PostgreSQL pool connection failed') })
-    : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-  const pubsub: PubSub = config.databaseUrl
-    ? new PostgresPubSub({ url: config.databaseUrl, onError: (err) => warn(err, 'PostgreSQL LISTEN connection failed; reconnecting') })
-    : new MemoryPubSub()
-  // Blobs in PostgreSQL by default when the store is there, so that every instance serves every file.
-  const blobs: BlobStore = config.blobStore === 'postgres' && config.databaseUrl
-    ? createPostgresBlobStore({ url: config.databaseUrl, poolSize: config.blobPoolSize, onPoolError: (err) => warn(err, 'PostgreSQL blob pool connection failed') })
-    : new LocalBlobStore(join(config.dataDir, 'blobs'))
-  const app = await buildApp({ config, store, pubsub, blobs })
+  const adapters = await createAdapters(config, { onConnectionError: (err, what) => warn(err, what) })
+  const { store } = adapters
+  const app = await buildApp({ config, ...adapters })
   const log = app.log
   warn = (err, what) => log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, what)
   const storeLabel = config.databaseUrl
@@ -49,9 +35,7 @@ async function main(): Promise<void> {
     timer.unref()
     try {
       await app.close()
-      await pubsub.close()
-      await blobs.close?.()
-      await store.close()
+      await closeAdapters(adapters)
       log.info('shut down cleanly')
       process.exit(0)
     } catch (err) {

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdir, open, readdir, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
+import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import { BlobTooLargeError, InvalidBlobNameError, type BlobStore } from './blob-store.js'
@@ -140,6 +140,35 @@ export class LocalBlobStore implements BlobStore {
       if (isNotFound(err)) return false
       throw err
     }
+  }
+
+  /**
+   * Moves every blob stored under another root of this layout into this store (same names; renames,
+   * so both roots should be on one filesystem), then removes the emptied directories. For a layout
+   * change (webhook bodies were kept under `${dataDir}/webhook-blobs` before they moved to the blob
+   * store): their queued deliveries keep working. Returns how many blobs moved; a missing root is none.
+   */
+  async adopt(otherRoot: string): Promise<number> {
+    const shards = await readdir(otherRoot, { withFileTypes: true }).catch((err: unknown) => {
+      if (isNotFound(err)) return []
+      throw err
+    })
+    let moved = 0
+    for (const shard of shards) {
+      if (!shard.isDirectory() || !/^[0-9a-f]{2}$/.test(shard.name)) continue
+      for (const name of await readdir(join(otherRoot, shard.name))) {
+        if (!BLOB_NAME.test(name)) continue
+        const { dir, path } = this.pathOf(name)
+        await mkdir(dir, { recursive: true, mode: 0o700 })
+        // Another instance on a shared volume may be moving it too.
+        await rename(join(otherRoot, shard.name, name), path).then(() => moved++, (err: unknown) => { if (!isNotFound(err)) throw err })
+      }
+      await rmdir(join(otherRoot, shard.name)).catch(() => {})
+    }
+    // Temp files there are leftovers of puts that never completed.
+    await rm(join(otherRoot, 'tmp'), { recursive: true, force: true })
+    await rmdir(otherRoot).catch(() => {})
+    return moved
   }
 
   async exists(name: string): Promise<boolean> {

@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
-import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
+import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, DeletedBot, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
 
 /** Loads bot code in a sandbox: its load error (with the line), or nothing when it loads. */
 export type CodeChecker = (code: string) => Promise<string | undefined>
@@ -34,12 +34,12 @@ export interface BotInput {
 export interface BotWithIntegrations { bot: BotRow; integrations: IntegrationRow[] }
 
 /**
- * Resources outside the database that belong to a bot (file blobs). `prepare` runs before the
- * bot's rows are deleted and returns what to do once they are gone, so a failed delete never
- * leaves rows pointing at removed content.
+ * Resources outside the database that belong to a bot (file blobs, webhook bodies). `prepare` runs
+ * before the bot's rows are deleted and returns what to do once they are gone (given what the store
+ * reported deleting), so a failed delete never leaves rows pointing at removed content.
  */
 export interface BotResourceCleaner {
-  prepare(botId: string): Promise<() => Promise<void>>
+  prepare(botId: string): Promise<(deleted: DeletedBot) => Promise<void>>
 }
 
 const MIN_ENCRYPTION_KEY_LENGTH = 16
@@ -202,9 +202,9 @@ export class BotService {
   async deleteBot(workspaceId: string, id: string): Promise<void> {
     await this.getBot(workspaceId, id)
     const finishers = await Promise.all(this.cleaners.map((c) => c.prepare(id)))
-    await this.store.deleteBot(id)
+    const deleted = await this.store.deleteBot(id)
     await this.changed(id)
-    for (const finish of finishers) await finish()
+    for (const finish of finishers) await finish(deleted ?? { webhookBlobNames: [] })
   }
 
   // ---- bot API keys (the bot's access tokens) ----

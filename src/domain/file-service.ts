@@ -1,9 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { join } from 'node:path'
 import type { Readable } from 'node:stream'
 import type { Config } from '../config.js'
 import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store.js'
-import { LocalBlobStore } from '../blobs/local.js'
 import { ApiError, errors } from '../lib/errors.js'
 import { hmacSha256, safeEqual } from '../lib/crypto.js'
 import { uuidv7 } from '../lib/ids.js'
@@ -113,8 +111,8 @@ export interface FileServiceDeps {
   config: Config
   store: Store
   bots: BotService
-  /** Defaults to the local disk under `${config.dataDir}/blobs`. */
-  blobs?: BlobStore
+  /** The instance's configured blob store (src/compose.ts). */
+  blobs: BlobStore
   clock?: () => number
   /** Where failures to delete a no-longer-referenced blob are reported (they only leak disk space). */
   warn?: (context: Record<string, unknown>, message: string) => void
@@ -142,7 +140,7 @@ export class FileService {
 
   constructor(private readonly deps: FileServiceDeps) {
     this.files = deps.store.files
-    this.blobs = deps.blobs ?? new LocalBlobStore(join(deps.config.dataDir, 'blobs'))
+    this.blobs = deps.blobs
     this.clock = deps.clock ?? Date.now
     this.publicUrl = deps.config.publicUrl
     this.knowledge = new KnowledgeService({ store: deps.store.knowledge, files: this.files, blobs: this.blobs, clock: this.clock, warn: deps.warn })

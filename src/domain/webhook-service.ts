@@ -1,14 +1,12 @@
 import { createHmac } from 'node:crypto'
-import { join } from 'node:path'
 import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store.js'
-import { LocalBlobStore } from '../blobs/local.js'
 import type { Config } from '../config.js'
 import { safeEqual } from '../lib/crypto.js'
 import { ApiError, errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { findJsonProblem } from '../lib/json-guard.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
-import type { IntegrationRow, JsonObject, Store } from '../store/store.js'
+import type { DeletedBot, IntegrationRow, JsonObject, Store } from '../store/store.js'
 import type { WebhookDeliveryRow } from '../store/webhook-store.js'
 
 /** Where webhook integrations live: a static first segment, like /webchat, so it wins over the Chat API's `/{webhookId}/…`. */
@@ -78,11 +76,12 @@ export class WebhookService {
     config: Config
     store: Store
     runtime: BotRuntime
-    blobs?: BlobStore
+    /** The instance's configured blob store (src/compose.ts): shared by every instance on PostgreSQL. */
+    blobs: BlobStore
     warn: (context: object, message: string) => void
     clock?: () => number
   }) {
-    this.blobs = deps.blobs ?? new LocalBlobStore(join(deps.config.dataDir, 'webhook-blobs'))
+    this.blobs = deps.blobs
     this.clock = deps.clock ?? Date.now
   }
 
@@ -144,10 +143,13 @@ export class WebhookService {
       }
       if (blob.size === 0) throw errors.invalidPayload('The webhook body is empty; send a JSON value')
       if (inline) parseBody(Buffer.concat(inline))
-      const { delivery, created } = await this.deps.store.webhooks.enqueue({
+      const queued = await this.deps.store.webhooks.enqueue({
         id: uuidv7(), integrationId: integration.id, idempotencyKey: key ?? null, blobName: blob.name, size: blob.size,
         contentType: req.contentType!.slice(0, 200), createdAt: this.clock(),
       })
+      // The bot (or its workspace) was deleted while the body streamed in: as if it had been gone before.
+      if (!queued) throw errors.notFound('Webhook', req.webhookId)
+      const { delivery, created } = queued
       if (!created) await this.dropBlob(blob.name)
       else this.kick()
       return { id: delivery.id, duplicate: !created }
@@ -251,11 +253,13 @@ export class WebhookService {
     return parseBody(Buffer.concat(chunks))
   }
 
-  /** Blobs of a bot's queued deliveries (BotService cleaner: removed once the bot's rows are gone). */
-  async prepareBotCleanup(botId: string): Promise<() => Promise<void>> {
-    const names = await this.deps.store.webhooks.blobNamesOfBot(botId)
-    return async () => {
-      for (const name of names) await this.dropBlob(name)
+  /**
+   * BotService cleaner: the bodies of the bot's queued deliveries, removed once its rows are gone. The
+   * store lists them in the deleting transaction, so a delivery queued during the delete is not missed.
+   */
+  async prepareBotCleanup(): Promise<(deleted: DeletedBot) => Promise<void>> {
+    return async (deleted) => {
+      for (const name of deleted.webhookBlobNames) await this.dropBlob(name)
     }
   }
 }

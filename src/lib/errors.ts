@@ -67,6 +67,27 @@ export const errors = {
     new ApiError('MethodNotFound', `Method ${method} is not allowed on ${url}`),
   internal: () => new ApiError('Internal', 'An internal error occurred; quote the error id when reporting it'),
   unavailable: () => new ApiError('ServiceUnavailable', 'The database is unreachable; nothing was lost, retry in a moment'),
+  shuttingDown: () => new ApiError('ServiceUnavailable', 'This instance is shutting down; retry (another instance, or this one once restarted, answers)'),
+}
+
+/**
+ * Statuses answered below the router (Node's HTTP parser, the header and request timeouts), before
+ * any route or request id exists. 408 and 431 have no Botpress type: the body's `code` is the HTTP
+ * status, as on every response, and `type` the nearest Botpress type (the official clients pick
+ * the error class by `type`).
+ */
+export const PROTOCOL_ERROR_TYPES = {
+  400: 'InvalidPayload',
+  408: 'OperationTimeout',
+  413: 'PayloadTooLarge',
+  431: 'PayloadTooLarge',
+} as const satisfies Record<number, ErrorType>
+
+export type ProtocolStatus = keyof typeof PROTOCOL_ERROR_TYPES
+
+/** The error body of a protocol-level answer (see PROTOCOL_ERROR_TYPES). */
+export function protocolErrorBody(id: string, status: ProtocolStatus, message: string): ErrorBody {
+  return { id, code: status, type: PROTOCOL_ERROR_TYPES[status], message }
 }
 
 /** Network and server-state error codes of PostgreSQL (node-postgres) and SQLite that mean "try again later". */

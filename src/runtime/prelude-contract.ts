@@ -83,4 +83,10 @@ export interface PreludeApi {
   load(exports: unknown): string // JSON BotSummary
   beforeIncoming(inputJson: string): Promise<string> // BeforeIncomingInput → BeforeIncomingOutput
   turn(inputJson: string): Promise<string> // TurnInput → TurnOutput
+  /**
+   * Called by the host when the top-level unit of user code running now (a hook, a card…) has overrun its
+   * budget: that unit fails with a timeout (recorded like its errors) and the turn goes on with its next
+   * hook or card. False when no unit is running.
+   */
+  abortUnit(): boolean
 }

@@ -104,6 +104,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   const mathMin = Math.min
   const mathMax = Math.max
   const jsonStringify = JSON.stringify
+  const HostPromise = Promise
+  const promiseRace = Promise.race.bind(Promise)
   const jsonParse = JSON.parse
   const objectKeys = Object.keys
   const freeze = Object.freeze
@@ -210,15 +212,36 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   // ---------------------------------------------------------------------------------------------------------------
   // Budgets: host.budget before every piece of user code
   // ---------------------------------------------------------------------------------------------------------------
-  /** Runs one top-level unit of user code (a hook, a card, an action card...) with a fresh budget. */
+  /** Fails the top-level unit running now (see abortUnit). */
+  let abortCurrent: ((err: Error) => void) | undefined
+
+  /**
+   * Runs one top-level unit of user code (a hook, a card, an action card...) with a fresh budget. The host
+   * ends a unit that overruns it through abortUnit: the unit then fails with a timeout, whatever its code
+   * is doing (waiting forever, or interrupted in a job its own awaits never resume).
+   */
   async function unit<T>(rt: Run, fn: () => T | Promise<T>): Promise<T> {
     rt.deadline = now() + rt.budgetMs
     host.budget(rt.budgetMs)
+    let abort: ((err: Error) => void) | undefined
+    const aborted = new HostPromise<never>((_resolve, reject) => {
+      abort = reject
+    })
+    abortCurrent = abort
     try {
-      return await fn()
+      return await promiseRace([fn(), aborted])
     } finally {
       rt.deadline = 0
+      if (abortCurrent === abort) abortCurrent = undefined
     }
+  }
+
+  function abortUnit(): boolean {
+    const abort = abortCurrent
+    if (abort === undefined) return false
+    abortCurrent = undefined
+    abort(new Error('timed out (its wall-time budget ran out)'))
+    return true
   }
 
   /**
@@ -1146,5 +1169,5 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     return '{"state":' + stateJson + ',"flow":' + jsonStringify(flow) + ',"errors":' + jsonStringify(rt.errors) + '}'
   }
 
-  return freeze({ load, beforeIncoming, turn })
+  return freeze({ load, beforeIncoming, turn, abortUnit })
 }

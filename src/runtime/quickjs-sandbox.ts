@@ -12,9 +12,33 @@ const STUCK_GRACE_MS = 1_000
  */
 const OVERRUN_MS = 250
 /** How often the pool reads the workers' heartbeats while runs are in flight. */
-const WATCH_MS = 50
-/** A worker inside one QuickJS call for longer than this gets no new work while others are free. */
-const HOT_MS = 200
+const WATCH_MS = 25
+/**
+ * New work avoids a worker inside one QuickJS call for longer than this, when another is free (an
+ * ordinary call takes well under a millisecond: one this long may be about to hold the worker).
+ */
+const BUSY_MS = 10
+/**
+ * A worker inside one QuickJS call for longer than this is held: no run can go on there until the call
+ * ends (QuickJS cannot be preempted), so the other runs on it are evacuated (see evacuate()).
+ */
+const HOT_MS = 100
+/**
+ * Nor does a worker where one VM ran promise jobs for a whole drain slice within this long: code that
+ * burns CPU in short steps (a promise or microtask loop, drained in slices) would otherwise delay every
+ * run sent there. Ordinary turns never fill a slice.
+ */
+const HOG_MS = 100
+/**
+ * A bot whose code was stopped at a time or memory limit (the run failed, or its code was interrupted
+ * and the prelude went on) is a suspect for this long: its runs go to the quarantine workers (low OS
+ * priority, never shared with other bots' runs).
+ */
+const SUSPECT_MS = 10 * 60_000
+/** Evacuations a run may go through (it is never their cause); crashes and stops count in MAX_MOVES. */
+const MAX_EVACUATIONS = 10
+/** OS priority (nice) of quarantine workers: the server's own threads and other bots' workers come first. */
+const QUARANTINE_NICE = 19
 /** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
 const MAX_MOVES = 2
 
@@ -25,7 +49,34 @@ const MAX_MOVES = 2
 export const BEAT_SINCE = 0
 export const BEAT_DEADLINE = 1
 export const BEAT_RUN = 2
-const BEAT_SLOTS = 3
+/** The size of the worker's WebAssembly heap, in bytes. */
+export const BEAT_HEAP = 3
+/** When one VM last ran promise jobs for a whole drain slice (it still had more), and that VM's run. */
+export const BEAT_HOG = 4
+export const BEAT_HOG_RUN = 5
+const BEAT_SLOTS = 6
+
+/** What a worker is started with (its workerData). */
+export interface WorkerOptions {
+  beat: SharedArrayBuffer
+  /** The most its WebAssembly heap may grow to: past it allocations fail as "out of memory". */
+  heapCapBytes: number
+  /** A worker whose heap has grown past this after a run asks to be retired (its memory given back). */
+  recycleBytes: number
+  /** OS priority (nice) the worker thread sets for itself; 0 leaves it as it is. */
+  nice: number
+}
+
+/**
+ * The heap of a worker holds every VM it runs and keeps idle (up to ~70 MB of them), and QuickJS's
+ * allocator fragments it: one bot filling arrays up to its limit grew an uncapped heap to 2 GB. The cap
+ * leaves room for four bots at their limit; past the recycle size a worker is replaced once idle.
+ */
+export function heapSizes(limits: SandboxLimits): { heapCapBytes: number; recycleBytes: number } {
+  const MB = 1024 * 1024
+  const heapCapBytes = Math.min(2048 * MB, Math.max(512 * MB, 4 * limits.memoryBytes + 256 * MB))
+  return { heapCapBytes, recycleBytes: Math.min(heapCapBytes / 2, limits.memoryBytes + 256 * MB) }
+}
 
 interface PendingRun {
   request: SandboxRun
@@ -34,6 +85,7 @@ interface PendingRun {
   reject(err: Error): void
   watchdog: NodeJS.Timeout
   moves: number
+  evacuations: number
 }
 
 interface PendingCheck {
@@ -49,6 +101,10 @@ interface Slot {
   runs: Map<number, PendingRun>
   checks: Map<number, PendingCheck>
   started: boolean
+  /** Takes no new work; terminated once its runs and checks are over (its heap grew, or holds abandoned VMs). */
+  retiring: boolean
+  /** Runs only suspects' code (see SUSPECT_MS), at a low OS priority. */
+  quarantine: boolean
 }
 
 /**
@@ -65,6 +121,8 @@ export class QuickJsSandbox implements BotSandbox {
   private readonly closing: Promise<never>
   private signalClosing: (err: Error) => void = () => {}
   private watch: NodeJS.Timeout | undefined
+  /** Workers retired so far (metrics). */
+  retired = 0
 
   /** Workers start on first use, all of them (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
@@ -79,18 +137,21 @@ export class QuickJsSandbox implements BotSandbox {
     return { ...DEFAULT_LIMITS, ...this.options.limits }
   }
 
-  private spawn(): Slot {
+  private spawn(quarantine = false): Slot {
     const shared = new SharedArrayBuffer(BEAT_SLOTS * Float64Array.BYTES_PER_ELEMENT)
     const beat = new Float64Array(shared)
+    const workerData: WorkerOptions = { beat: shared, ...heapSizes(this.limits), nice: quarantine ? QUARANTINE_NICE : 0 }
     // Under tsx/vitest the worker is TypeScript too: a tiny bootstrap registers tsx, then imports it.
     const worker = import.meta.url.endsWith('.ts')
       ? new Worker(
           `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./quickjs-worker.ts', import.meta.url).href)}) })`,
-          { eval: true, workerData: { beat: shared } },
+          { eval: true, workerData },
         )
-      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData: { beat: shared } })
+      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData })
     worker.unref()
-    const slot: Slot = { worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false }
+    const slot: Slot = {
+      worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false, retiring: false, quarantine,
+    }
     slot.ready = new Promise((resolve, reject) => {
       const onMessage = (message: FromWorker) => {
         if (message.type === 'ready') {
@@ -133,7 +194,52 @@ export class QuickJsSandbox implements BotSandbox {
   /** Starts a run again from the beginning on another worker; its logs say so (its host calls so far are repeated). */
   private move(run: PendingRun): void {
     run.host.log('warn', 'This run was restarted from the beginning on a fresh sandbox worker: the one it ran on was stopped (held by other code)')
-    this.dispatch(run.request, run.host, run.moves + 1).then(run.resolve, run.reject)
+    this.dispatch(run.request, run.host, run.moves + 1, run.evacuations).then(run.resolve, run.reject)
+  }
+
+  /**
+   * A worker held by one run (`culprit`), inside one long QuickJS call or draining an endless chain of
+   * promise jobs: QuickJS cannot be preempted, so every other run there would wait for it (up to the
+   * culprit's whole budget, and the conversations behind those runs with them). They start again from
+   * the beginning on another worker now (their host calls so far are repeated: the bot runtime's
+   * replies have deterministic ids). Wall time is all the pool sees (a thread the OS left waiting looks
+   * the same), so this moves work but suspects nobody: only a limit reached does (see SUSPECT_MS).
+   */
+  private evacuate(slot: Slot, culprit: number): void {
+    if (slot.quarantine) return // suspects share the quarantine workers
+    for (const [id, run] of [...slot.runs]) {
+      if (id === culprit || run.evacuations >= MAX_EVACUATIONS) continue
+      slot.runs.delete(id)
+      clearTimeout(run.watchdog)
+      run.host.log('warn', 'This run was restarted from the beginning on another sandbox worker: the one it ran on was held by other code')
+      this.dispatch(run.request, run.host, run.moves, run.evacuations + 1).then(run.resolve, run.reject)
+    }
+    for (const [id, check] of [...slot.checks]) {
+      if (id === culprit) continue
+      slot.checks.delete(id)
+      clearTimeout(check.watchdog)
+      this.check(check.code).then(check.resolve, (err: Error) => check.resolve({ ok: false, error: err.message }))
+    }
+  }
+
+  private readonly suspects = new Map<string, number>()
+
+  /** Runs of this bot go to the quarantine workers for SUSPECT_MS. */
+  private suspect(botId: string): void {
+    this.suspects.set(botId, Date.now() + SUSPECT_MS)
+  }
+
+  private isSuspect(botId: string): boolean {
+    const until = this.suspects.get(botId)
+    if (until === undefined) return false
+    if (until > Date.now()) return true
+    this.suspects.delete(botId)
+    return false
+  }
+
+  /** Keeps the ordinary pool at its size after a worker was dropped or retired. */
+  private replenish(): void {
+    if (!this.closed && this.slots.length > 0 && this.live(false).length < this.size) this.slots.push(this.spawn())
   }
 
   /** Terminates a slot's worker and forgets it (its pending work stays in its maps); false if already dropped. */
@@ -157,6 +263,9 @@ export class QuickJsSandbox implements BotSandbox {
    */
   private stopStuck(slot: Slot, culprit: number, message: string): void {
     if (!this.drop(slot)) return
+    this.replenish()
+    const held = slot.runs.get(culprit)
+    if (held) this.suspect(held.request.botId)
     for (const [id, run] of slot.runs) {
       if (id === culprit || run.moves >= MAX_MOVES) run.reject(new SandboxError('timeout', message))
       else this.move(run)
@@ -165,6 +274,27 @@ export class QuickJsSandbox implements BotSandbox {
       if (id === culprit) check.resolve({ ok: false, error: message })
       else this.check(check.code).then(check.resolve, (err: Error) => check.resolve({ ok: false, error: err.message }))
     }
+  }
+
+  /**
+   * A worker asked to be retired (its heap grew, or it holds VMs abandoned after a limit): it takes no
+   * new work, a fresh worker takes its place, and it is terminated as soon as its runs are over.
+   */
+  private retire(slot: Slot): void {
+    if (slot.retiring || !this.slots.includes(slot)) return
+    slot.retiring = true
+    this.retired++
+    this.replenish()
+    this.dropIfRetired(slot)
+  }
+
+  private dropIfRetired(slot: Slot): void {
+    if (slot.retiring && slot.runs.size + slot.checks.size === 0) this.drop(slot)
+  }
+
+  /** The slots taking new work: the ordinary pool, or the quarantine's. */
+  private live(quarantine: boolean): Slot[] {
+    return this.slots.filter((slot) => !slot.retiring && slot.quarantine === quarantine)
   }
 
   /** Reads the heartbeats: a worker inside one QuickJS call well past that call's deadline is stopped. */
@@ -176,6 +306,10 @@ export class QuickJsSandbox implements BotSandbox {
       const since = slot.beat[BEAT_SINCE]!
       if (since !== 0 && now > slot.beat[BEAT_DEADLINE]! + OVERRUN_MS) {
         this.stopStuck(slot, slot.beat[BEAT_RUN]!, 'The bot code ran past its limit without yielding (for example allocating near the memory limit) and was stopped')
+      } else if (since !== 0 && now - since > HOT_MS) {
+        this.evacuate(slot, slot.beat[BEAT_RUN]!)
+      } else if (now - slot.beat[BEAT_HOG]! < HOG_MS) {
+        this.evacuate(slot, slot.beat[BEAT_HOG_RUN]!)
       }
     }
     if (!busy) {
@@ -194,6 +328,10 @@ export class QuickJsSandbox implements BotSandbox {
     switch (message.type) {
       case 'ready':
         return
+      case 'retire':
+        // Exhausted heap: the runs still there would fail for want of memory; they start again elsewhere.
+        if (message.now) return this.stopStuck(slot, -1, 'The sandbox worker ran out of memory')
+        return this.retire(slot)
       case 'checked': {
         const check = slot.checks.get(message.id)
         if (!check) return
@@ -201,7 +339,7 @@ export class QuickJsSandbox implements BotSandbox {
         clearTimeout(check.watchdog)
         if (message.ok) check.resolve({ ok: true, summary: JSON.parse(message.summary!) as BotSummary })
         else check.resolve({ ok: false, error: message.error ?? 'unknown error' })
-        return
+        return this.dropIfRetired(slot)
       }
       case 'log':
         return slot.runs.get(message.id)?.host.log(message.level, message.text)
@@ -227,8 +365,15 @@ export class QuickJsSandbox implements BotSandbox {
         if (!run) return
         slot.runs.delete(message.id)
         clearTimeout(run.watchdog)
-        if (message.ok) run.resolve(message.output!)
-        else run.reject(new SandboxError(message.kind ?? 'error', message.error ?? 'unknown error'))
+        if (message.ok) {
+          if (message.limited) this.suspect(run.request.botId)
+          run.resolve(message.output!)
+        } else if (message.retry && run.moves < MAX_MOVES && !this.closed) this.move(run)
+        else {
+          if (message.kind === 'timeout' || message.kind === 'memory') this.suspect(run.request.botId)
+          run.reject(new SandboxError(message.kind ?? 'error', message.error ?? 'unknown error'))
+        }
+        this.dropIfRetired(slot)
       }
     }
   }
@@ -238,19 +383,27 @@ export class QuickJsSandbox implements BotSandbox {
    * behind it, and be moved if that call turns out stuck). When every worker is held, one more is
    * started (up to twice the pool size: held workers end at their run's deadline).
    */
-  private leastBusy(): Slot {
+  private leastBusy(quarantine: boolean): Slot {
     // The whole pool starts on first use: a worker started only when a second run comes along makes
     // that run wait for its start (QuickJS's WebAssembly and the prelude), longer than a busy turn
-    // would have held it on the first worker.
-    if (this.slots.length === 0) for (let i = 0; i < this.size; i++) this.slots.push(this.spawn())
+    // would have held it on the first worker. The quarantine starts with one worker.
+    const size = quarantine ? 1 : this.size
+    let live = this.live(quarantine)
+    if (live.length === 0) {
+      for (let i = 0; i < size; i++) this.slots.push(this.spawn(quarantine))
+      live = this.live(quarantine)
+    }
     const now = Date.now()
     const load = (slot: Slot) => slot.runs.size + slot.checks.size
-    const hot = (slot: Slot) => slot.beat[BEAT_SINCE] !== 0 && now - slot.beat[BEAT_SINCE]! > HOT_MS
-    const free = this.slots.filter((slot) => !hot(slot))
-    const best = (free.length > 0 ? free : this.slots).reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
-    const full = free.length > 0 ? this.slots.length >= this.size : this.slots.length >= this.size * 2
+    const inCall = (slot: Slot) => (slot.beat[BEAT_SINCE] === 0 ? 0 : now - slot.beat[BEAT_SINCE]!)
+    const held = (slot: Slot) => inCall(slot) > HOT_MS || now - slot.beat[BEAT_HOG]! < HOG_MS
+    const free = live.filter((slot) => !held(slot))
+    const idle = free.filter((slot) => inCall(slot) <= BUSY_MS)
+    const candidates = idle.length > 0 ? idle : free.length > 0 ? free : live
+    const best = candidates.reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
+    const full = free.length > 0 ? live.length >= size : live.length >= this.size * 2
     if (best && (load(best) === 0 || full)) return best
-    const slot = this.spawn()
+    const slot = this.spawn(quarantine)
     this.slots.push(slot)
     // The new worker serves what comes next. A started worker that is not inside a QuickJS call right
     // now (its runs wait on host calls) takes this run at once instead of making it wait for a start.
@@ -271,7 +424,7 @@ export class QuickJsSandbox implements BotSandbox {
 
   async check(code: string): Promise<CheckResult> {
     if (this.closed) throw new SandboxError('crashed', 'The sandbox is closed')
-    const slot = this.leastBusy()
+    const slot = this.leastBusy(false)
     await this.ready(slot)
     const id = this.nextId++
     const limits = this.limits
@@ -284,18 +437,18 @@ export class QuickJsSandbox implements BotSandbox {
   }
 
   run(request: SandboxRun, host: SandboxHost): Promise<string> {
-    return this.dispatch(request, host, 0)
+    return this.dispatch(request, host, 0, 0)
   }
 
-  private async dispatch(request: SandboxRun, host: SandboxHost, moves: number): Promise<string> {
+  private async dispatch(request: SandboxRun, host: SandboxHost, moves: number, evacuations: number): Promise<string> {
     if (this.closed) throw new SandboxError('crashed', 'The sandbox is closed')
-    const slot = this.leastBusy()
+    const slot = this.leastBusy(this.isSuspect(request.botId))
     await this.ready(slot)
     const id = this.nextId++
     const { limits } = request
     return new Promise((resolve, reject) => {
       const watchdog = setTimeout(() => this.stopStuck(slot, id, 'The bot code stopped responding and was terminated'), limits.timeoutMs + STUCK_GRACE_MS)
-      slot.runs.set(id, { request, host, resolve, reject, watchdog, moves })
+      slot.runs.set(id, { request, host, resolve, reject, watchdog, moves, evacuations })
       this.startWatch()
       slot.worker.postMessage({
         type: 'run', id, botKey: `${request.botId}@${request.version}`, code: request.code, entry: request.entry, input: request.input, limits,

@@ -4,11 +4,13 @@
  * unreachable from it. The only ways out are the three host functions installed below, which
  * forward JSON to the main thread.
  */
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { parentPort, workerData } from 'node:worker_threads'
-import { getQuickJS, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
+import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJSContext, type QuickJSHandle, type QuickJSRuntime } from 'quickjs-emscripten'
 import { parleyPrelude } from './prelude.js'
 import { previewOf } from './preview.js'
-import { BEAT_DEADLINE, BEAT_RUN, BEAT_SINCE } from './quickjs-sandbox.js'
+import { BEAT_DEADLINE, BEAT_HEAP, BEAT_HOG, BEAT_HOG_RUN, BEAT_RUN, BEAT_SINCE, type WorkerOptions } from './quickjs-sandbox.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
@@ -22,7 +24,17 @@ export type FromWorker =
   | { type: 'checked'; id: number; ok: boolean; summary?: string; error?: string }
   | { type: 'hostCall'; id: number; callId: number; method: string; args: string }
   | { type: 'log'; id: number; level: LogLevel; text: string }
-  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string }
+  /**
+   * `retry`: the run failed only because another run on this worker exhausted the shared heap (it is
+   * a bystander): the pool starts it again on another worker. `limited`: the run went on (the prelude
+   * caught it) after some of its code was interrupted at its time limit.
+   */
+  | { type: 'done'; id: number; ok: boolean; output?: string; kind?: SandboxFailure; error?: string; retry?: boolean; limited?: boolean }
+  /**
+   * This worker should take no new work and be terminated once its runs are over (see retire()); with
+   * `now`, at once, its other runs started again elsewhere (its heap is exhausted: they would fail).
+   */
+  | { type: 'retire'; reason: string; now?: boolean }
 
 const port = parentPort!
 const post = (message: FromWorker) => port.postMessage(message)
@@ -34,10 +46,35 @@ const post = (message: FromWorker) => port.postMessage(message)
  * poll its interrupt handler (a few polls in seconds for code whose each step is a long native
  * operation, such as filling large arrays near the memory limit).
  */
-const beat = new Float64Array((workerData as { beat: SharedArrayBuffer }).beat)
+const options = workerData as WorkerOptions
+const beat = new Float64Array(options.beat)
 
-/** Runs one synchronous QuickJS call, flagged in the heartbeat. */
+// A quarantine worker lowers its own thread's OS priority (Linux: a thread id names one thread for
+// setpriority), so that suspect bot code gets the CPU only when the server and other bots leave it.
+if (options.nice > 0) {
+  try {
+    setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), options.nice)
+  } catch {
+    // not Linux, or not allowed: the priority is left as it is
+  }
+}
+
+/**
+ * The WebAssembly heap every VM of this worker allocates from. It only ever grows (WebAssembly
+ * memories cannot shrink) and QuickJS's allocator fragments it: a bot filling arrays up to its 128 MB
+ * limit grew it to 2 GB (measured). So it is capped (an allocation past the cap fails as "out of
+ * memory", which QuickJS reports like its own limit), and a worker whose heap has grown is retired:
+ * terminating it gives the whole heap back.
+ */
+const memory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(options.heapCapBytes / 65536) })
+/** A memory failure with the heap this close to its cap was (or may have been) caused by another VM. */
+const HEAP_FULL_SLACK = 32 * 1024 * 1024
+/** A VM whose run grew the heap by less than this did not exhaust it (a bystander). */
+const BYSTANDER_GROWTH = 16 * 1024 * 1024
+
+/** Runs one synchronous QuickJS call, flagged in the heartbeat; its heap growth is counted against the VM. */
 function inVm<T>(vm: Vm, fn: () => T): T {
+  const heapBefore = memory.buffer.byteLength
   beat[BEAT_RUN] = vm.runId
   beat[BEAT_DEADLINE] = Math.min(vm.deadline, vm.runDeadline)
   beat[BEAT_SINCE] = Date.now()
@@ -45,7 +82,25 @@ function inVm<T>(vm: Vm, fn: () => T): T {
     return fn()
   } finally {
     beat[BEAT_SINCE] = 0
+    const heap = memory.buffer.byteLength
+    if (heap !== heapBefore) {
+      vm.grew += heap - heapBefore
+      beat[BEAT_HEAP] = heap
+    }
   }
+}
+
+let retiring: 'no' | 'later' | 'now' = 'no'
+/**
+ * Asks the pool to retire this worker: it takes no new work and is terminated once its runs and checks
+ * are over, which frees its whole heap (abandoned VMs included); runs still here finish normally.
+ * `now`: the heap is exhausted and held by an abandoned VM, so the other runs here would run out of
+ * memory: the pool terminates this worker at once and starts them again on another.
+ */
+function retire(reason: string, now = false): void {
+  if (retiring === 'now' || (retiring === 'later' && !now)) return
+  retiring = now ? 'now' : 'later'
+  post({ type: 'retire', reason, ...(now && { now }) })
 }
 
 /** Deep recursion must hit QuickJS's own check before the host's stack (measured: 256 KB is safe). */
@@ -93,14 +148,21 @@ const SETUP = `(function () {
     budget: function (ms) { budget(ms) },
     log: function (level, message) { log(level, message) }
   });
+  // The prelude's entry points are handed to the worker only (SETUP's value): nothing global names them,
+  // so bot code cannot re-enter the runtime (a re-entered turn would start units with fresh budgets).
   var api = (${parleyPrelude.toString()})(host, { previewOf: (${previewOf.toString()}) });
-  Object.defineProperty(globalThis, '__parley', { value: Object.freeze(api), writable: false, configurable: false });
-  return function settle(id, ok, value) {
-    var entry = waiting[id];
-    if (entry === undefined) return;
-    delete waiting[id];
-    if (ok) entry.resolve(value); else entry.reject(new HostError(value));
-  };
+  return Object.freeze({
+    load: api.load,
+    turn: api.turn,
+    beforeIncoming: api.beforeIncoming,
+    abortUnit: api.abortUnit,
+    settle: function settle(id, ok, value) {
+      var entry = waiting[id];
+      if (entry === undefined) return;
+      delete waiting[id];
+      if (ok) entry.resolve(value); else entry.reject(new HostError(value));
+    },
+  });
 })()`
 
 /** The run a VM is serving: the promise its entry returned, and who waits for it to settle. */
@@ -113,8 +175,8 @@ interface Vm {
   runtime: QuickJSRuntime
   context: QuickJSContext
   api: QuickJSHandle
-  /** The prelude's entry points and the settle function of host calls (SETUP's value). */
-  entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; settle: QuickJSHandle }
+  /** The prelude's entry points and the settle function of host calls (properties of SETUP's value, `api`). */
+  entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; settle: QuickJSHandle; abortUnit: QuickJSHandle }
   current: CurrentRun | undefined
   /** End of the current unit of user code (a hook, action or card), set through host.budget. */
   deadline: number
@@ -126,9 +188,18 @@ interface Vm {
   broken: boolean
   /** A drain slice is scheduled on the event loop. */
   drainScheduled: boolean
+  /** Bytes by which this VM's calls grew the worker's heap during the current run. */
+  grew: number
+  /** Code of the current run was interrupted, or a unit of it ended, at its time limit. */
+  interrupted: boolean
+  /** Units of the current run ended by abortUnit. */
+  aborts: number
+  /** The current run is to be ended (a limit was reached where no unit could be ended instead). */
+  ended: 'timeout' | 'memory' | undefined
 }
 
-const QuickJS = await getQuickJS()
+const QuickJS = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory }))
+beat[BEAT_HEAP] = memory.buffer.byteLength
 const idle = new Map<string, Vm[]>()
 let idleCount = 0
 let nextCallId = 1
@@ -148,10 +219,32 @@ function classify(message: string): SandboxFailure {
   return 'error'
 }
 
+function forgetHostCalls(vm: Vm): void {
+  for (const [callId, owner] of hostCalls) if (owner === vm) hostCalls.delete(callId)
+}
+
+/**
+ * A VM whose code was interrupted or ran out of memory is never freed in place: freeing a runtime
+ * stopped mid-job trips QuickJS's leak assertion (`list_empty(&rt->gc_obj_list)`), which aborts the
+ * whole WebAssembly module and every other run on this worker. It is dropped as it is and the worker
+ * retired, so the memory it holds goes back with the worker's heap.
+ */
+function abandonVm(vm: Vm, reason: string, now = false): void {
+  vm.broken = true
+  forgetHostCalls(vm)
+  vm.current = undefined
+  retire(reason, now)
+}
+
+/** The heap is (nearly) at its cap: allocations of any VM here may fail. */
+function heapFull(): boolean {
+  return memory.buffer.byteLength + HEAP_FULL_SLACK >= options.heapCapBytes
+}
+
 function disposeVm(vm: Vm): void {
   vm.broken = true
   try {
-    for (const [callId, owner] of hostCalls) if (owner === vm) hostCalls.delete(callId)
+    forgetHostCalls(vm)
     // Every handle into the VM is freed first, or freeing the runtime trips QuickJS's leak assertion
     // and aborts the whole WebAssembly module.
     vm.current?.promise.dispose()
@@ -173,14 +266,18 @@ function createVm(code: string, limits: SandboxLimits, runId: number): { vm: Vm;
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, entries: undefined as never, current: undefined, deadline: Date.now() + limits.budgetMs,
-    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0, interrupted: false, aborts: 0, ended: undefined,
   }
   return inVm(vm, () => loadVm(vm, code))
 }
 
 function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
   const { runtime } = vm
-  runtime.setInterruptHandler(() => Date.now() > vm.deadline)
+  runtime.setInterruptHandler(() => {
+    if (Date.now() <= vm.deadline) return false
+    vm.interrupted = true
+    return true
+  })
   const { context } = vm
   try {
     const hostCall = context.newFunction('__host_call', (methodHandle, argsHandle) => {
@@ -206,7 +303,13 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
       context.setProp(context.global, name, fn)
       fn.dispose()
     }
-    vm.entries = { settle: context.unwrapResult(context.evalCode(SETUP, 'parley-prelude.js', { type: 'global' })) } as Vm['entries']
+    vm.api = context.unwrapResult(context.evalCode(SETUP, 'parley-prelude.js', { type: 'global' }))
+    vm.entries = {
+      turn: context.getProp(vm.api, 'turn'),
+      beforeIncoming: context.getProp(vm.api, 'beforeIncoming'),
+      settle: context.getProp(vm.api, 'settle'),
+      abortUnit: context.getProp(vm.api, 'abortUnit'),
+    }
 
     const loaded = context.evalCode(code, 'bot.js', { type: 'module' })
     if (loaded.error) {
@@ -230,9 +333,6 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
       exports.dispose()
       exports = state.value
     }
-    vm.api = context.getProp(context.global, '__parley')
-    vm.entries.turn = context.getProp(vm.api, 'turn')
-    vm.entries.beforeIncoming = context.getProp(vm.api, 'beforeIncoming')
     const loadFn = context.getProp(vm.api, 'load')
     const summary = context.callFunction(loadFn, vm.api, exports)
     loadFn.dispose()
@@ -246,8 +346,13 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
     summary.value.dispose()
     return { vm, summary: text }
   } catch (err) {
+    const kind = classify((err as Error).message)
+    if (kind !== 'error') {
+      abandonVm(vm, `bot code was stopped while loading (${kind})`, kind === 'memory' && heapFull())
+      throw err
+    }
     if (vm.entries) for (const handle of Object.values(vm.entries)) handle.dispose()
-    if (vm.api) vm.api.dispose()
+    vm.api?.dispose()
     context.dispose()
     runtime.dispose()
     throw err
@@ -303,6 +408,10 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     return post({ type: 'done', id, ok: false, kind: classify(text), error: `Bot code failed to load: ${text}` })
   }
   vm.runId = id
+  vm.grew = 0
+  vm.interrupted = false
+  vm.aborts = 0
+  vm.ended = undefined
   vm.maxBudgetMs = limits.budgetMs
   vm.runDeadline = Date.now() + limits.timeoutMs
   vm.deadline = Math.min(Date.now() + limits.budgetMs, vm.runDeadline)
@@ -325,7 +434,11 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // While the run waits (on host calls, or on a promise that never settles) no interrupt can fire:
       // a watch ends it once its unit's budget or the run's limit has passed.
       timer = setInterval(() => {
-        if (Date.now() > Math.min(vm.deadline, vm.runDeadline)) resolve('timeout')
+        if (vm.ended === 'memory') return resolve({ ok: false, error: 'InternalError: out of memory' })
+        if (Date.now() <= Math.min(vm.deadline, vm.runDeadline)) return
+        // The unit ran out of time while waiting: it fails and the turn goes on; otherwise the run is over.
+        if (vm.ended === undefined && abortUnit(vm)) drain(vm)
+        else resolve('timeout')
       }, 25)
     })
     if (outcome === 'timeout') throw new Error('interrupted: the run exceeded its time limit')
@@ -335,19 +448,30 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // Promise jobs still queued once the run is over: a chain the bot left running (e.g. an endless
       // un-awaited .then loop). It would burn the next run's time: the VM is thrown away instead.
       post({ type: 'log', id, level: 'error', text: 'Promise jobs were still running after the run ended (a promise chain left running?): they were stopped and the sandbox discarded' })
-      post({ type: 'done', id, ok: true, output })
-      disposeVm(vm)
+      post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
+      if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
+      else disposeVm(vm)
       return
     }
-    post({ type: 'done', id, ok: true, output })
-    releaseVm(botKey, vm)
+    post({ type: 'done', id, ok: true, output, ...(vm.interrupted ? { limited: true } : {}) })
+    // A VM some of whose code was interrupted may hold half-updated state (the prelude's included): it is
+    // not reused, nor freed in place.
+    if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
+    else releaseVm(botKey, vm)
+    const heap = memory.buffer.byteLength
+    if (heap > options.recycleBytes) retire(`its heap grew to ${Math.round(heap / 1048576)} MB`)
   } catch (err) {
     const text = (err as Error).message
-    // Answered first: freeing a VM interrupted mid-job can abort QuickJS and end this worker, and the
-    // pool then moves the runs still in flight here (bystanders) to a fresh worker.
-    post({ type: 'done', id, ok: false, kind: classify(text), error: text })
-    // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it.
-    disposeVm(vm)
+    const kind = classify(text)
+    // Out of memory with the shared heap at its cap, in a VM that barely grew it: another run exhausted
+    // the heap. This run is not at fault: the pool starts it again on another worker.
+    const exhausted = kind === 'memory' && heapFull()
+    const retry = exhausted && vm.grew < BYSTANDER_GROWTH
+    post({ type: 'done', id, ok: false, kind, error: text, ...(retry && { retry }) })
+    // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it, nor
+    // free it in place (abandonVm); one that failed otherwise is freed.
+    if (kind === 'error') disposeVm(vm)
+    else abandonVm(vm, kind === 'memory' ? 'a run ran out of memory' : 'a run was stopped at its time limit', exhausted)
   } finally {
     clearInterval(timer)
     if (!vm.broken && vm.current) {
@@ -355,6 +479,43 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       vm.current = undefined
     }
   }
+}
+
+/** Most units of one run that abortUnit may end; past it, the run itself is ended. */
+const MAX_ABORTS = 20
+/** Time the prelude gets, once a unit is ended, to record it and go on to the next hook or card (with its own budget). */
+const ABORT_GRACE_MS = 100
+
+/**
+ * The current unit of user code overran its budget: it fails inside the prelude, which records it and
+ * goes on with the turn (remaining hooks and cards still run). False when no unit was running, the run
+ * itself is out of time, or it had too many units ended: the run is then ended.
+ */
+function abortUnit(vm: Vm): boolean {
+  vm.interrupted = true
+  const now = Date.now()
+  if (vm.broken || now > vm.runDeadline || vm.aborts >= MAX_ABORTS) return false
+  vm.aborts++
+  vm.deadline = Math.min(now + ABORT_GRACE_MS, vm.runDeadline)
+  const result = inVm(vm, () => vm.context.callFunction(vm.entries.abortUnit, vm.api))
+  if (result.error) {
+    result.error.dispose()
+    return false
+  }
+  const aborted = vm.context.dump(result.value) === true
+  result.value.dispose()
+  return aborted
+}
+
+/**
+ * A job ended with an error QuickJS does not let code catch: an interrupt at the time limit (its unit is
+ * ended, see abortUnit), or memory exhausted (the run is ended).
+ */
+function overran(vm: Vm, kind: SandboxFailure): void {
+  if (kind === 'error') return
+  if (kind === 'timeout' && abortUnit(vm)) return
+  vm.ended = kind === 'memory' ? 'memory' : 'timeout'
+  vm.deadline = 0
 }
 
 /** Ends the VM's current run once its entry's promise has settled (promises settle only while this worker drives the VM). */
@@ -398,12 +559,14 @@ function runJobs(vm: Vm): void {
     if (result.error) {
       const text = errorText(vm.context, result.error)
       result.error.dispose()
-      if (classify(text) !== 'error') vm.deadline = 0
+      overran(vm, classify(text))
     }
     if (vm.broken || !vm.runtime.hasPendingJob()) return
     const now = Date.now()
     if (now > Math.min(vm.deadline, vm.runDeadline)) return
     if (now >= sliceEnd) {
+      beat[BEAT_HOG] = now
+      beat[BEAT_HOG_RUN] = vm.runId
       if (!vm.drainScheduled) {
         vm.drainScheduled = true
         setImmediate(() => {
@@ -446,7 +609,7 @@ port.on('message', (message: ToWorker) => {
         // Only an interrupt or the memory limit can fail it: the run's watch ends the run.
         const text = errorText(context, settled.error)
         settled.error.dispose()
-        if (classify(text) !== 'error') vm.deadline = 0
+        overran(vm, classify(text))
       } else settled.value.dispose()
       return drain(vm)
     }

@@ -94,6 +94,12 @@ export interface EventRow {
 export interface MemberRow { workspaceId: string; account: AccountRow; role: string; createdAt: number; updatedAt: number }
 export interface BotApiKeyRow { id: string; botId: string; note: string; createdAt: number }
 
+/** Store.deleteBot: blobs the bot's deleted rows referenced, for the caller to delete. */
+export interface DeletedBot {
+  /** Bodies of the bot's webhook deliveries that were still queued. */
+  webhookBlobNames: string[]
+}
+
 export interface BotListFilter {
   workspaceId: string
   dev?: boolean | undefined
@@ -239,7 +245,12 @@ export interface Store {
   getBot(id: string): Promise<BotRow | undefined>
   listBots(filter: BotListFilter, page: PageRequest): Promise<Page<BotRow>>
   updateBot(id: string, patch: BotPatch, now: number): Promise<BotRow | undefined>
-  deleteBot(id: string): Promise<boolean>
+  /**
+   * Deletes the bot and everything of it in the database (cascade); undefined when there was no such bot.
+   * Returns what the deleted rows referenced outside the database, listed in the deleting transaction,
+   * so that nothing written concurrently (a webhook delivery queued while the bot was deleted) is missed.
+   */
+  deleteBot(id: string): Promise<DeletedBot | undefined>
   getIntegrationByWebhookId(webhookId: string): Promise<IntegrationRow | undefined>
   getIntegration(id: string): Promise<IntegrationRow | undefined>
   listIntegrations(botId: string): Promise<IntegrationRow[]>

@@ -28,9 +28,10 @@ export type NewWebhookDelivery = Pick<WebhookDeliveryRow, 'id' | 'integrationId'
 export interface WebhookStore {
   /**
    * Queues a delivery. With an idempotency key already used by this integration nothing is inserted
-   * and the earlier delivery is returned (`created: false`).
+   * and the earlier delivery is returned (`created: false`). Undefined, with nothing inserted, when
+   * the integration does not exist (its bot or workspace was deleted, possibly concurrently).
    */
-  enqueue(delivery: NewWebhookDelivery): Promise<{ delivery: WebhookDeliveryRow; created: boolean }>
+  enqueue(delivery: NewWebhookDelivery): Promise<{ delivery: WebhookDeliveryRow; created: boolean } | undefined>
   findByIdempotencyKey(integrationId: string, key: string): Promise<WebhookDeliveryRow | undefined>
   get(id: string): Promise<WebhookDeliveryRow | undefined>
   /** Leases the oldest pending delivery whose lease is free or expired, or undefined. Atomic across instances. */
@@ -41,6 +42,4 @@ export interface WebhookStore {
   extendLease(id: string, owner: string, until: number): Promise<void>
   /** Gives a claimed delivery back (shutdown): pending again, lease free. */
   release(id: string, owner: string): Promise<void>
-  /** Blob names of the integration's deliveries still holding a body (bot deletion cleans them up). */
-  blobNamesOfBot(botId: string): Promise<string[]>
 }

@@ -6,8 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { UserView } from '../../src/domain/chat-views.js'
-import { PostgresPubSub } from '../../src/pubsub/postgres.js'
-import { createPostgresStore } from '../../src/store/postgres.js'
+import { closeAdapters, createAdapters } from '../../src/compose.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { testStoreKind } from '../helpers/pg.js'
 import { ChatClient, expectApiError } from '../helpers/chat-client.js'
@@ -106,9 +105,9 @@ describe('Chat API: cached webhook and user-key lookups', () => {
 
   it.skipIf(testStoreKind() !== 'postgres')('PostgreSQL, two instances: a user updated or deleted through one is seen by the other at once, its key cached there', async () => {
     // A second instance on the same database, with its own store, pub/sub and caches.
-    const store = await createPostgresStore({ url: h.databaseUrl!, poolSize: 3 })
-    const pubsub = new PostgresPubSub({ url: h.databaseUrl! })
-    const app = await buildApp({ config: h.config, store, pubsub, logger: false })
+    const adapters = await createAdapters({ ...h.config, databasePoolSize: 3 })
+    const { store } = adapters
+    const app = await buildApp({ config: h.config, ...adapters, logger: false })
     try {
       await app.ready()
       const other = new ChatClient(app, h.credentials.chat.webhookId, h.credentials.chat.encryptionKey)
@@ -138,8 +137,7 @@ describe('Chat API: cached webhook and user-key lookups', () => {
       expectApiError(await other.request('POST', '/messages', { key, body: { conversationId: conversation.id, payload: { type: 'text', text: 'x' } } }), 401, 'Unauthorized')
     } finally {
       await app.close()
-      await pubsub.close()
-      await store.close()
+      await closeAdapters(adapters)
     }
   })
 })

@@ -1,12 +1,10 @@
 import { rmSync } from 'node:fs'
-import { join } from 'node:path'
 import { expect, it } from 'vitest'
 import type { Page } from 'playwright-core'
 import { buildApp } from '../../src/app.js'
 import { bootstrap } from '../../src/domain/bootstrap.js'
 import type { App } from '../../src/http/types.js'
-import { MemoryPubSub } from '../../src/pubsub/memory.js'
-import { createSqliteStore } from '../../src/store/sqlite.js'
+import { closeAdapters, createAdapters } from '../../src/compose.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { describeBrowser, launchBrowser, openChat, secondParticipant, typeAndSend, watchErrors } from './browser.js'
 
@@ -19,18 +17,18 @@ async function restart(h: Harness): Promise<{ app: App; close(): Promise<void> }
   h.app.server.closeAllConnections()
   await closing
   await h.pubsub.close()
+  await h.blobs.close?.()
   await h.store.close()
-  const store = await createSqliteStore({ file: join(h.dataDir, 'parley.db'), synchronous: h.config.sqliteSynchronous })
-  const pubsub = new MemoryPubSub()
-  const app = await buildApp({ config: h.config, store, pubsub, logger: false })
+  const adapters = await createAdapters(h.config)
+  const { store } = adapters
+  const app = await buildApp({ config: h.config, ...adapters, logger: false })
   await app.listen({ port, host: '127.0.0.1' })
   expect((await bootstrap(store, h.dataDir, h.baseUrl)).created).toBe(false) // what every start does: nothing new here
   return {
     app,
     async close() {
       await app.close()
-      await pubsub.close()
-      await store.close()
+      await closeAdapters(adapters)
       rmSync(h.dataDir, { recursive: true, force: true })
     },
   }

@@ -44,6 +44,21 @@ describe('LocalBlobStore specifics', () => {
   })
   afterEach(() => rmSync(dir, { recursive: true, force: true }))
 
+  it('adopt moves the blobs of another root (the former webhook-blobs directory) in under their names, and removes it', async () => {
+    const legacy = new LocalBlobStore(join(dir, 'webhook-blobs'))
+    const a = await legacy.put(Readable.from([Buffer.from('{"a":1}')]), { maxBytes: 100 })
+    const b = await legacy.put(Readable.from([Buffer.from('{"b":2}')]), { maxBytes: 100 })
+    writeFileSync(join(dir, 'webhook-blobs', 'tmp', `${'e'.repeat(32)}.part`), 'partial')
+    const blobs = new LocalBlobStore(root)
+    expect(await blobs.adopt(join(dir, 'webhook-blobs'))).toBe(2)
+    for (const [name, text] of [[a.name, '{"a":1}'], [b.name, '{"b":2}']] as const) {
+      const got = (await blobs.get(name))!
+      expect(Buffer.concat(await got.stream.toArray()).toString()).toBe(text)
+    }
+    expect(tree(dir)).toEqual([a.name, b.name].map((n) => `blobs/${n.slice(0, 2)}/${n}`).sort())
+    expect(await blobs.adopt(join(dir, 'webhook-blobs'))).toBe(0)
+  })
+
   it('stores blobs as root/<2 hex>/<32 hex>, owner-only, and nothing outside the root', async () => {
     const blobs = new LocalBlobStore(root)
     const { name } = await blobs.put(Readable.from([Buffer.from('hello')]), { maxBytes: 5 })

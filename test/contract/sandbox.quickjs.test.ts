@@ -49,9 +49,150 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       // it started again from the beginning on the new worker: its first host call was repeated, the reply sent once
       expect(calls.filter((m) => m === 'createMessage')).toHaveLength(1)
       expect(calls.filter((m) => m === 'getUser')).toHaveLength(2)
-      expect(logs).toEqual([expect.stringMatching(/^warn: This run was restarted from the beginning on a fresh sandbox worker/)])
+      // (moved when its worker was found held, possibly more than once before it started again, or when it was stopped)
+      expect(logs.length).toBeGreaterThan(0)
+      for (const line of logs) expect(line).toMatch(/^warn: This run was restarted from the beginning on (a fresh|another) sandbox worker/)
     } finally {
       await sandbox.close()
     }
   })
+})
+
+/**
+ * Issue #13: limits that held only as long as bot code played along. Each of these failed on the code
+ * before the fix (see the issue's items 1, 2 and 10).
+ */
+describe('QuickJsSandbox: containment', () => {
+  const input = (text: string, budgetMs: number) => JSON.stringify({
+    event: {
+      botId: 'b', conversationId: 'c', createdOn: new Date().toISOString(), direction: 'incoming', id: `m-${text}`, integration: 'chat', messageId: `m-${text}`,
+      payload: { type: 'text', text }, preview: text, state: { user: {}, conversation: {}, bot: {} }, tags: { conversation: {}, message: {}, user: {} }, type: 'text', userId: 'u',
+    },
+    flow: null, conversationStarted: false, budgetMs,
+  })
+  const hook = (body: string) => `export const hooks = { async afterIncoming({ event, client }) { if (event.payload.text === 'x') return; ${body} } }`
+  const recordingHost = () => {
+    const sent: string[] = []
+    const calls: string[] = []
+    const logs: string[] = []
+    const host: SandboxHost = {
+      async call(method, args) {
+        calls.push(method)
+        if (method === 'getUser') await new Promise((r) => setTimeout(r, 1000))
+        if (method === 'createMessage') sent.push((args as { payload: { text: string } }).payload.text)
+        return method === 'createMessage' ? { message: { id: 'x', payload: (args as { payload: unknown }).payload } } : { user: { id: 'u' } }
+      },
+      log(level, text) {
+        logs.push(`${level}: ${text}`)
+      },
+    }
+    return { host, sent, calls, logs }
+  }
+  type Settled = { output?: { errors: string[] }; error?: SandboxError }
+  const settle = (promise: Promise<string>): Promise<Settled> => promise.then((output) => ({ output: JSON.parse(output) as { errors: string[] } }), (error: unknown) => ({ error: error as SandboxError }))
+
+  it('bot code reaches none of the runtime\'s entry points, so re-entering the runtime cannot reset its budget: the hook ends within its budget, far from the run\'s limit', async () => {
+    // the run's own limit is far above the unit's budget: a re-entry that reset the budget ran until it (the defect)
+    const limits = { budgetMs: 300, timeoutMs: 8000, memoryBytes: 32 * 1024 * 1024 }
+    const sandbox = new QuickJsSandbox({ workers: 1, limits })
+    try {
+      const { host, sent } = recordingHost()
+      const code = hook(String.raw`
+        const reachable = Object.getOwnPropertyNames(globalThis).filter((name) => {
+          const v = globalThis[name]
+          return v !== null && (typeof v === 'object' || typeof v === 'function') && Object.getOwnPropertyNames(v).some((k) => ['turn', 'beforeIncoming', 'settle', 'budget'].includes(k))
+        })
+        await client.createMessage({ payload: { type: 'text', text: 'reachable: ' + JSON.stringify(reachable) } })
+        for (;;) await globalThis.__parley.turn(JSON.stringify({ budgetMs: 300, event: { ...event, payload: { type: 'text', text: 'x' } }, flow: null, conversationStarted: false }))
+      `)
+      const t = Date.now()
+      const result = await settle(sandbox.run({ botId: 'reenter', version: '1', code, entry: 'turn', input: input('go', limits.budgetMs), limits }, host))
+      const ms = Date.now() - t
+      expect(sent).toEqual(['reachable: []'])
+      expect(ms, `the hook ran ${ms} ms`).toBeLessThanOrEqual(limits.budgetMs + 1500)
+      // the attempt fails as an ordinary error of the hook (there is nothing to call)
+      expect(result.output?.errors.join('\n')).toMatch(/hooks\.afterIncoming: cannot read property/)
+    } finally {
+      await sandbox.close()
+    }
+  }, 60_000)
+
+  it('a run that exhausts the shared heap fails with "memory"; a bystander in flight on that worker is started again on a fresh one and completes once', async () => {
+    const limits = { budgetMs: 5000, timeoutMs: 10_000, memoryBytes: 128 * 1024 * 1024 }
+    const sandbox = new QuickJsSandbox({ workers: 1, limits })
+    try {
+      const bystander = recordingHost()
+      // waits on a host call (1 s) while the bomb runs, then allocates a little
+      const waiting = settle(sandbox.run({
+        botId: 'bystander', version: '1', entry: 'turn', input: input('go', limits.budgetMs), limits,
+        code: hook("await client.getUser({ id: 'u' }); const xs = []; for (let i = 0; i < 200; i++) xs.push(new Array(1e4).fill(i)); await client.createMessage({ payload: { type: 'text', text: 'done ' + xs.length } })"),
+      }, bystander.host))
+      await new Promise((r) => setTimeout(r, 200))
+      const bomb = await settle(sandbox.run({
+        botId: 'bomb', version: '1', entry: 'turn', input: input('go', limits.budgetMs), limits,
+        code: hook('const a = []; for (;;) a.push(new Array(1e5).fill(1.5))'),
+      }, { call: async () => ({}), log() {} }))
+      // caught inside by the prelude (a hook's error) or failing the run: either way, out of memory
+      expect(bomb.error?.kind ?? bomb.output?.errors.join('\n')).toMatch(/memory/)
+      const survived = await waiting
+      expect(survived.error).toBeUndefined()
+      expect(survived.output?.errors).toEqual([])
+      expect(bystander.sent).toEqual(['done 200'])
+    } finally {
+      await sandbox.close()
+    }
+  }, 60_000)
+
+  it('interrupted and out-of-memory VMs are never freed in place: no QuickJS abort ("list_empty(&rt->gc_obj_list)") and no worker crash', async () => {
+    const limits = { budgetMs: 200, timeoutMs: 1000, memoryBytes: 32 * 1024 * 1024 }
+    const sandbox = new QuickJsSandbox({ workers: 2, limits })
+    const printed: string[] = []
+    const write = process.stderr.write.bind(process.stderr)
+    process.stderr.write = ((chunk: string | Uint8Array, ...rest: never[]) => {
+      printed.push(String(chunk))
+      return write(chunk, ...rest)
+    }) as typeof process.stderr.write
+    try {
+      const bodies = [
+        'for (;;) {}',
+        'for (;;) await null',
+        'Promise.resolve().then(function f() { return Promise.resolve().then(f) })',
+        'await new Promise(() => { Promise.resolve().then(function f() { return Promise.resolve().then(f) }) })',
+        'new Array(1e9).fill(0)',
+        "let s = 'x'; for (;;) s += s",
+        'const a = []; for (;;) a.push({ x: a.length })',
+        'const a = []; for (;;) a.push(new Array(1e5).fill(1))',
+        'const keep = []; for (;;) { try { keep.push(new Array(1e5).fill(1)) } catch (e) {} }',
+        'for (;;) { try { await (async () => { for (;;) {} })() } catch (e) {} }',
+        'await new Promise(() => {})',
+        'const f = () => Promise.resolve().then(f); await f()',
+        'const f = (n) => f(n + 1) + 1; f(0)',
+      ]
+      const logs: string[] = []
+      const host: SandboxHost = { call: async () => ({ message: { id: 'm' } }), log: (level, text) => logs.push(`${level}: ${text}`) }
+      const results: Settled[] = []
+      for (const [i, body] of bodies.entries()) {
+        // each VM first serves an ordinary run (freeing such a reused VM after an interrupt is what aborted)
+        const code = hook(`if (event.payload.text === 'warm') return client.createMessage({ payload: { type: 'text', text: 'warm' } }); ${body}`)
+        expect((await settle(sandbox.run({ botId: `hostile-${i}`, version: '1', entry: 'turn', input: input('warm', limits.budgetMs), limits, code }, host))).output?.errors).toEqual([])
+        results.push(await settle(sandbox.run({ botId: `hostile-${i}`, version: '1', entry: 'turn', input: input('go', limits.budgetMs), limits, code }, host)))
+      }
+      // each failed, except the chain left running, which the run outlives (its VM is discarded, and logged)
+      expect(logs.filter((l) => /Promise jobs were still running/.test(l)).length).toBeGreaterThan(0)
+      for (const result of results.filter((_, i) => i !== 2)) expect(result.error?.kind ?? result.output?.errors.join('\n')).toMatch(/timeout|timed out|memory|stack overflow|interrupted|string too long|invalid array length/i)
+      // no run had to be started again because a worker died under it
+      expect(logs.filter((l) => /restarted/.test(l))).toEqual([])
+      // the sandbox is still good
+      const fine = recordingHost()
+      const ok = await settle(sandbox.run({ botId: 'fine', version: '1', entry: 'turn', input: input('go', limits.budgetMs), limits, code: hook("await client.createMessage({ payload: { type: 'text', text: 'fine' } })") }, fine.host))
+      expect(ok.output?.errors).toEqual([])
+      expect(fine.sent).toEqual(['fine'])
+      await new Promise((r) => setTimeout(r, 300)) // a worker's stderr reaches this thread asynchronously
+      expect(printed.join('')).not.toMatch(/list_empty|Aborted\(/)
+      expect(results.filter((r) => r.error?.kind === 'crashed')).toEqual([])
+    } finally {
+      process.stderr.write = write
+      await sandbox.close()
+    }
+  }, 60_000)
 })

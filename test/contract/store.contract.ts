@@ -463,8 +463,8 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
       it('deleteBot removes the bot, its integrations and keys', async () => {
         const hash = uid('hash')
         await store.createBotApiKey({ id: uid('key'), botId: fx.bot.id, note: 'n', createdAt: T0, tokenHash: hash })
-        expect(await store.deleteBot(fx.bot.id)).toBe(true)
-        expect(await store.deleteBot(fx.bot.id)).toBe(false)
+        expect(await store.deleteBot(fx.bot.id)).toEqual({ webhookBlobNames: [] })
+        expect(await store.deleteBot(fx.bot.id)).toBeUndefined()
         expect(await store.getBot(fx.bot.id)).toBeUndefined()
         expect(await store.listIntegrations(fx.bot.id)).toEqual([])
         expect(await store.getIntegrationByWebhookId(fx.a.webhookId)).toBeUndefined()

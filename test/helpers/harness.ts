@@ -4,16 +4,12 @@ import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
 import { buildApp } from '../../src/app.js'
 import type { BlobStore } from '../../src/blobs/blob-store.js'
-import { createPostgresBlobStore } from '../../src/blobs/postgres.js'
+import { closeAdapters, createAdapters } from '../../src/compose.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
 import { BotService } from '../../src/domain/bot-service.js'
 import type { App } from '../../src/http/types.js'
-import { MemoryPubSub } from '../../src/pubsub/memory.js'
-import { PostgresPubSub } from '../../src/pubsub/postgres.js'
 import type { PubSub } from '../../src/pubsub/pubsub.js'
-import { createPostgresStore } from '../../src/store/postgres.js'
-import { createSqliteStore } from '../../src/store/sqlite.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { dropDatabase, freshDatabase, testStoreKind } from './pg.js'
 export { freePort } from './ports.js'
@@ -26,9 +22,11 @@ export interface Harness {
   store: KyselyStore
   /** MemoryPubSub on SQLite, PostgresPubSub (LISTEN/NOTIFY) on PostgreSQL. */
   pubsub: PubSub & { subscriptionCount(): number }
+  /** File content and webhook bodies: the local disk under dataDir, or the database (`blobs: 'postgres'`). */
+  blobs: BlobStore
   /** Which engine this instance runs on. */
   storeKind: StoreKind
-  /** The instance's own PostgreSQL database (fresh per startParley), when storeKind is postgres. */
+  /** The instance's own PostgreSQL database (fresh per startParley), when storeKind is postgres (also config.databaseUrl). */
   databaseUrl: string | undefined
   config: Config
   credentials: Credentials
@@ -69,20 +67,16 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-test-'))
   // The port is chosen before the app is built, so every URL the app writes (webhookUrl, upload URLs) is reachable.
   const port = options.listen ? await freePort() : 0
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, options.config)
-  let databaseUrl: string | undefined
-  let store: KyselyStore
-  let pubsub: PubSub & { subscriptionCount(): number }
-  if (storeKind === 'postgres') {
-    databaseUrl = await freshDatabase()
-    store = await createPostgresStore({ url: databaseUrl, poolSize: 5, sendAppendNotifications: true })
-    pubsub = new PostgresPubSub({ url: databaseUrl, publishPoolSize: 2 })
-  } else {
-    store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-    pubsub = new MemoryPubSub()
-  }
-  const blobs: BlobStore | undefined = options.blobs === 'postgres' && databaseUrl ? createPostgresBlobStore({ url: databaseUrl, poolSize: 4 }) : undefined
-  let app = await buildApp({ config, store, pubsub, blobs, logger: false })
+  const databaseUrl = storeKind === 'postgres' ? await freshDatabase() : undefined
+  // Wired by the composition root as `npm start` is; the harness only chooses the places and sizes.
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, {
+    ...(databaseUrl && { databaseUrl, databasePoolSize: 5, blobPoolSize: 4 }),
+    blobStore: options.blobs === 'postgres' && databaseUrl ? 'postgres' : 'local',
+    ...options.config,
+  })
+  const adapters = await createAdapters(config)
+  const { store, pubsub, blobs } = adapters
+  const app = await buildApp({ config, ...adapters, logger: false })
   let baseUrl = config.publicUrl
   if (options.listen) {
     await app.listen({ port, host: '127.0.0.1' })
@@ -98,6 +92,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     app,
     store,
     pubsub,
+    blobs,
     storeKind,
     databaseUrl,
     config,
@@ -111,9 +106,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     },
     async close() {
       await app.close()
-      await pubsub.close()
-      await blobs?.close?.()
-      await store.close()
+      await closeAdapters(adapters)
       if (databaseUrl) await dropDatabase(databaseUrl)
       rmSync(dataDir, { recursive: true, force: true })
     },

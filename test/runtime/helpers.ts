@@ -5,21 +5,17 @@
  * read back with getBotLogs (all pages).
  */
 import { randomUUID } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import * as chat from '@botpress/chat'
 import { Client } from '@botpress/client'
+import pg from 'pg'
 import { buildApp } from '../../src/app.js'
+import { closeAdapters, createAdapters } from '../../src/compose.js'
 import { loadConfig, type Config } from '../../src/config.js'
 import { bootstrap, type Credentials } from '../../src/domain/bootstrap.js'
 import type { App } from '../../src/http/types.js'
-import { MemoryPubSub } from '../../src/pubsub/memory.js'
-import { PostgresPubSub } from '../../src/pubsub/postgres.js'
-import type { PubSub } from '../../src/pubsub/pubsub.js'
-import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
-import { createPostgresStore } from '../../src/store/postgres.js'
-import { createSqliteStore } from '../../src/store/sqlite.js'
 import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
 import { ISO_Z } from '../helpers/formats.js'
 import { freePort } from '../helpers/ports.js'
@@ -282,6 +278,29 @@ export interface DataPlace {
   remove(): Promise<void>
 }
 
+/**
+ * How many blobs (file content, webhook bodies) the blob store `startOn` uses holds: rows of the
+ * `blobs` table on PostgreSQL, files under `${dataDir}/blobs` (temporary files of puts in progress
+ * left out) on the local disk. The test's view of what is stored.
+ */
+export async function storedBlobCount(place: Pick<DataPlace, 'dataDir' | 'databaseUrl'>, blobStore: 'local' | 'postgres' = place.databaseUrl ? 'postgres' : 'local'): Promise<number> {
+  if (blobStore === 'postgres') {
+    const client = new pg.Client({ connectionString: place.databaseUrl })
+    await client.connect()
+    try {
+      return Number((await client.query<{ n: string }>('SELECT count(*) AS n FROM blobs')).rows[0]!.n)
+    } finally {
+      await client.end().catch(() => {})
+    }
+  }
+  try {
+    return readdirSync(join(place.dataDir, 'blobs'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile() && !e.name.endsWith('.part')).length
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return 0
+    throw err
+  }
+}
+
 /** A fresh data place on the store the run tests (PARLEY_TEST_STORE). */
 export async function newDataPlace(): Promise<DataPlace> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-runtime-'))
@@ -302,17 +321,12 @@ export async function newDataPlace(): Promise<DataPlace> {
  */
 export async function startOn(place: DataPlace, overrides: Partial<Config> = {}): Promise<Restartable> {
   const port = await freePort()
-  const config = loadConfig({ PARLEY_DATA_DIR: place.dataDir, PORT: String(port) }, { ...STREAM_CONFIG, ...overrides })
-  let store: KyselyStore
-  let pubsub: PubSub
-  if (place.databaseUrl) {
-    store = await createPostgresStore({ url: place.databaseUrl, poolSize: 5, sendAppendNotifications: true })
-    pubsub = new PostgresPubSub({ url: place.databaseUrl, publishPoolSize: 2 })
-  } else {
-    store = await createSqliteStore({ file: join(place.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-    pubsub = new MemoryPubSub()
-  }
-  const app = await buildApp({ config, store, pubsub, logger: false })
+  // As `npm start` with PARLEY_DATABASE_URL: blobs (file content, webhook bodies) in the database too.
+  const env = { PARLEY_DATA_DIR: place.dataDir, PORT: String(port), ...(place.databaseUrl && { PARLEY_DATABASE_URL: place.databaseUrl }) }
+  const config = loadConfig(env, { databasePoolSize: 5, ...STREAM_CONFIG, ...overrides })
+  const adapters = await createAdapters(config)
+  const { store } = adapters
+  const app = await buildApp({ config, ...adapters, logger: false })
   await app.listen({ port, host: '127.0.0.1' })
   const baseUrl = `http://127.0.0.1:${port}`
   const boot = await bootstrap(store, place.dataDir, baseUrl, { demoCode: false })
@@ -322,8 +336,7 @@ export async function startOn(place: DataPlace, overrides: Partial<Config> = {})
     credentials: boot.credentials!,
     async stop() {
       await app.close()
-      await pubsub.close()
-      await store.close()
+      await closeAdapters(adapters)
     },
   }
 }

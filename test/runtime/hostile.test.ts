@@ -94,7 +94,8 @@ const ATTACKS: Attack[] = [
   { name: 'string doubling', body: "let s = 'x'; for (;;) s += s", limit: 'budget' },
   { name: 'a 1 GB ArrayBuffer', body: 'new Uint8Array(new ArrayBuffer(1e9)).fill(1)', limit: 'budget' },
   { name: 'an array-push bomb', body: 'const a = []; for (;;) a.push({ x: a.length })', limit: 'budget' },
-  { name: 'an allocation loop in large chunks (arrays of 1e5)', body: 'const a = []; for (;;) a.push(new Array(1e5).fill(1))', limit: 'budget', logged: /timed out/ },
+  // stopped by the worker's heap cap (out of memory), or from outside at its time limit
+  { name: 'an allocation loop in large chunks (arrays of 1e5)', body: 'const a = []; for (;;) a.push(new Array(1e5).fill(1))', limit: 'budget', logged: /out of memory|timed out/ },
   { name: 'deep recursion', body: 'const f = (n) => f(n + 1) + 1; f(0)', limit: 'budget' },
   { name: 'ReDoS (/^(a+)+$/)', body: "/^(a+)+$/.test('a'.repeat(40) + 'b')", limit: 'budget' },
   // waits are wall time too: the unit's budget ends them (docs: "each hook… has a wall-time budget")
@@ -116,8 +117,8 @@ const ATTACKS: Attack[] = [
   {
     name: 're-entering the runtime (globalThis.__parley) to reset the budget',
     body: "for (;;) await globalThis.__parley.beforeIncoming(JSON.stringify({ event: { ...event, state: {}, payload: { type: 'text', text: 'burn' } }, budgetMs: 500 }))",
-    // each re-entry starts a new unit (a fresh budget) but never past the run's own limit
-    limit: 'timeout',
+    // the runtime's entry points are not reachable from bot code (issue #13): the attempt is an error of the hook
+    limit: 'budget',
   },
 ]
 
@@ -352,8 +353,8 @@ describe('runtime: hostile bot code is contained', () => {
     'globalThis.__host_budget': 'globalThis.__host_budget',
     'globalThis.__host_log': 'globalThis.__host_log',
     '__host_call("getUser", "{}")': '__host_call("getUser", "{}")',
+    'globalThis.__parley (the runtime\'s entry points)': 'globalThis.__parley',
     'globalThis.__parley = {} (overwrite)': '(globalThis.__parley = { turn() {} }, undefined)',
-    'delete globalThis.__parley': '(delete globalThis.__parley) ? "deleted" : undefined',
     'globalThis.__parley.turn = …': '(globalThis.__parley.turn = () => "hijacked", undefined)',
     'Object.defineProperty(globalThis.__parley, "turn", …)': '(Object.defineProperty(globalThis.__parley, "turn", { value: () => "hijacked" }), undefined)',
     // QuickJS lets this redefinition through (see the report); the worker keeps its own handle on the runtime,

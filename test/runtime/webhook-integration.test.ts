@@ -5,13 +5,11 @@
  * processing (the first server only receives: PARLEY_WEBHOOK_WORKERS=0).
  */
 import { createHmac, randomUUID } from 'node:crypto'
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { signatureHeader } from '../../src/domain/webhook-service.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { testStoreKind } from '../helpers/pg.js'
-import { adminClient, allLogs, createBot, newDataPlace, sleep, startOn, Talk, waitForLog, STREAM_CONFIG, type ParleyLike, type TestBot } from './helpers.js'
+import { adminClient, allLogs, createBot, newDataPlace, sleep, startOn, storedBlobCount, Talk, waitForLog, STREAM_CONFIG, type ParleyLike, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
 export const actions = {
@@ -273,10 +271,10 @@ describe('webhook integration: bot deletion', () => {
       const botId = (await createBot(p, CODE)).id
       const url = await enableWebhook(p, botId)
       for (const n of [1, 2]) expect((await post(url, JSON.stringify({ n }))).status).toBe(200)
-      const blobs = () => readdirSync(join(place.dataDir, 'webhook-blobs'), { recursive: true, withFileTypes: true }).filter((e) => e.isFile()).length
-      expect(blobs()).toBe(2)
+      // The bodies are in the configured blob store (the database on PostgreSQL, else the data directory).
+      expect(await storedBlobCount(place)).toBe(2)
       await adminClient(p).deleteBot({ id: botId })
-      expect(blobs()).toBe(0)
+      expect(await storedBlobCount(place)).toBe(0)
       expect((await post(url, '{}')).status).toBe(404)
     } finally {
       await p.stop()

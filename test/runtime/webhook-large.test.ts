@@ -5,13 +5,13 @@
  * while streaming; several large bodies at once all arrive. Bodies are generated as streams.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync, writeFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { credentialsPath } from '../../src/domain/bootstrap.js'
-import { adminClient, createBot, newDataPlace, sleep, waitForLog, type DataPlace, type ParleyLike } from './helpers.js'
+import { adminClient, createBot, newDataPlace, sleep, storedBlobCount, waitForLog, type DataPlace, type ParleyLike } from './helpers.js'
 import { freePort } from '../helpers/ports.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -141,11 +141,10 @@ describe('webhook integration: 100 MB bodies on a spawned server', () => {
     const res = await postStream(url, jsonStream(LIMIT + 1)).catch((err: Error) => ({ status: -1, json: err.message }))
     expect(res.status).toBe(413)
     expect(res.json).toMatchObject({ code: 413, type: 'PayloadTooLarge' })
-    // Nothing left on disk: the refused body's partial blob is removed, processed bodies are deleted.
-    const blobsDir = join(place.dataDir, 'webhook-blobs')
-    const leftovers = () => readdirSync(blobsDir, { recursive: true, withFileTypes: true }).filter((e) => e.isFile())
-    for (let i = 0; i < 100 && leftovers().length > 0; i++) await sleep(100)
-    expect(leftovers().map((e) => e.name)).toEqual([])
+    // Nothing left in the blob store (the database with PARLEY_DATABASE_URL, else the data directory):
+    // the refused body's partial blob is removed, processed bodies are deleted.
+    for (let i = 0; i < 100 && (await storedBlobCount(place)) > 0; i++) await sleep(100)
+    expect(await storedBlobCount(place)).toBe(0)
   }, 180_000)
 
   it('refuses a declared Content-Length above the limit before reading the body', async () => {

@@ -103,3 +103,16 @@ describe('error factories', () => {
     expect(errors.internal().metadata).toBeUndefined()
   })
 })
+
+describe('protocol errors (answered below the router)', () => {
+  it('give every status a registered Botpress type, and the body keeps code = HTTP status', async () => {
+    const { PROTOCOL_ERROR_TYPES, protocolErrorBody } = await import('../../src/lib/errors.js')
+    for (const [status, type] of Object.entries(PROTOCOL_ERROR_TYPES)) {
+      expect(Object.keys(ERROR_STATUS)).toContain(type)
+      expect(Number(status)).toBeGreaterThanOrEqual(400)
+      expect(Number(status)).toBeLessThan(500)
+    }
+    expect(protocolErrorBody('req-1', 431, 'too big')).toEqual({ id: 'req-1', code: 431, type: 'PayloadTooLarge', message: 'too big' })
+    expect(protocolErrorBody('req-2', 408, 'late')).toEqual({ id: 'req-2', code: 408, type: 'OperationTimeout', message: 'late' })
+  })
+})

@@ -76,9 +76,19 @@ export function registerErrorHandling(app: FastifyInstance): void {
     return sendError(request, reply, errors.internal())
   })
 
-  app.setNotFoundHandler((request, reply) => {
+  const notFound = (request: FastifyRequest, reply: FastifyReply) => {
     const path = request.url.split('?')[0] ?? '/'
     if (existsWithOtherMethod(request.method, path)) return sendError(request, reply, errors.methodNotFound(request.method, path))
     return sendError(request, reply, errors.notFound('Route', `${request.method} ${path}`))
+  }
+  app.setNotFoundHandler(notFound)
+  // Routing comes before the body: an unknown route is 404 (or 405) whatever its body, never a
+  // body error (malformed JSON, media type, size). preParsing runs after the onRequest hooks (CORS).
+  app.addHook('preParsing', (request, reply, _payload, done) => {
+    if (request.is404) {
+      void notFound(request, reply)
+      return
+    }
+    done()
   })
 }

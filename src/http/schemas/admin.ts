@@ -1,5 +1,5 @@
 import { Type } from 'typebox'
-import { IsoDate } from './common.js'
+import { IsoDate, StringMap } from './common.js'
 
 /** Admin API shapes, following @botpress/client@1.45.0. */
 export const RoleSchema = Type.Union(['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'].map((r) => Type.Literal(r)))
@@ -32,7 +32,7 @@ export const MemberSchema = Type.Object({
   pat: Type.Optional(NewTokenSchema),
 })
 
-const Tags = Type.Record(Type.String(), Type.String())
+const Tags = StringMap(Type.String())
 
 export const BotSummarySchema = Type.Object({
   id: Type.String(), createdAt: IsoDate, updatedAt: IsoDate, name: Type.String(), deployedAt: Type.Optional(IsoDate), tags: Tags, dev: Type.Boolean(),
@@ -45,7 +45,7 @@ const IntegrationSchema = Type.Object(
     enabled: Type.Boolean(),
     webhookId: Type.String(),
     webhookUrl: Type.String({ description: 'Full Chat API base: pass it as apiUrl to @botpress/chat' }),
-    configuration: Type.Record(Type.String(), Type.Unknown()),
+    configuration: StringMap(Type.Unknown()),
   },
   { additionalProperties: true },
 )
@@ -61,7 +61,7 @@ export const BotSchema = Type.Object(
     tags: Tags,
     dev: Type.Boolean(),
     signingSecret: Type.String(),
-    integrations: Type.Record(Type.String(), IntegrationSchema),
+    integrations: StringMap(IntegrationSchema),
   },
   { additionalProperties: true },
 )
@@ -85,11 +85,11 @@ export const BotInputSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
     description: Type.Optional(Type.Union([Type.String({ maxLength: 2000 }), Type.Null()])),
-    tags: Type.Optional(Type.Record(Type.String({ minLength: 1, maxLength: 100 }), Type.Union([Type.String({ maxLength: 500 }), Type.Null()]))),
+    tags: Type.Optional(StringMap(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]), { minKeyLength: 1, maxKeyLength: 100 })),
     dev: Type.Optional(Type.Boolean()),
     code: Type.Optional(Type.String()),
     maxExecutionTime: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 300, description: 'Seconds per hook, action or card run' }), Type.Null()])),
-    integrations: Type.Optional(Type.Record(Type.String(), IntegrationInput)),
+    integrations: Type.Optional(StringMap(IntegrationInput)),
   },
   { additionalProperties: true },
 )

@@ -6,7 +6,7 @@ import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import {
   UniqueViolation,
-  type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
   type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
   type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
 } from '../store.js'
@@ -407,9 +407,17 @@ export class KyselyStore implements Store {
     })
   }
 
-  async deleteBot(id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('bots').where('id', '=', id).executeTakeFirst()
-    return Number(r.numDeletedRows) > 0
+  async deleteBot(id: string): Promise<DeletedBot | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      // PostgreSQL: lock the bot's integrations first. A webhook delivery being queued holds a key-share
+      // lock on its integration until it commits, which this waits for (the delivery is then listed
+      // below); one queued later waits for this transaction and then fails its foreign key check
+      // (WebhookStore.enqueue: undefined). SQLite runs one transaction at a time anyway.
+      if (this.dialect === 'postgres') await trx.selectFrom('integrations').select('id').where('bot_id', '=', id).forUpdate().execute()
+      const webhookBlobNames = await this.webhooks.blobNamesOfBot(id, trx)
+      const r = await trx.deleteFrom('bots').where('id', '=', id).executeTakeFirst()
+      return Number(r.numDeletedRows) > 0 ? { webhookBlobNames } : undefined
+    })
   }
 
   /** An integration and its bot user (id = the bot id), so no caller can claim that id first. */

@@ -22,6 +22,12 @@ interface WebhookTables {
 
 type Record = Selectable<WebhookTables['webhook_deliveries']>
 
+/** SQLite's and PostgreSQL's (SQLSTATE 23503) foreign key violation. */
+const isForeignKeyViolation = (err: unknown) => {
+  const code = (err as { code?: unknown } | undefined)?.code
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503'
+}
+
 // PostgreSQL BIGINT columns come back as strings: Number() for both engines.
 const toRow = (r: Record): WebhookDeliveryRow => ({
   id: r.id,
@@ -46,19 +52,28 @@ export class KyselyWebhookStore implements WebhookStore {
     this.db = db as Kysely<WebhookTables>
   }
 
-  async enqueue(d: NewWebhookDelivery): Promise<{ delivery: WebhookDeliveryRow; created: boolean }> {
-    const inserted = await this.db
-      .insertInto('webhook_deliveries')
-      .values({
-        id: d.id, integration_id: d.integrationId, idempotency_key: d.idempotencyKey, blob_name: d.blobName, size: d.size,
-        content_type: d.contentType, status: 'pending', attempts: 0, lease_owner: null, lease_until: 0, created_at: d.createdAt, processed_at: null,
-      })
-      .onConflict((oc) => oc.columns(['integration_id', 'idempotency_key']).doNothing())
-      .returningAll()
-      .executeTakeFirst()
+  async enqueue(d: NewWebhookDelivery): Promise<{ delivery: WebhookDeliveryRow; created: boolean } | undefined> {
+    let inserted: Record | undefined
+    try {
+      inserted = await this.db
+        .insertInto('webhook_deliveries')
+        .values({
+          id: d.id, integration_id: d.integrationId, idempotency_key: d.idempotencyKey, blob_name: d.blobName, size: d.size,
+          content_type: d.contentType, status: 'pending', attempts: 0, lease_owner: null, lease_until: 0, created_at: d.createdAt, processed_at: null,
+        })
+        .onConflict((oc) => oc.columns(['integration_id', 'idempotency_key']).doNothing())
+        .returningAll()
+        .executeTakeFirst()
+    } catch (err) {
+      // The integration is gone (its bot or workspace deleted, possibly while the body streamed in):
+      // the integration_id reference is the table's only foreign key.
+      if (isForeignKeyViolation(err)) return undefined
+      throw err
+    }
     if (inserted) return { delivery: toRow(inserted), created: true }
     const existing = d.idempotencyKey === null ? undefined : await this.findByIdempotencyKey(d.integrationId, d.idempotencyKey)
-    if (!existing) throw new Error('webhook delivery conflicted but the earlier delivery is gone')
+    // Conflicted with a delivery that has gone since: rows are only ever deleted with their integration.
+    if (!existing) return undefined
     return { delivery: existing, created: false }
   }
 
@@ -109,8 +124,9 @@ export class KyselyWebhookStore implements WebhookStore {
       .where('id', '=', id).where('lease_owner', '=', owner).where('status', '=', 'pending').execute()
   }
 
-  async blobNamesOfBot(botId: string): Promise<string[]> {
-    const rows = await this.db.selectFrom('webhook_deliveries as d')
+  /** Blob names of the bot's deliveries still holding a body (Store.deleteBot lists them in its transaction). */
+  async blobNamesOfBot(botId: string, db: Kysely<any> = this.db): Promise<string[]> {
+    const rows = await (db as Kysely<WebhookTables>).selectFrom('webhook_deliveries as d')
       .innerJoin('integrations as i', 'i.id', 'd.integration_id')
       .select('d.blob_name').where('i.bot_id', '=', botId).where('d.blob_name', 'is not', null).execute()
     return rows.map((r) => r.blob_name!)

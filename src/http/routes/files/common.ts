@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { BotRow } from '../../../store/store.js'
 import { FILES_PAGE_SIZE, MAX_KEY_LENGTH } from '../../../domain/file-service.js'
 import { TAG_CURSOR_MAX } from '../../../store/file-store.js'
-import { IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+import { IsoDate, JsonObjectSchema, StringMap } from '../../schemas/common.js'
 import { routeSchema } from '../route-schema.js'
 
 declare module 'fastify' {
@@ -44,7 +44,7 @@ export const FileSchema = Type.Object(
     url: Type.String({ description: 'Download URL: stable for public_content files, otherwise signed and expiring' }),
     size: Type.Union([Type.Integer(), Type.Null()], { description: 'Bytes; null until the upload completes' }),
     contentType: Type.String(),
-    tags: Type.Record(Type.String(), Type.String()),
+    tags: StringMap(Type.String()),
     metadata: JsonObjectSchema,
     createdAt: IsoDate,
     updatedAt: IsoDate,

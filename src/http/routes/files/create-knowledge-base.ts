@@ -1,9 +1,10 @@
 import { Type } from 'typebox'
+import { StringMap } from '../../schemas/common.js'
 import type { App } from '../../types.js'
 import { filesSchema } from './common.js'
 import { KbName, KnowledgeBaseSchema, kbView } from './knowledge-common.js'
 
-const Body = Type.Object({ name: KbName, tags: Type.Optional(Type.Record(Type.String(), Type.String())) }, { additionalProperties: false })
+const Body = Type.Object({ name: KbName, tags: Type.Optional(StringMap(Type.String())) }, { additionalProperties: false })
 const { createdAt: _createdAt, ...created } = KnowledgeBaseSchema.properties
 
 export default function createKnowledgeBase(app: App): void {

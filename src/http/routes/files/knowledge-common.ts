@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { StringMap } from '../../schemas/common.js'
 import type { KnowledgeBaseRow, PassageRow } from '../../../store/knowledge-store.js'
 import { KB_NAME_MAX } from '../../../domain/knowledge/knowledge-service.js'
 
@@ -8,7 +9,7 @@ export const KnowledgeBaseSchema = Type.Object({
   id: Type.String(),
   name: Type.String(),
   createdAt: Type.String({ format: 'date-time' }),
-  tags: Type.Record(Type.String(), Type.String()),
+  tags: StringMap(Type.String()),
 }, { additionalProperties: false })
 
 export const KbName = Type.String({ minLength: 1, maxLength: KB_NAME_MAX })

@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { fileView } from '../../../domain/file-views.js'
 import { FILES_PAGE_SIZE, MAX_LIST_IDS } from '../../../domain/file-service.js'
-import { ListMeta, listMeta } from '../../schemas/common.js'
+import { ListMeta, listMeta, StringMap } from '../../schemas/common.js'
 import { FileSchema, filesSchema } from './common.js'
 
 const Query = Type.Object({
@@ -12,7 +12,7 @@ const Query = Type.Object({
     Type.Literal('key'), Type.Literal('size'), Type.Literal('createdAt'), Type.Literal('updatedAt'), Type.Literal('status'),
   ], { description: 'Default createdAt' })),
   sortDirection: Type.Optional(Type.Union([Type.Literal('asc'), Type.Literal('desc')], { description: 'Default: asc for key and status, desc otherwise' })),
-  tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Dot notation: tags.category=docs; every tag must match' })),
+  tags: Type.Optional(StringMap(Type.String(), { description: 'Dot notation: tags.category=docs; every tag must match' })),
   ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 200 }), { maxItems: MAX_LIST_IDS })),
   indexed: Type.Optional(Type.Boolean()),
 })

@@ -1,14 +1,14 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { KB_PAGE_SIZE } from '../../../domain/knowledge/knowledge-service.js'
-import { ListMeta, listMeta } from '../../schemas/common.js'
+import { ListMeta, listMeta, StringMap } from '../../schemas/common.js'
 import { filesSchema } from './common.js'
 import { KnowledgeBaseSchema, kbView } from './knowledge-common.js'
 
 const Query = Type.Object({
   nextToken: Type.Optional(Type.String({ maxLength: 512 })),
   pageSize: Type.Optional(Type.Integer({ minimum: 1, maximum: KB_PAGE_SIZE.max })),
-  tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Every tag must match' })),
+  tags: Type.Optional(StringMap(Type.String(), { description: 'Every tag must match' })),
 })
 
 export default function listKnowledgeBases(app: App): void {

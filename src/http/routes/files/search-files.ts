@@ -2,13 +2,13 @@ import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { MAX_CONTEXT_DEPTH, SEARCH_LIMIT } from '../../../domain/knowledge/knowledge-service.js'
 import { MAX_QUERY_CHARS } from '../../../domain/knowledge/query.js'
-import { IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+import { IsoDate, JsonObjectSchema, StringMap } from '../../schemas/common.js'
 import { filesSchema } from './common.js'
 import { PassageMetaSchema, passageMeta } from './knowledge-common.js'
 
 const Query = Type.Object({
   query: Type.String({ maxLength: MAX_QUERY_CHARS, description: 'Natural-language question or keywords (no query syntax)' }),
-  tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Only files carrying every one of these tags (e.g. tags.kbId=…)' })),
+  tags: Type.Optional(StringMap(Type.String(), { description: 'Only files carrying every one of these tags (e.g. tags.kbId=…)' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: SEARCH_LIMIT.max })),
   contextDepth: Type.Optional(Type.Integer({ minimum: 0, maximum: MAX_CONTEXT_DEPTH })),
   consolidate: Type.Optional(Type.Boolean({ description: 'Accepted, ignored' })),
@@ -22,7 +22,7 @@ const Passage = Type.Object({
   meta: PassageMetaSchema,
   file: Type.Object({
     id: Type.String(), key: Type.String(), contentType: Type.String(), metadata: JsonObjectSchema,
-    tags: Type.Record(Type.String(), Type.String()), createdAt: IsoDate, updatedAt: IsoDate,
+    tags: StringMap(Type.String()), createdAt: IsoDate, updatedAt: IsoDate,
   }),
   context: Type.Optional(Type.Array(Type.Object({
     id: Type.Optional(Type.String()), text: Type.String(), offset: Type.Optional(Type.Integer()),

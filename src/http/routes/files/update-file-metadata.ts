@@ -1,13 +1,13 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { fileView } from '../../../domain/file-views.js'
-import { IsoDate } from '../../schemas/common.js'
+import { IsoDate, StringMap } from '../../schemas/common.js'
 import { AccessPolicySchema, FileIdParams, FileSchema, filesSchema } from './common.js'
 
 const Body = Type.Object(
   {
-    metadata: Type.Optional(Type.Record(Type.String(), Type.Unknown(), { description: 'Merged into the metadata; null removes a key' })),
-    tags: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'Merged into the tags; null removes a tag' })),
+    metadata: Type.Optional(StringMap(Type.Unknown(), { description: 'Merged into the metadata; null removes a key' })),
+    tags: Type.Optional(StringMap(Type.Union([Type.String(), Type.Null()]), { description: 'Merged into the tags; null removes a tag' })),
     accessPolicies: Type.Optional(Type.Array(AccessPolicySchema, { maxItems: 10 })),
     expiresAt: Type.Optional(Type.Union([IsoDate, Type.Null()], { description: 'null removes the expiry' })),
   },

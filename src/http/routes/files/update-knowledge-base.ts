@@ -1,11 +1,12 @@
 import { Type } from 'typebox'
+import { StringMap } from '../../schemas/common.js'
 import type { App } from '../../types.js'
 import { filesSchema } from './common.js'
 import { KbIdParams, KbName, KnowledgeBaseSchema, kbView } from './knowledge-common.js'
 
 const Body = Type.Object({
   name: KbName,
-  tags: Type.Optional(Type.Record(Type.String(), Type.Union([Type.String(), Type.Null()]), { description: 'Merged into the tags; null removes a tag' })),
+  tags: Type.Optional(StringMap(Type.Union([Type.String(), Type.Null()]), { description: 'Merged into the tags; null removes a tag' })),
 }, { additionalProperties: false })
 
 export default function updateKnowledgeBase(app: App): void {

@@ -24,19 +24,13 @@ export default function uploadContent(app: App): void {
   app.put('/uploads/:token', {
     schema: filesSchema('uploadFileContent', 'Upload the content of a file to the uploadUrl returned by upsertFile', { params: Params },
       { 200: Uploaded }, { authenticated: false }),
-  }, async (request, reply) => {
+  }, async (request) => {
     const header = request.headers['content-length']
     const contentLength = header === undefined || !/^\d+$/.test(header) ? undefined : Number(header)
-    try {
-      // destroyOnReturn: false keeps the socket alive when we stop reading early (413), so the
-      // error response can still be written.
-      const body = request.raw.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>
-      const file = await app.services.files.receiveUpload(request.params.token, contentLength, body)
-      return { file: { id: file.id, key: file.key, size: file.size ?? 0, contentType: file.contentType, status: file.status } }
-    } catch (err) {
-      // Whatever was not read is not worth reading: answer and close instead of draining it.
-      if (!request.raw.complete) reply.header('connection', 'close')
-      throw err
-    }
+    // destroyOnReturn: false keeps the socket alive when we stop reading early (413), so the
+    // error response can still be written; the rest of the body is then drained or cut by plugins/connection.ts.
+    const body = request.raw.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>
+    const file = await app.services.files.receiveUpload(request.params.token, contentLength, body)
+    return { file: { id: file.id, key: file.key, size: file.size ?? 0, contentType: file.contentType, status: file.status } }
   })
 }

@@ -1,14 +1,14 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { uploadableFileView } from '../../../domain/file-views.js'
-import { IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+import { IsoDate, JsonObjectSchema, StringMap } from '../../schemas/common.js'
 import { AccessPolicySchema, FileKey, UploadableFileSchema, filesSchema } from './common.js'
 
 const Body = Type.Object(
   {
     key: FileKey,
     size: Type.Integer({ minimum: 0, description: 'Bytes that will be uploaded; at most the server\'s maxFileBytes (else 413)' }),
-    tags: Type.Optional(Type.Record(Type.String(), Type.String())),
+    tags: Type.Optional(StringMap(Type.String())),
     index: Type.Optional(Type.Boolean({ description: 'Stored and returned; Parley does not index files' })),
     indexing: Type.Optional(JsonObjectSchema),
     accessPolicies: Type.Optional(Type.Array(AccessPolicySchema, { maxItems: 10 })),

@@ -20,22 +20,17 @@ export default function receive(app: App, service: WebhookService): void {
   app.post(`${WEBHOOK_PREFIX}/:webhookId`, {
     schema: routeSchema('webhook', [], 'receiveWebhook', `Deliver a JSON body to a bot's webhook integration (optional ${SIGNATURE_HEADER}, idempotency-key)`,
       { params: Params }, { 200: Accepted }),
-  }, async (request, reply) => {
+  }, async (request) => {
     const length = header(request.headers['content-length'])
-    try {
-      // destroyOnReturn: false keeps the socket for the error answer when reading stops early (413).
-      return await service.receive({
-        webhookId: request.params.webhookId,
-        contentType: header(request.headers['content-type']),
-        contentLength: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
-        signature: header(request.headers[SIGNATURE_HEADER]),
-        idempotencyKey: IDEMPOTENCY_HEADERS.map((h) => header(request.headers[h])).find((v) => v !== undefined),
-        body: request.raw.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
-      })
-    } catch (err) {
-      // What was not read is not worth reading: answer and close instead of draining it.
-      if (!request.raw.complete) reply.header('connection', 'close')
-      throw err
-    }
+    // destroyOnReturn: false keeps the socket for the error answer when reading stops early (413);
+    // the rest of the body is then drained or cut by plugins/connection.ts.
+    return await service.receive({
+      webhookId: request.params.webhookId,
+      contentType: header(request.headers['content-type']),
+      contentLength: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+      signature: header(request.headers[SIGNATURE_HEADER]),
+      idempotencyKey: IDEMPOTENCY_HEADERS.map((h) => header(request.headers[h])).find((v) => v !== undefined),
+      body: request.raw.iterator({ destroyOnReturn: false }) as AsyncIterable<Uint8Array>,
+    })
   })
 }

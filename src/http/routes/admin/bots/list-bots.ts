@@ -3,12 +3,12 @@ import type { App } from '../../../types.js'
 import { botSummaryView } from '../../../../domain/admin-views.js'
 import { ADMIN_PAGE_SIZE } from '../../../../domain/workspace-service.js'
 import { BotSummarySchema, PageSizeQuery } from '../../../schemas/admin.js'
-import { ListMeta, listMeta } from '../../../schemas/common.js'
+import { ListMeta, listMeta, StringMap } from '../../../schemas/common.js'
 import { adminSchema } from '../common.js'
 
 const Query = Type.Object({
   dev: Type.Optional(Type.Boolean()),
-  tags: Type.Optional(Type.Record(Type.String(), Type.String(), { description: 'Dot notation: tags.env=prod' })),
+  tags: Type.Optional(StringMap(Type.String(), { description: 'Dot notation: tags.env=prod' })),
   integrationNames: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
   pluginNames: Type.Optional(Type.Array(Type.String(), { maxItems: 20 })),
   nextToken: Type.Optional(Type.String()),

@@ -1,0 +1,158 @@
+import { join } from 'node:path'
+import type { BlobStore } from './blobs/blob-store.js'
+import { LocalBlobStore } from './blobs/local.js'
+import { createPostgresBlobStore } from './blobs/postgres.js'
+import type { Config } from './config.js'
+import { AuthService } from './domain/auth-service.js'
+import { BotService } from './domain/bot-service.js'
+import { ChatService } from './domain/chat-service.js'
+import { ConversationStreams } from './domain/conversation-stream.js'
+import { FileService } from './domain/file-service.js'
+import { WebhookService } from './domain/webhook-service.js'
+import { WorkspaceService } from './domain/workspace-service.js'
+import { validateMessagePayload } from './http/schemas/validate-payload.js'
+import type { Services } from './http/types.js'
+import { MemoryPubSub } from './pubsub/memory.js'
+import { PostgresPubSub } from './pubsub/postgres.js'
+import type { PubSub } from './pubsub/pubsub.js'
+import { BotRuntime } from './runtime/bot-runtime.js'
+import { answerComposer } from './runtime/knowledge.js'
+import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
+import type { BotSandbox } from './runtime/sandbox.js'
+import type { KyselyStore } from './store/kysely/kysely-store.js'
+import { createPostgresStore } from './store/postgres.js'
+import { createSqliteStore } from './store/sqlite.js'
+import type { Store } from './store/store.js'
+
+/**
+ * The composition root: the one place where a Config becomes running parts.
+ * - createAdapters: the store, pub/sub and blob store the Config selects (main.ts, the test harness);
+ * - createServices: the domain services on those adapters (buildApp, whoever calls it).
+ * No service builds an adapter of its own: what a service stores, it stores where this says.
+ */
+
+/** The infrastructure one Parley instance runs on. */
+export interface Adapters {
+  store: KyselyStore
+  /** MemoryPubSub on SQLite, PostgresPubSub (LISTEN/NOTIFY) on PostgreSQL. */
+  pubsub: PubSub & { subscriptionCount(): number }
+  /** File content and webhook bodies: `local` (`${dataDir}/blobs`) or `postgres` (config.blobStore). */
+  blobs: BlobStore
+}
+
+export interface AdapterOptions {
+  /**
+   * Connection problems of idle pooled connections and of the LISTEN connection (the pools drop or
+   * reconnect them either way). Called late: main.ts routes them to the app's logger once it exists.
+   */
+  onConnectionError?: (err: Error, what: string) => void
+}
+
+/** Where webhook bodies were kept before they went to the configured blob store. */
+const LEGACY_WEBHOOK_BLOBS = 'webhook-blobs'
+
+/**
+ * The adapters of `config`: SQLite (`${dataDir}/parley.db`) and in-process pub/sub, or PostgreSQL
+ * (config.databaseUrl) with LISTEN/NOTIFY; blobs on the local disk or in PostgreSQL (config.blobStore).
+ */
+export async function createAdapters(config: Config, options: AdapterOptions = {}): Promise<Adapters> {
+  const warn = (what: string) => (err: Error) => options.onConnectionError?.(err, what)
+  const url = config.databaseUrl
+  // PostgreSQL by default when the store is there (config.ts), so every instance sees every blob.
+  let blobs: BlobStore
+  if (config.blobStore === 'postgres' && url) {
+    blobs = createPostgresBlobStore({ url, poolSize: config.blobPoolSize, onPoolError: warn('PostgreSQL blob pool connection failed') })
+  } else {
+    const local = new LocalBlobStore(join(config.dataDir, 'blobs'))
+    // Webhook bodies used to be kept apart, on the local disk whatever the setting: bodies of
+    // deliveries still queued from before move into the blob store (same names, same layout).
+    await local.adopt(join(config.dataDir, LEGACY_WEBHOOK_BLOBS))
+    blobs = local
+  }
+  // Blobs first: the PostgreSQL blob pool connects on first use, so nothing is left open if these fail.
+  const store = url
+    ? await createPostgresStore({ url, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: warn('PostgreSQL pool connection failed') })
+    : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+  const pubsub = url
+    ? new PostgresPubSub({ url, onError: warn('PostgreSQL LISTEN connection failed; reconnecting') })
+    : new MemoryPubSub()
+  return { store, pubsub, blobs }
+}
+
+/** Closes what createAdapters opened, once nothing uses it any more (after the app closed). */
+export async function closeAdapters(adapters: Adapters): Promise<void> {
+  await adapters.pubsub.close()
+  await adapters.blobs.close?.()
+  await adapters.store.close()
+}
+
+export interface ServiceDeps {
+  config: Config
+  store: Store
+  pubsub: PubSub
+  blobs: BlobStore
+  /** Where bot code runs; a QuickJS worker pool (closed by `close`) unless given. */
+  sandbox?: BotSandbox | undefined
+  /** The instance's logger, for what services report without failing a request. */
+  warn: (context: object, message: string) => void
+}
+
+/** The domain services of one instance, and their lifecycle. */
+export interface Domain {
+  /** What routes use (decorated on the app). */
+  services: Services
+  webhooks: WebhookService
+  /** Background work: chat notifications, the bot runtime's sweep, the webhook workers. */
+  start(): Promise<void>
+  /** Ends open streams, then stops background work and lets running turns finish. */
+  stop(): Promise<void>
+  /** Releases what was created here (the sandbox, unless it was given). */
+  close(): Promise<void>
+}
+
+export function createServices(deps: ServiceDeps): Domain {
+  const { config, store, pubsub, blobs, warn } = deps
+  const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
+  const runtime = new BotRuntime(store, pubsub, sandbox, {
+    limits: config.sandboxLimits,
+    sweepMs: config.botSweepMs,
+    validatePayload: validateMessagePayload,
+    onBotsChanged: () => chat.forgetIntegrations(),
+    composeAnswer: answerComposer(config.kbAnswer),
+  })
+  const chat = new ChatService(store, pubsub, runtime)
+  const streams = new ConversationStreams(store, pubsub, chat)
+  const bots = new BotService(store, {
+    checkCode: async (code) => {
+      const result = await sandbox.check(code)
+      return result.ok ? undefined : result.error
+    },
+    onChanged: (botId) => runtime.botChanged(botId),
+  })
+  const files = new FileService({ config, store, bots, blobs, warn })
+  const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
+  bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
+  const services: Services = {
+    config, chat, streams, store, bots, files, runtime,
+    auth: new AuthService(store),
+    workspaces: new WorkspaceService(store, bots),
+  }
+  return {
+    services,
+    webhooks,
+    async start() {
+      await chat.start()
+      await runtime.start()
+      webhooks.start()
+    },
+    async stop() {
+      await streams.closeAll()
+      await webhooks.stop()
+      await runtime.stop()
+      await chat.stop()
+    },
+    async close() {
+      if (!deps.sandbox) await sandbox.close()
+    },
+  }
+}
