@@ -3,16 +3,17 @@
  * lines, duplicate or conflicting Content-Length / Transfer-Encoding, broken chunking, header
  * folding, NUL bytes, bodies shorter or longer than announced) to real routes.
  *
- * What is asserted: no 5xx, and the server still answers afterwards. What is NOT asserted here:
- * the shape of the answers Node's HTTP parser writes itself (400 / 431 with Node's body, 408,
- * early resets): that layer is the HTTP-edge work of issue #13 (another engineer's branch), so
- * those answers are only counted (PARLEY_FUZZ_STATS=1 prints them). Once it lands, a parser-level
- * 4xx with the Botpress body can be asserted here too.
+ * Asserted: no 5xx; every 4xx, the ones Node's HTTP parser answers included (400, 431: issue #13's
+ * HTTP-edge work), carries the Botpress error body with code = status; the server still answers
+ * afterwards. A connection closed without an answer (CONNECT, Upgrade) is only counted
+ * (PARLEY_FUZZ_STATS=1 prints the statuses).
  */
 import net from 'node:net'
 import fc from 'fast-check'
 import { afterAll, describe, expect, it } from 'vitest'
+import { ERROR_STATUS } from '../../src/lib/errors.js'
 import { startParley } from '../helpers/harness.js'
+import { parseRawResponse } from '../helpers/raw-http.js'
 
 const env = process.env
 const RUNS = Math.max(1, Number(env.PARLEY_FUZZ_RUNS ?? 100))
@@ -23,6 +24,19 @@ const h = await startParley({ listen: true })
 afterAll(async () => h.close())
 const port = Number(new URL(h.baseUrl).port)
 const { webhookId } = h.credentials.chat
+
+/** What is wrong with a 4xx body, or undefined: the Botpress error body, code = status, a known type. */
+function errorBodyProblem(status: number, text: string): string | undefined {
+  let body: Record<string, unknown>
+  try {
+    body = JSON.parse(text) as Record<string, unknown>
+  } catch {
+    return `${status} without a JSON body`
+  }
+  if (typeof body.id !== 'string' || body.id === '' || body.code !== status || typeof body.message !== 'string') return `${status} with a malformed error body`
+  if (!(typeof body.type === 'string' && body.type in ERROR_STATUS)) return `${status} with an unknown error type`
+  return undefined
+}
 
 /** Writes the bytes, half-closes, and reads whatever comes back until the server closes (or 5 s pass). */
 function exchange(bytes: Buffer): Promise<string> {
@@ -82,7 +96,22 @@ describe(`fuzz: malformed HTTP requests over raw sockets (${h.storeKind}, ${RUNS
         const text = await exchange(bytes)
         const status = /^HTTP\/1\.[01] (\d{3})/.exec(text)?.[1] ?? 'no answer'
         counts.set(status, (counts.get(status) ?? 0) + 1)
-        if (status.startsWith('5')) throw new Error(`5xx to ${JSON.stringify(bytes.toString('latin1').slice(0, 300))}: ${text.slice(0, 300)}`)
+        const sent = JSON.stringify(bytes.toString('latin1').slice(0, 300))
+        if (status.startsWith('5')) throw new Error(`5xx to ${sent}: ${text.slice(0, 300)}`)
+        const raw = bytes.toString('latin1')
+        // HEAD answers have no body. Two answers Node writes itself with an empty body, outside the
+        // clientError path the HTTP-edge work (issue #13 item 5, another engineer's) covers: the 400 to
+        // an HTTP/1.1 request without Host (requireHostHeader) and the 417 to an Expect other than
+        // 100-continue. Reported there; left out of this assertion until they carry the error body.
+        const head = raw.split(/\r\n\r\n|\n\n/)[0] ?? ''
+        const noHost = / HTTP\/1\.1/.test(raw.split(/\r?\n|\r/)[0] ?? '') && !/(\r\n|\n|\r)host:/i.test(head)
+        const oddExpect = status === '417' && /(\r\n|\n|\r)expect:/i.test(head)
+        if (status.startsWith('4') && !raw.startsWith('HEAD ') && !noHost && !oddExpect) {
+          // The first answer on the connection (a pipelined second request may follow it).
+          const answer = parseRawResponse(text.slice(0, text.indexOf('HTTP/1.', 5) > 0 ? text.indexOf('HTTP/1.', 5) : undefined))
+          const problem = errorBodyProblem(Number(status), answer.body)
+          if (problem) throw new Error(`${problem} in the answer to ${sent}: ${text.slice(0, 400)}`)
+        }
         const health = await fetch(`${h.baseUrl}/healthz`)
         if (health.status !== 200) throw new Error(`/healthz answered ${health.status} after ${JSON.stringify(bytes.toString('latin1').slice(0, 300))}`)
       }),
