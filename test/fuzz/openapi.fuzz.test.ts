@@ -9,12 +9,19 @@
  * derived from the operation's schema with mutations (wrong types, extra keys, deep nesting, huge
  * strings, NUL, lone surrogates, 1e400, -0, truncated or non-UTF-8 text).
  *
+ * Ids, page tokens, upload and download URLs from earlier 2xx answers feed later requests, so the
+ * run goes past "not found" into resources it created. Destructive operations (deletes, updateBot,
+ * updateWorkspaceMember) only ever get throwaway resources, never the fixtures.
+ *
  * Properties, per response: status < 500; a 4xx has the Botpress error body `{id, code, type,
  * message}` with code = status and a known type of that status. After each operation's run the
- * server still answers /healthz and the fixtures (main user, main bot) still work.
+ * server still answers /healthz and the fixtures (main user, main bot) still work. Two more
+ * properties send requests concurrently: one request several times, and a mix of operations on the
+ * same throwaway resources.
  *
- * Runs: PARLEY_FUZZ_RUNS per operation (default 100: about a minute per backend); replay with PARLEY_FUZZ_SEED (and
- * PARLEY_FUZZ_PATH) from the failure message; PARLEY_FUZZ_OPS=opA,opB runs only those operations.
+ * Runs: PARLEY_FUZZ_RUNS per operation (default 100: about a minute per backend); a failure prints a
+ * replay command (PARLEY_FUZZ_OPS, PARLEY_FUZZ_SEED, PARLEY_FUZZ_PATH); PARLEY_FUZZ_OPS=opA,opB
+ * (or concurrent, concurrent-mix) runs only those; PARLEY_FUZZ_SHRINK=1 shrinks a counterexample.
  *   PARLEY_FUZZ_RUNS=2000 npx vitest run --project sqlite test/fuzz     (or: npm run fuzz)
  */
 import { createHmac, randomUUID } from 'node:crypto'
