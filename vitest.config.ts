@@ -15,7 +15,7 @@ import { findPostgresBinaries } from './test/helpers/pg-cluster.js'
  * One PostgreSQL cluster serves the whole run (test/helpers/pg-global-setup.ts).
  */
 const CLUSTER_SUITES = ['test/cluster/**/*.test.ts']
-const HARNESS_SUITES = ['test/api/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/security/**/*.test.ts', 'test/runtime/**/*.test.ts']
+const HARNESS_SUITES = ['test/api/**/*.test.ts', 'test/e2e/**/*.test.ts', 'test/security/**/*.test.ts', 'test/runtime/**/*.test.ts', 'test/fuzz/**/*.test.ts']
 
 const env = process.env
 const only = env.PARLEY_TEST_STORE === 'postgres' || env.PARLEY_TEST_STORE === 'sqlite' ? env.PARLEY_TEST_STORE : undefined

@@ -1,7 +1,7 @@
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
-import type { AccessTokenRow, AccountRow, MemberRow, Page, Store, WorkspaceRow } from '../store/store.js'
+import { UniqueViolation, type AccessTokenRow, type AccountRow, type MemberRow, type Page, type Store, type WorkspaceRow } from '../store/store.js'
 import type { BotService } from './bot-service.js'
 import { assertCan, rank, type Role } from './permissions.js'
 
@@ -123,15 +123,30 @@ export class WorkspaceService {
     this.assertMayAssign(callerRole, role)
     const now = this.clock()
     let account = await this.store.getAccountByEmail(email)
-    let firstToken: (AccessTokenRow & { value: string }) | undefined
     if (!account) {
-      account = { id: uuidv7(), email, displayName: email.split('@')[0] ?? email, createdAt: now, updatedAt: now }
-      await this.store.createAccount(account)
-      firstToken = await this.createAccessToken(account.id, `first token for ${email}`)
+      // The account, its first token and the membership in one step: a concurrent request for the
+      // same email either loses here (and answers 409 below) or sees all three.
+      const created = { id: uuidv7(), email, displayName: email.split('@')[0] ?? email, createdAt: now, updatedAt: now }
+      const value = randomSecret('pat')
+      const token: AccessTokenRow = { id: uuidv7(), accountId: created.id, note: `first token for ${email}`, createdAt: now }
+      try {
+        await this.store.createMemberAccount(created, { ...token, tokenHash: hashSecret(value) }, workspaceId, role)
+        return { member: await this.getMember(workspaceId, created.id), firstToken: { ...token, value } }
+      } catch (err) {
+        if (!(err instanceof UniqueViolation)) throw err
+        account = await this.store.getAccountByEmail(email)
+        if (!account) throw err
+      }
     }
     if (await this.store.getMember(workspaceId, account.id)) throw errors.alreadyExists('Workspace member', email)
-    await this.store.addWorkspaceMember(workspaceId, account.id, role, now)
-    return { member: await this.getMember(workspaceId, account.id), ...(firstToken && { firstToken }) }
+    try {
+      await this.store.addWorkspaceMember(workspaceId, account.id, role, now)
+    } catch (err) {
+      // Added by a concurrent request between the check above and this insert.
+      if (err instanceof UniqueViolation) throw errors.alreadyExists('Workspace member', email)
+      throw err
+    }
+    return { member: await this.getMember(workspaceId, account.id) }
   }
 
   async updateMemberRole(workspaceId: string, callerRole: Role, accountId: string, role: Role | undefined): Promise<MemberRow> {

@@ -212,8 +212,16 @@ export interface Store {
 
   // Workspaces, accounts, tokens (bootstrap now; the Admin API builds on these)
   createWorkspace(row: WorkspaceRow): Promise<void>
+  /** Throws UniqueViolation, inserting nothing, when the id or the email is taken. */
   createAccount(row: AccountRow): Promise<void>
+  /** Throws UniqueViolation, changing nothing, when the account is already a member. */
   addWorkspaceMember(workspaceId: string, accountId: string, role: string, now: number): Promise<void>
+  /**
+   * A new account with its first access token and its membership of a workspace, all or nothing:
+   * whoever sees the account sees the membership too. Throws UniqueViolation, inserting nothing,
+   * when the account's id or email is taken.
+   */
+  createMemberAccount(account: AccountRow, token: AccessTokenRow & { tokenHash: string }, workspaceId: string, role: string): Promise<void>
   createAccessToken(row: AccessTokenRow & { tokenHash: string }): Promise<void>
   findAccessTokenByHash(tokenHash: string): Promise<AccessTokenRow | undefined>
   countWorkspaces(): Promise<number>

@@ -391,6 +391,17 @@ describe('Admin API: bots', () => {
     expectError(await admin('GET', '/bots/baks'), 400, 'InvalidQuery')
   })
 
+  // Found by the fuzz suite (issue #13): a leap second passes the date-time format, but Date.parse
+  // gives NaN, which PostgreSQL refused as a bigint (500) and SQLite matched nothing with (200).
+  it('getBotLogs: a timeStart or timeEnd the format accepts but no Date can hold (leap second) is 400 InvalidQuery', async () => {
+    const botId = h.credentials.botId
+    for (const query of ['timeStart=2026-12-31T23:59:60Z', 'timeEnd=2026-12-31T23:59:60.500%2B00:00']) {
+      expectError(await admin('GET', `/bots/${botId}/logs?${query}`), 400, 'InvalidQuery')
+    }
+    const ok = await admin('GET', `/bots/${botId}/logs?timeStart=2026-01-01t00:00:00z&timeEnd=2099-01-01T00:00:00.123456Z`)
+    expect(ok.status, ok.text).toBe(200)
+  })
+
   describe('body size (Admin limit 50 MB, not the Chat API 1 MB)', () => {
     it('a 2 MB `code` is accepted by createBot and updateBot and stored intact', async () => {
       const code = `/* ${'a'.repeat(2 * MiB)} */`

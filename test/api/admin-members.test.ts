@@ -109,6 +109,27 @@ describe('Admin API: workspace members', () => {
     expect((await admin('GET', '/workspace-members/me', { token: m.token, workspaceId: ws1 })).body.role).toBe('viewer')
   })
 
+  // Found by the fuzz suite's concurrent property (issue #13): both requests saw no account (or no
+  // membership) and both inserted it; the loser hit the unique key and answered 500.
+  it('the same new email added several times at once: one 201 with the first token, the others 409 AlreadyExists, one account', async () => {
+    const ws = await newWorkspace()
+    const address = `race-${Date.now().toString(36)}@example.test`
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) =>
+      admin('POST', '/workspace-members', { workspaceId: ws, body: { email: i % 2 === 0 ? address : address.toUpperCase(), role: 'viewer' } })))
+    const created = results.filter((r) => r.status === 201)
+    expect(created, results.map((r) => r.text).join('\n')).toHaveLength(1)
+    for (const r of results.filter((x) => x !== created[0])) expectError(r, 409, 'AlreadyExists')
+    expect(created[0]!.body.pat?.value).toEqual(expect.any(String))
+    const listed = await admin('GET', '/workspace-members?pageSize=100', { workspaceId: ws })
+    expect(listed.body.members.filter((m: { email: string }) => m.email === address)).toHaveLength(1)
+
+    // An existing account added to another workspace at once: one membership, the others 409.
+    const ws2 = await newWorkspace()
+    const again = await Promise.all(Array.from({ length: 6 }, () => admin('POST', '/workspace-members', { workspaceId: ws2, body: { email: address, role: 'developer' } })))
+    expect(again.filter((r) => r.status === 201), again.map((r) => r.text).join('\n')).toHaveLength(1)
+    for (const r of again.filter((x) => x.status !== 201)) expectError(r, 409, 'AlreadyExists')
+  })
+
   it('the bootstrap owner (owner@localhost) can be added by email to a workspace someone else owns, and re-adding it is 409', async () => {
     // Another account creates its own workspace and invites the bootstrap owner by its email.
     const other = await addMember(await newWorkspace(), 'viewer')

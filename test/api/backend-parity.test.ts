@@ -93,6 +93,7 @@ const CASES: Case[] = [
     [`chat listMessages nextToken: ${name}`, (i) => chat(i, 'GET', `/conversations/${i.conversationId}/messages?nextToken=${v}`)],
   ]),
   ['admin listBots with a huge limit', (i) => ({ method: 'GET', url: '/v1/admin/bots?limit=1e30', headers: i.admin })],
+  ['admin getBotLogs with a leap second (a date-time no Date holds)', (i) => ({ method: 'GET', url: `/v1/admin/bots/${i.h.credentials.botId}/logs?timeStart=2026-12-31T23:59:60Z`, headers: i.admin })],
   ['admin getBotLogs with a timestamp beyond 64 bits', (i) => ({ method: 'GET', url: `/v1/admin/bots/${i.h.credentials.botId}/logs?timeStart=99999999999999999999`, headers: i.admin })],
 
   // ---- headers

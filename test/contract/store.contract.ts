@@ -304,6 +304,23 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         await expect(store.createAccount({ ...a, email: `${uid('mail')}@example.com` })).rejects.toBeDefined()
       })
 
+      it('createMemberAccount: account, first token and membership together; a taken email inserts nothing (UniqueViolation)', async () => {
+        const a = { id: uid('acc'), email: `${uid('mail')}@example.com`, displayName: 'New', createdAt: T0, updatedAt: T0 }
+        const token = { id: uid('tok'), accountId: a.id, note: 'first', createdAt: T0 }
+        const hash = uid('hash')
+        await store.createMemberAccount(a, { ...token, tokenHash: hash }, fx.workspace.id, 'viewer')
+        expect(await store.getAccountByEmail(a.email)).toEqual(a)
+        expect(await store.findAccessTokenByHash(hash)).toEqual(token)
+        expect((await store.getMember(fx.workspace.id, a.id))?.role).toBe('viewer')
+        const twin = { ...a, id: uid('acc') }
+        const twinHash = uid('hash')
+        await expect(store.createMemberAccount(twin, { ...token, id: uid('tok'), accountId: twin.id, tokenHash: twinHash }, fx.workspace.id, 'owner')).rejects.toBeInstanceOf(UniqueViolation)
+        expect(await store.getAccount(twin.id)).toBeUndefined()
+        expect(await store.findAccessTokenByHash(twinHash)).toBeUndefined()
+        await expect(store.addWorkspaceMember(fx.workspace.id, a.id, 'owner', T0)).rejects.toBeInstanceOf(UniqueViolation)
+        expect((await store.getMember(fx.workspace.id, a.id))?.role).toBe('viewer')
+      })
+
       it('access tokens: list per account, delete only by their account', async () => {
         const a = await account()
         const b = await account()

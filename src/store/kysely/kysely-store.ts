@@ -182,17 +182,37 @@ export class KyselyStore implements Store {
   }
 
   async createAccount(a: AccountRow): Promise<void> {
-    await this.db
+    const row = await this.db
       .insertInto('accounts')
       .values({ id: a.id, email: a.email, display_name: a.displayName, created_at: a.createdAt, updated_at: a.updatedAt })
-      .execute()
+      .onConflict((oc) => oc.doNothing())
+      .returning('id')
+      .executeTakeFirst()
+    if (!row) throw new UniqueViolation('Account')
   }
 
   async addWorkspaceMember(workspaceId: string, accountId: string, role: string, now: number): Promise<void> {
-    await this.db
+    const row = await this.db
       .insertInto('workspace_members')
       .values({ workspace_id: workspaceId, account_id: accountId, role, created_at: now, updated_at: now })
-      .execute()
+      .onConflict((oc) => oc.columns(['workspace_id', 'account_id']).doNothing())
+      .returning('account_id')
+      .executeTakeFirst()
+    if (!row) throw new UniqueViolation('Workspace member')
+  }
+
+  async createMemberAccount(a: AccountRow, t: AccessTokenRow & { tokenHash: string }, workspaceId: string, role: string): Promise<void> {
+    await this.db.transaction().execute(async (trx) => {
+      const row = await trx
+        .insertInto('accounts')
+        .values({ id: a.id, email: a.email, display_name: a.displayName, created_at: a.createdAt, updated_at: a.updatedAt })
+        .onConflict((oc) => oc.doNothing())
+        .returning('id')
+        .executeTakeFirst()
+      if (!row) throw new UniqueViolation('Account')
+      await trx.insertInto('access_tokens').values({ id: t.id, account_id: a.id, token_hash: t.tokenHash, note: t.note, created_at: t.createdAt }).execute()
+      await trx.insertInto('workspace_members').values({ workspace_id: workspaceId, account_id: a.id, role, created_at: a.createdAt, updated_at: a.createdAt }).execute()
+    })
   }
 
   async createAccessToken(t: AccessTokenRow & { tokenHash: string }): Promise<void> {

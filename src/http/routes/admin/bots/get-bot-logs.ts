@@ -2,6 +2,18 @@ import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { IsoDate } from '../../../schemas/common.js'
 import { adminSchema } from '../common.js'
+import { errors } from '../../../../lib/errors.js'
+
+/**
+ * Milliseconds of a date-time query value. The format admits what no Date holds (a leap second,
+ * `23:59:60`): that is the caller's error, not a NaN for the store (PostgreSQL refuses it as a bigint).
+ */
+function timeOf(name: string, value: string | undefined): number | undefined {
+  if (!value) return undefined
+  const ms = Date.parse(value)
+  if (Number.isNaN(ms)) throw errors.invalidQuery(`${name} must be an ISO 8601 date-time that a date can hold (no leap seconds)`)
+  return ms
+}
 
 const Query = Type.Object({
   timeStart: Type.Optional(IsoDate),
@@ -21,10 +33,8 @@ export default function getBotLogs(app: App): void {
       { 200: Type.Object({ logs: Type.Array(LogSchema), nextToken: Type.Optional(Type.String()) }) }),
   }, async (request) => {
     const q = request.query
-    const page = await app.services.bots.getLogs(request.workspace.id, request.params.id, {
-      from: q.timeStart ? Date.parse(q.timeStart) : undefined,
-      to: q.timeEnd ? Date.parse(q.timeEnd) : undefined,
-    }, q.nextToken)
+    const range = { from: timeOf('timeStart', q.timeStart), to: timeOf('timeEnd', q.timeEnd) }
+    const page = await app.services.bots.getLogs(request.workspace.id, request.params.id, range, q.nextToken)
     return {
       logs: page.items.map((l) => ({
         timestamp: new Date(l.at).toISOString(), level: l.level, message: l.message, ...(l.conversationId !== null && { conversationId: l.conversationId }),
