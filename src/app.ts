@@ -11,7 +11,7 @@ import { filesRoutes } from './http/routes/files/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
-import { answerExpectation, clientErrorHandler, registerEarlyAnswers } from './http/plugins/connection.js'
+import { answerExpectation, clientErrorHandler, refuseTunnel, registerEarlyAnswers } from './http/plugins/connection.js'
 import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
@@ -70,7 +70,10 @@ export async function buildApp(deps: AppDeps): Promise<App> {
       createServer(
         { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000, keepAliveTimeout: 5000, requireHostHeader: false },
         handler,
-      ).on('checkExpectation', answerExpectation),
+      )
+        .on('checkExpectation', answerExpectation)
+        .on('connect', refuseTunnel)
+        .on('upgrade', refuseTunnel),
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // The domain services, wired in the composition root (src/compose.ts).

@@ -90,6 +90,11 @@ describe('security: HTTP parser errors, early answers and unknown routes', () =>
       expectRawError(answer, 417, 'InvalidPayload')
     })
 
+    it('405 for CONNECT and 400 for a protocol upgrade (the connection was closed without a word)', async () => {
+      expectRawError(await rawRequest(h.baseUrl, 'CONNECT 127.0.0.1:22 HTTP/1.1\r\nHost: 127.0.0.1:22\r\n\r\n'), 405, 'MethodNotFound')
+      expectRawError(await rawRequest(h.baseUrl, `GET /${'x'}/conversations/c/listen HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: websocket\r\n\r\n`), 400, 'InvalidPayload')
+    })
+
     it('a well-formed request on the same kind of socket is answered normally (positive control)', async () => {
       const answer = await rawRequest(h.baseUrl, 'GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
       expect(answer.status).toBe(200)

@@ -1,5 +1,6 @@
 import { maxHeaderSize, STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 import type { FastifyInstance } from 'fastify'
 import { errors, protocolErrorBody, type ProtocolStatus } from '../../lib/errors.js'
 import { requestId } from '../../lib/ids.js'
@@ -122,11 +123,25 @@ export function clientErrorHandler(timeouts: { headersTimeoutMs: number; request
     const { status, message } = protocolError(err, timeouts)
     const id = requestId()
     this.log.debug({ reqId: id, code: err.code, status }, 'client error')
-    const body = JSON.stringify(protocolErrorBody(id, status, message))
-    socket.end(
-      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-      () => socket.destroy(),
-    )
+    endWithError(socket, status, protocolErrorBody(id, status, message))
   }
+}
+
+/** Writes an error answer straight to the socket (no request object to answer through) and closes it. */
+function endWithError(socket: Duplex, status: number, body: object): void {
+  const text = JSON.stringify(body)
+  socket.end(
+    `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+      `Content-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`,
+    () => socket.destroy(),
+  )
+}
+
+/**
+ * CONNECT and protocol upgrades (WebSocket) are not served: Node would close such a connection without
+ * a word unless the server listens for them; they get an error answer instead.
+ */
+export function refuseTunnel(req: IncomingMessage, socket: Duplex): void {
+  const error = req.method === 'CONNECT' ? errors.methodNotFound('CONNECT', req.url ?? '') : errors.invalidPayload('Protocol upgrades are not supported (the real-time stream is Server-Sent Events over plain HTTP)')
+  endWithError(socket, error.status, { id: requestId(), code: error.status, type: error.type, message: error.message })
 }
