@@ -138,7 +138,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
       memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
     },
-    sandboxWorkers: int(env, 'PARLEY_SANDBOX_WORKERS', Math.min(4, availableParallelism()), 1),
+    // At least 2: a worker held by runaway code must leave another one running (not a cold start).
+    sandboxWorkers: int(env, 'PARLEY_SANDBOX_WORKERS', Math.max(2, Math.min(4, availableParallelism())), 1),
     botSweepMs: int(env, 'PARLEY_BOT_SWEEP_MS', 5_000, 100),
     kbAnswer: env.PARLEY_KB_ANSWER_URL
       ? {

@@ -65,12 +65,13 @@ export interface Server {
   stderr: () => string
 }
 
-export async function startServer(name: string, script: string[], env: Record<string, string>): Promise<Server> {
+/** `pin: false` runs the server on every core (as `npm start` does) instead of core 0 alone. */
+export async function startServer(name: string, script: string[], env: Record<string, string>, options: { pin?: boolean } = {}): Promise<Server> {
   const port = await freePort()
   const dataDir = mkdtempSync(join(DATA_ROOT, `parley-bench-${name.replace(/\W+/g, '-')}-`))
   const nodeArgs = CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', join(BENCH, 'profiles')] : []
   const argv = [process.execPath, ...nodeArgs, ...script]
-  const [cmd, ...args] = TASKSET ? ['taskset', '-c', '0', ...argv] : argv
+  const [cmd, ...args] = TASKSET && options.pin !== false ? ['taskset', '-c', '0', ...argv] : argv
   // stdout (Parley's request log) goes to /dev/null: a pipe nobody drains would stall the server.
   // Parley's own settings from the caller's shell (PARLEY_DATABASE_URL, LOG_LEVEL, …) must not leak in.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(PARLEY_|LOG_LEVEL$|PORT$|HOST$)/.test(k)))

@@ -22,7 +22,7 @@ const BUSY_MS = 10
  * A worker inside one QuickJS call for longer than this is held: no run can go on there until the call
  * ends (QuickJS cannot be preempted), so the other runs on it are evacuated (see evacuate()).
  */
-const HOT_MS = 100
+const HOT_MS = 50
 /**
  * Nor does a worker where one VM ran promise jobs for a whole drain slice within this long: code that
  * burns CPU in short steps (a promise or microtask loop, drained in slices) would otherwise delay every
@@ -31,7 +31,7 @@ const HOT_MS = 100
 const HOG_MS = 100
 /**
  * A bot whose code was stopped at a time or memory limit (the run failed, or its code was interrupted
- * or ran out of memory and the prelude went on) is a suspect for this long: its runs go to the quarantine workers (low OS
+ * or ran out of memory and the prelude went on), or left promise jobs running, is a suspect for this long: its runs go to the quarantine workers (low OS
  * priority, never shared with other bots' runs).
  */
 const SUSPECT_MS = 10 * 60_000
@@ -127,7 +127,7 @@ export class QuickJsSandbox implements BotSandbox {
 
   /** Workers start on first use, all of them (a server without bot code never pays for them). */
   constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
-    this.size = Math.max(1, options.workers ?? Math.min(4, availableParallelism()))
+    this.size = Math.max(1, options.workers ?? Math.max(2, Math.min(4, availableParallelism())))
     this.closing = new Promise<never>((_resolve, reject) => {
       this.signalClosing = reject
     })
@@ -185,6 +185,7 @@ export class QuickJsSandbox implements BotSandbox {
    */
   private crashed(slot: Slot, message: string): void {
     if (!this.drop(slot)) return
+    this.replenish()
     for (const run of slot.runs.values()) {
       if (run.moves >= MAX_MOVES || this.closed) run.reject(new SandboxError('crashed', message))
       else this.move(run)
@@ -242,22 +243,13 @@ export class QuickJsSandbox implements BotSandbox {
   }
 
   /**
-   * Whether a quarantine worker has started; starts one if there is none. Until then suspects run in
-   * the ordinary pool (where a held worker's other runs are moved away) rather than wait for a worker
-   * to start.
+   * Keeps the ordinary pool at its size and one quarantine worker ready, after a worker was dropped or
+   * retired (a suspect's next run must not wait for a worker to start, nor run among other bots').
    */
-  private quarantineReady(): boolean {
-    const live = this.live(true)
-    if (live.length === 0) {
-      this.slots.push(this.spawn(true))
-      return false
-    }
-    return live.some((slot) => slot.started)
-  }
-
-  /** Keeps the ordinary pool at its size after a worker was dropped or retired. */
   private replenish(): void {
-    if (!this.closed && this.slots.length > 0 && this.live(false).length < this.size) this.slots.push(this.spawn())
+    if (this.closed || this.slots.length === 0) return
+    if (this.live(false).length < this.size) this.slots.push(this.spawn())
+    if (this.live(true).length === 0) this.slots.push(this.spawn(true))
   }
 
   /** Terminates a slot's worker and forgets it (its pending work stays in its maps); false if already dropped. */
@@ -404,11 +396,16 @@ export class QuickJsSandbox implements BotSandbox {
   private leastBusy(quarantine: boolean): Slot {
     // The whole pool starts on first use: a worker started only when a second run comes along makes
     // that run wait for its start (QuickJS's WebAssembly and the prelude), longer than a busy turn
-    // would have held it on the first worker. The quarantine starts with one worker.
+    // would have held it on the first worker. The quarantine's one worker starts with them, so that a
+    // suspect's next run never waits for one to start.
     const size = quarantine ? 1 : this.size
+    if (this.slots.length === 0) {
+      for (let i = 0; i < this.size; i++) this.slots.push(this.spawn())
+      this.slots.push(this.spawn(true))
+    }
     let live = this.live(quarantine)
     if (live.length === 0) {
-      for (let i = 0; i < size; i++) this.slots.push(this.spawn(quarantine))
+      this.slots.push(this.spawn(quarantine))
       live = this.live(quarantine)
     }
     const now = Date.now()
@@ -460,7 +457,7 @@ export class QuickJsSandbox implements BotSandbox {
 
   private async dispatch(request: SandboxRun, host: SandboxHost, moves: number, evacuations: number): Promise<string> {
     if (this.closed) throw new SandboxError('crashed', 'The sandbox is closed')
-    const slot = this.leastBusy(this.isSuspect(request.botId) && this.quarantineReady())
+    const slot = this.leastBusy(this.isSuspect(request.botId))
     await this.ready(slot)
     const id = this.nextId++
     const { limits } = request

@@ -448,7 +448,8 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
       // Promise jobs still queued once the run is over: a chain the bot left running (e.g. an endless
       // un-awaited .then loop). It would burn the next run's time: the VM is thrown away instead.
       post({ type: 'log', id, level: 'error', text: 'Promise jobs were still running after the run ended (a promise chain left running?): they were stopped and the sandbox discarded' })
-      post({ type: 'done', id, ok: true, output, ...(limited(vm, limits) ? { limited: true } : {}) })
+      // Such a bot is quarantined too: its chains would keep taking turns from other bots' runs.
+      post({ type: 'done', id, ok: true, output, limited: true })
       if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
       else disposeVm(vm)
       return
