@@ -479,6 +479,7 @@ export class QuickJsSandbox implements BotSandbox {
       parley_sandbox_quarantined_bots: [...this.suspects.values()].filter((until) => until > now).length,
       parley_sandbox_workers_retired: this.retired,
       parley_sandbox_runs_evacuated: this.evacuated,
+      parley_sandbox_heap_bytes: this.slots.reduce((sum, slot) => sum + slot.beat[BEAT_HEAP]!, 0),
     }
   }
 

@@ -76,6 +76,9 @@ describe('runtime: one bot\'s hostile code costs neither the server\'s memory no
       const metrics = await (await fetch(`${h.baseUrl}/metrics`)).text()
       expect(Number(/^parley_sandbox_workers_retired (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1)
       expect(Number(/^parley_sandbox_quarantined_bots (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThanOrEqual(1)
+      // the workers' WebAssembly heaps, the bomb's given back: under the cap of one worker (768 MB)
+      expect(Number(/^parley_sandbox_heap_bytes (\d+)$/m.exec(metrics)?.[1])).toBeGreaterThan(0)
+      expect(Number(/^parley_sandbox_heap_bytes (\d+)$/m.exec(metrics)?.[1])).toBeLessThan(768 * MB)
     } finally {
       await talk.close()
     }
