@@ -18,6 +18,7 @@ import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
 import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
+import { RemoteBots } from './runtime/remote-bots.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import type { KyselyStore } from './store/kysely/kysely-store.js'
 import { createPostgresStore } from './store/postgres.js'
@@ -115,7 +116,9 @@ export interface Domain {
 export function createServices(deps: ServiceDeps): Domain {
   const { config, store, pubsub, blobs, warn } = deps
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
+  const remote = new RemoteBots(store, config.remoteBots)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
+    remote,
     limits: config.sandboxLimits,
     sweepMs: config.botSweepMs,
     validatePayload: validateMessagePayload,
@@ -130,12 +133,14 @@ export function createServices(deps: ServiceDeps): Domain {
       return result.ok ? undefined : result.error
     },
     onChanged: (botId) => runtime.botChanged(botId),
+    // Best effort, in the background: no request waits for a remote bot.
+    onUrlChanged: (bot) => void remote.register(bot),
   })
   const files = new FileService({ config, store, bots, blobs, warn })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, streams, store, bots, files, runtime,
+    config, chat, streams, store, bots, files, runtime, remote,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }
@@ -156,6 +161,6 @@ export function createServices(deps: ServiceDeps): Domain {
     async close() {
       if (!deps.sandbox) await sandbox.close()
     },
-    gauges: () => ({ parley_sse_open_streams: streams.openCount, ...sandbox.stats?.() }),
+    gauges: () => ({ parley_sse_open_streams: streams.openCount, ...sandbox.stats?.(), ...remote.gauges() }),
   }
 }

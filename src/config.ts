@@ -1,5 +1,6 @@
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
+import type { RemoteBotSettings } from './runtime/remote-bots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
 
 /** The only module that reads process.env. Everything else receives a Config. */
@@ -53,6 +54,8 @@ export interface Config {
   kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
   /** Webhook integration (README "Webhook integration"). */
   webhook: WebhookConfig
+  /** Deliveries to remote bots (bots with a `url`; README "Bring a Botpress bot"). */
+  remoteBots: RemoteBotSettings
 }
 
 export interface WebhookConfig {
@@ -158,6 +161,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       toleranceSeconds: 300,
       workers: int(env, 'PARLEY_WEBHOOK_WORKERS', 2, 0),
       pollMs: int(env, 'PARLEY_WEBHOOK_POLL_MS', 1_000, 10),
+    },
+    remoteBots: {
+      timeoutMs: int(env, 'PARLEY_REMOTE_BOT_TIMEOUT_MS', 10_000, 10),
+      attempts: int(env, 'PARLEY_REMOTE_BOT_ATTEMPTS', 5, 1),
+      backoffMs: int(env, 'PARLEY_REMOTE_BOT_BACKOFF_MS', 500, 0),
+      maxBackoffMs: int(env, 'PARLEY_REMOTE_BOT_MAX_BACKOFF_MS', 30_000, 0),
+      concurrencyPerBot: int(env, 'PARLEY_REMOTE_BOT_CONCURRENCY', 64, 1),
+      concurrency: int(env, 'PARLEY_REMOTE_BOTS_CONCURRENCY', 256, 1),
     },
     ...overrides,
   }

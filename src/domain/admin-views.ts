@@ -46,6 +46,7 @@ export const botSummaryView = (b: BotRow) => ({
   ...(b.deployedAt !== null && { deployedAt: iso(b.deployedAt) }),
   tags: b.tags,
   dev: b.dev,
+  ...(b.url !== null && { url: b.url }),
 })
 
 function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean) {

@@ -25,6 +25,8 @@ export interface BotInput {
   tags?: Record<string, string | null> | undefined
   dev?: boolean | undefined
   code?: string | undefined
+  /** A bot served elsewhere (an @botpress/sdk program): its events are POSTed there; null removes it. */
+  url?: string | null | undefined
   /** Seconds each hook, action or card run may take (Botpress's maxExecutionTime); null restores the default. */
   maxExecutionTime?: number | null | undefined
   /** Keyed by integration name (or, on update, the integration's id); null disables it. */
@@ -43,6 +45,24 @@ export interface BotResourceCleaner {
 }
 
 const MIN_ENCRYPTION_KEY_LENGTH = 16
+export const MAX_BOT_URL_LENGTH = 2048
+
+/** A remote bot's url: an absolute http: or https: URL without credentials, at most MAX_BOT_URL_LENGTH characters. */
+export function checkBotUrl(url: string | null | undefined): string | null | undefined {
+  if (url === undefined || url === null) return url
+  if (typeof url !== 'string' || url.length === 0) throw errors.invalidPayload('url must be an http: or https: URL, or null')
+  if (url.length > MAX_BOT_URL_LENGTH) throw errors.invalidPayload(`url is longer than ${MAX_BOT_URL_LENGTH} characters`)
+  let parsed: URL
+  try {
+    parsed = new URL(url)
+  } catch {
+    throw errors.invalidPayload('url is not a valid absolute URL (expected http://host[:port]/path or https://…)')
+  }
+  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw errors.invalidPayload(`url must use http: or https:, not ${parsed.protocol}`)
+  if (parsed.username || parsed.password) throw errors.invalidPayload('url must not carry credentials (user:password@); requests are signed with the bot\'s signingSecret instead')
+  if (parsed.hash) throw errors.invalidPayload('url must not have a #fragment')
+  return parsed.href
+}
 
 export function newIntegration(botId: string, name: IntegrationName, now: number, encryptionKey?: string, configuration: JsonObject = {}): IntegrationRow {
   return {
@@ -91,7 +111,13 @@ export class BotService {
    */
   constructor(
     private readonly store: Store,
-    private readonly options: { checkCode?: CodeChecker; onChanged?: (botId: string) => Promise<void>; clock?: () => number } = {},
+    private readonly options: {
+      checkCode?: CodeChecker
+      onChanged?: (botId: string) => Promise<void>
+      /** Told when a bot's url was set or changed (the remote bot gets a `register` request, best effort). */
+      onUrlChanged?: (bot: BotRow) => void
+      clock?: () => number
+    } = {},
   ) {
     this.checkCode = options.checkCode
     this.clock = options.clock ?? Date.now
@@ -118,6 +144,7 @@ export class BotService {
   }
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
+    const url = checkBotUrl(input.url) ?? null
     await this.assertLoads(input.code)
     const now = this.clock()
     const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
@@ -132,6 +159,7 @@ export class BotService {
       code: input.code ?? null,
       maxExecutionTime: input.maxExecutionTime ?? null,
       deployedAt: input.code !== undefined ? now : null,
+      url,
       createdAt: now,
       updatedAt: now,
     }
@@ -145,6 +173,7 @@ export class BotService {
       if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
     }
     await this.store.createBot(bot, integrations)
+    if (url !== null) this.options.onUrlChanged?.(bot)
     return { bot, integrations }
   }
 
@@ -161,9 +190,11 @@ export class BotService {
 
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
+    const url = checkBotUrl(input.url)
     await this.assertLoads(input.code)
-    // A bot's first code starts with the conversations' next message: their history is not replayed as turns.
-    if (input.code !== undefined && bot.code === null) await this.store.fastForwardBotCursors(bot.id)
+    // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
+    const startsRunning = (input.code !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
+    if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
     const now = this.clock()
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
@@ -189,6 +220,7 @@ export class BotService {
         tags: input.tags,
         code: input.code,
         maxExecutionTime: input.maxExecutionTime,
+        url,
         // A new limit applies like new code: cached sandboxes of the old version are dropped.
         ...((input.code !== undefined || input.maxExecutionTime !== undefined) && { deployedAt: now }),
       },
@@ -196,6 +228,7 @@ export class BotService {
     )
     if (!updated) throw errors.notFound('Bot', id)
     await this.changed(bot.id)
+    if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
     return { bot: updated, integrations: await this.store.listIntegrations(bot.id) }
   }
 

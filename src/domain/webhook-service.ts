@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import { safeEqual } from '../lib/crypto.js'
 import { ApiError, errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
+import { parseSignature, SIGNATURE_HEADER } from '../lib/signature.js'
 import { findJsonProblem } from '../lib/json-guard.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { DeletedBot, IntegrationRow, JsonObject, Store } from '../store/store.js'
@@ -14,7 +15,7 @@ export const WEBHOOK_PREFIX = '/webhooks'
 export const webhookUrl = (publicUrl: string, webhookId: string) => `${publicUrl.replace(/\/+$/, '')}${WEBHOOK_PREFIX}/${encodeURIComponent(webhookId)}`
 
 /** Headers of the webhook integration (README "Webhook integration"). */
-export const SIGNATURE_HEADER = 'x-parley-signature'
+export { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 export const IDEMPOTENCY_HEADERS = ['idempotency-key', 'x-idempotency-key'] as const
 
 /** A claimed delivery is retried at most this many times (a body that crashes the process every time ends here). */
@@ -30,23 +31,6 @@ export interface WebhookRequest {
   signature: string | undefined
   idempotencyKey: string | undefined
   body: AsyncIterable<Uint8Array>
-}
-
-/** `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`; several v1 entries allowed (secret rotation). */
-export function signatureHeader(secret: string, body: Uint8Array | string, t = Math.floor(Date.now() / 1000)): string {
-  return `t=${t},v1=${createHmac('sha256', secret).update(`${t}.`).update(body).digest('hex')}`
-}
-
-function parseSignature(header: string | undefined): { t: number; v1: string[] } | undefined {
-  if (!header) return undefined
-  let t: number | undefined
-  const v1: string[] = []
-  for (const part of header.split(',')) {
-    const [k, v] = part.trim().split('=', 2) as [string, string | undefined]
-    if (k === 't' && v && /^\d{1,12}$/.test(v)) t = Number(v)
-    else if (k === 'v1' && v && /^[0-9a-f]{64}$/i.test(v)) v1.push(v.toLowerCase())
-  }
-  return t === undefined || v1.length === 0 ? undefined : { t, v1 }
 }
 
 const isJson = (contentType: string | undefined) => {

@@ -10,6 +10,7 @@ import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
+import type { RemoteBots } from '../runtime/remote-bots.js'
 import type { AccountRow, IntegrationRow, UserRow, WorkspaceRow } from '../store/store.js'
 
 /** What routes may use: domain services only (no store access from routes, except readiness). */
@@ -22,6 +23,8 @@ export interface Services {
   bots: BotService
   files: FileService
   runtime: BotRuntime
+  /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
+  remote: RemoteBots
   store: Pick<Store, 'ping'>
 }
 

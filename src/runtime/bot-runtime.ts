@@ -9,6 +9,7 @@ import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, Eve
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
+import { conversationEvent, DeliveryStopped, type RemoteBots } from './remote-bots.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
 import { webhookEvent, withExtension, type HostExtension, type WebhookEventSource } from './webhook-events.js'
 
@@ -38,9 +39,30 @@ export interface BotRuntimeOptions {
   clock?: () => number
   /** Composes knowledge-card answers (an OpenAI-compatible endpoint); the best passage is used when absent. */
   composeAnswer?: AnswerComposer | undefined
+  /** Delivers the turns of bots with a `url` (remote @botpress/sdk programs); without it such bots' turns are skipped. */
+  remote?: RemoteBots | undefined
 }
 
-type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }
+export type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }
+
+export interface TurnResult { states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }
+
+/**
+ * Runs one turn of a conversation; the runtime schedules (which conversation, in which order, under
+ * which lease) and saves what the turn leaves. Two executors: the sandbox (the bot's deployed code)
+ * and the remote one (a POST to the bot's url). A bot with a url is remote, whatever code it has.
+ */
+export interface TurnExecutor {
+  /** How long a conversation's lease must last for one turn of this bot. */
+  leaseMs(bot: BotRow): number
+  /** Waits for room to run this bot's turns (bounded concurrency); the returned function gives it back. */
+  admit(bot: BotRow): Promise<() => void>
+  /** Rejects only when the instance stops (the turn is then run again after the restart). */
+  turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult>
+}
+
+/** Whether a bot has turns to run: deployed code, or a url. */
+export const hasTurns = (bot: BotRow) => bot.url !== null || bot.code !== null
 
 /** Deterministic ids for a turn's replies: a turn re-run after a crash cannot reply twice. */
 function replyId(sourceId: string, index: number): string {
@@ -74,6 +96,16 @@ export class BotRuntime implements IncomingInterceptor {
     private readonly options: BotRuntimeOptions,
   ) {
     this.clock = options.clock ?? Date.now
+    const remote = options.remote
+    this.remoteTurns = remote && {
+      leaseMs: () => remote.leaseMs(),
+      admit: (bot) => remote.admit(bot.id),
+      turn: async (bot, integration, incoming) => {
+        const event = await conversationEvent(this.store, integration, incoming)
+        const logs = await remote.deliver(bot, event, event.conversationId ?? null)
+        return { states: [], logs, ownSeqs: [] }
+      },
+    }
   }
 
   async start(): Promise<void> {
@@ -92,26 +124,41 @@ export class BotRuntime implements IncomingInterceptor {
     this.sweeper.unref()
   }
 
+  private readonly sandboxTurns: TurnExecutor = {
+    leaseMs: (bot) => this.limitsOf(bot).timeoutMs + 10_000,
+    admit: async () => () => {},
+    turn: (bot, integration, incoming) => this.turn(bot, integration, incoming),
+  }
+
+  private readonly remoteTurns: TurnExecutor | undefined
+
+  /** The executor of a bot's turns: remote when it has a url, else the sandbox. */
+  private executorOf(bot: BotRow): TurnExecutor | undefined {
+    return bot.url !== null ? this.remoteTurns : bot.code !== null ? this.sandboxTurns : undefined
+  }
+
   private async sweep(): Promise<void> {
     for (const { integrationId, conversationId } of await this.store.conversationsBehind(1_000)) this.schedule(integrationId, conversationId)
   }
 
   /** Leases outlive the bot's longest turn, so a live owner never loses one mid-turn. */
   private leaseMs(bot: BotRow): number {
-    return this.limitsOf(bot).timeoutMs + 10_000
+    return (this.executorOf(bot) ?? this.sandboxTurns).leaseMs(bot)
   }
 
   async stop(): Promise<void> {
     this.stopped = true
     clearInterval(this.sweeper)
+    this.options.remote?.stop()
     await Promise.all(this.unsubscribes.splice(0).map((u) => u()))
     await Promise.allSettled([...this.active.values()])
   }
 
   /** The notification announcing new incoming work in a conversation, sent with the user's message or event (none if the bot has no code). */
   async turnNotification(integrationId: string, conversationId: string): Promise<AppendNotification | undefined> {
-    // A bot without code has nothing to run (its first deploy fast-forwards the cursors).
-    if ((await this.botOf(integrationId))?.bot.code == null) return undefined
+    // A bot without code or url has nothing to run (its first deploy fast-forwards the cursors).
+    const owner = await this.botOf(integrationId)
+    if (!owner || !hasTurns(owner.bot)) return undefined
     return { channel: TURNS_CHANNEL, message: JSON.stringify([integrationId, conversationId]) }
   }
 
@@ -193,16 +240,23 @@ export class BotRuntime implements IncomingInterceptor {
   private async drain(integrationId: string, conversationId: string): Promise<void> {
     const owner = await this.botOf(integrationId)
     if (!owner) return
-    const claimed = await this.store.claimBotConversation(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs(owner.bot))
-    if (!claimed) return
+    // Room first (a remote bot's slots), then the lease: waiting for room holds no lease.
+    const release = await (this.executorOf(owner.bot) ?? this.sandboxTurns).admit(owner.bot)
     let cursor: BotCursor | undefined
     try {
-      await this.runPending(owner.bot, owner.integration, conversationId, claimed)
+      if (this.stopped) return
+      const claimed = await this.store.claimBotConversation(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs(owner.bot))
+      if (!claimed) return
+      try {
+        await this.runPending(owner.bot, owner.integration, conversationId, claimed)
+      } finally {
+        cursor = await this.store.releaseBotConversation(integrationId, conversationId, this.instanceId)
+      }
     } finally {
-      cursor = await this.store.releaseBotConversation(integrationId, conversationId, this.instanceId)
+      release()
     }
     // Work that arrived while another instance's notification found the lease taken.
-    if (cursor && cursor.botSeq < cursor.lastSeq && owner.bot.code !== null && !this.stopped) this.dirty.add(`${integrationId}:${conversationId}`)
+    if (cursor && cursor.botSeq < cursor.lastSeq && hasTurns(owner.bot) && !this.stopped) this.dirty.add(`${integrationId}:${conversationId}`)
   }
 
   /**
@@ -211,8 +265,9 @@ export class BotRuntime implements IncomingInterceptor {
    * the next turn, or once at the end.
    */
   private async runPending(bot: BotRow, integration: IntegrationRow, conversationId: string, cursor: BotCursor): Promise<void> {
-    if (bot.code === null) {
-      // No code deployed: nothing to run, and nothing to replay later when code arrives.
+    const executor = this.executorOf(bot)
+    if (!executor) {
+      // No code deployed and no url: nothing to run, and nothing to replay later when code arrives.
       await this.store.advanceBotCursor(integration.id, conversationId, cursor.lastSeq)
       return
     }
@@ -230,7 +285,14 @@ export class BotRuntime implements IncomingInterceptor {
           : undefined
         position = signal.seq
         if (!incoming) continue
-        const { states, logs, ownSeqs } = await this.turn(bot, integration, incoming)
+        let result: TurnResult
+        try {
+          result = await executor.turn(bot, integration, incoming)
+        } catch (err) {
+          if (!(err instanceof DeliveryStopped)) throw err
+          break // stopping: this event is delivered again after the restart
+        }
+        const { states, logs, ownSeqs } = result
         // The turn's own replies right after its message are passed over with it: no second drain just to skip them.
         for (const seq of ownSeqs.sort((a, b) => a - b)) if (seq === position + 1) position = seq
         const now = this.clock()
@@ -418,7 +480,7 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
-  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<{ states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }> {
+  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult> {
     const conversationId = incoming.kind === 'message' ? incoming.message.conversationId : incoming.event.conversationId
     const userId = incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId
     const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.event.id
@@ -457,6 +519,13 @@ export class BotRuntime implements IncomingInterceptor {
    */
   async webhookTurn(integration: IntegrationRow, source: WebhookEventSource, extension?: HostExtension): Promise<void> {
     const bot = (await this.botOf(integration.id))?.bot
+    if (bot?.url != null) {
+      // A remote bot gets it as a bot-level `webhook:event` (payload as the sandbox sees it; no client.readWebhookBody).
+      await this.options.remote?.deliverBotEvent(bot, {
+        id: source.id, type: `${integration.name}:event`, payload: source.payload, createdAt: new Date(source.createdAt).toISOString(), status: 'pending', failureReason: null,
+      })
+      return
+    }
     if (!bot?.code) return
     const botKey: BotStateKey = { scope: 'bot', scopeId: '' }
     const [botState] = await this.store.getBotStates(bot.id, [botKey])
@@ -485,7 +554,8 @@ export class BotRuntime implements IncomingInterceptor {
   async incomingHook(integration: IntegrationRow): Promise<IncomingHook | undefined> {
     const bot = (await this.botOf(integration.id))?.bot
     const code = bot?.code
-    if (!bot || !code) return undefined
+    // A remote bot's hooks run in its own program (the SDK's beforeIncomingMessage), not here.
+    if (!bot || !code || bot.url !== null) return undefined
     const summary = await this.summary(bot)
     if (!summary?.hooks.includes('beforeIncoming')) return undefined
     return (draft) => this.beforeIncoming(bot, code, integration, draft)

@@ -29,6 +29,8 @@ export interface BotRow {
   /** Seconds per hook, action or card run; null: the instance default. */
   maxExecutionTime: number | null
   deployedAt: number | null
+  /** Where a remote bot (an @botpress/sdk program) receives its events; null: turns run in the sandbox. */
+  url: string | null
   createdAt: number
   updatedAt: number
 }
@@ -116,6 +118,8 @@ export interface BotPatch {
   code?: string | undefined
   maxExecutionTime?: number | null | undefined
   deployedAt?: number | undefined
+  /** null: no remote url (turns run in the sandbox). */
+  url?: string | null | undefined
   /** null removes the tag. */
   tags?: Record<string, string | null> | undefined
 }

@@ -36,6 +36,7 @@ const Tags = StringMap(Type.String())
 
 export const BotSummarySchema = Type.Object({
   id: Type.String(), createdAt: IsoDate, updatedAt: IsoDate, name: Type.String(), deployedAt: Type.Optional(IsoDate), tags: Tags, dev: Type.Boolean(),
+  url: Type.Optional(Type.String({ description: 'Where the bot (an @botpress/sdk program) receives its events; absent: turns run in the sandbox' })),
 })
 
 const IntegrationSchema = Type.Object(
@@ -60,6 +61,7 @@ export const BotSchema = Type.Object(
     deployedAt: Type.Optional(IsoDate),
     tags: Tags,
     dev: Type.Boolean(),
+    url: Type.Optional(Type.String({ description: 'Where the bot (an @botpress/sdk program) receives its events; absent: turns run in the sandbox' })),
     signingSecret: Type.String(),
     integrations: StringMap(IntegrationSchema),
   },
@@ -88,6 +90,7 @@ export const BotInputSchema = Type.Object(
     tags: Type.Optional(StringMap(Type.Union([Type.String({ maxLength: 500 }), Type.Null()]), { minKeyLength: 1, maxKeyLength: 100 })),
     dev: Type.Optional(Type.Boolean()),
     code: Type.Optional(Type.String()),
+    url: Type.Optional(Type.Union([Type.String({ description: 'http: or https: URL of a bot served elsewhere (an @botpress/sdk program); null removes it' }), Type.Null()])),
     maxExecutionTime: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 300, description: 'Seconds per hook, action or card run' }), Type.Null()])),
     integrations: Type.Optional(StringMap(IntegrationInput)),
   },

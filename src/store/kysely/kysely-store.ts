@@ -103,6 +103,7 @@ const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   maxExecutionTime: r.max_execution_time === null ? null : Number(r.max_execution_time),
   code: r.code,
   deployedAt: r.deployed_at === null ? null : Number(r.deployed_at),
+  url: r.url ?? null,
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
 })
@@ -337,7 +338,7 @@ export class KyselyStore implements Store {
         .insertInto('bots')
         .values({
           id: bot.id, workspace_id: bot.workspaceId, name: bot.name, description: bot.description, tags: JSON.stringify(bot.tags),
-          dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, max_execution_time: bot.maxExecutionTime, deployed_at: bot.deployedAt,
+          dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, max_execution_time: bot.maxExecutionTime, deployed_at: bot.deployedAt, url: bot.url,
           created_at: bot.createdAt, updated_at: bot.updatedAt,
         })
         .execute()
@@ -397,6 +398,7 @@ export class KyselyStore implements Store {
           ...(patch.code !== undefined && { code: patch.code }),
           ...(patch.maxExecutionTime !== undefined && { max_execution_time: patch.maxExecutionTime }),
           ...(patch.deployedAt !== undefined && { deployed_at: patch.deployedAt }),
+          ...(patch.url !== undefined && { url: patch.url }),
           tags: JSON.stringify(tags),
           updated_at: now,
         })

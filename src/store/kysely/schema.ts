@@ -15,6 +15,7 @@ export interface Database {
     code: string | null
     max_execution_time: number | null
     deployed_at: number | null
+    url: string | null
     created_at: number
     updated_at: number
   }

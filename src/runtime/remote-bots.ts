@@ -1,0 +1,341 @@
+import http from 'node:http'
+import https from 'node:https'
+import { uuidv7 } from '../lib/ids.js'
+import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
+import type { BotLogRow, BotRow, ConversationRow, EventRow, IntegrationRow, MessageRow, Store, UserRow } from '../store/store.js'
+
+/**
+ * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
+ * as HTTP POSTs in the protocol the SDK's bot server reads (headers x-bot-id, x-bot-user-id,
+ * x-bp-operation, x-bp-type, x-bp-configuration; body `{ event }`), signed with the bot's
+ * signingSecret (x-parley-signature, src/lib/signature.ts). The bot answers through the Runtime API.
+ *
+ * The bot runtime schedules (one conversation at a time, in order, conversations in parallel, the
+ * cursor moved after each 2xx); this module only runs a delivery: retries with backoff, then a
+ * failure in the bot's logs. Concurrency is bounded per bot and overall (admit), so a slow or dead
+ * bot holds its own slots and never the other bots'.
+ */
+
+export interface RemoteBotSettings {
+  /** Wall time of one POST (connect to last byte of the answer). */
+  timeoutMs: number
+  /** POSTs per event before it is recorded as failed (1 = no retry). */
+  attempts: number
+  /** Wait before the first retry; doubled for each next one, capped at maxBackoffMs. */
+  backoffMs: number
+  maxBackoffMs: number
+  /** Conversations of one bot delivered at once. */
+  concurrencyPerBot: number
+  /** Deliveries in flight at once, all bots together (per instance). */
+  concurrency: number
+}
+
+/** Largest answer read from a remote bot (an action's output): the Runtime API's 1 MB. */
+export const MAX_ANSWER_BYTES = 1024 * 1024
+
+export type RemoteOperation = 'event_received' | 'register' | 'unregister' | 'ping' | 'action_triggered'
+
+export interface RemoteAnswer { status: number; body: string }
+
+/** The run was stopped (the instance shuts down): nothing is recorded, the event is delivered again after the restart. */
+export class DeliveryStopped extends Error {
+  constructor() {
+    super('The instance is stopping')
+  }
+}
+
+/** A counting semaphore: `take` resolves with a release function once a slot is free (FIFO). */
+class Slots {
+  private used = 0
+  private readonly waiting: (() => void)[] = []
+  constructor(private readonly size: number) {}
+
+  async take(): Promise<() => void> {
+    if (this.used >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve))
+    else this.used++
+    let released = false
+    return () => {
+      if (released) return
+      released = true
+      const next = this.waiting.shift()
+      if (next) next() // the slot passes on as is
+      else this.used--
+    }
+  }
+
+  get busy(): number {
+    return this.used
+  }
+}
+
+// ---- the event in Runtime API shapes (@botpress/client: Message, User, Conversation, Event) ----
+
+const iso = (ms: number) => new Date(ms).toISOString()
+
+export function runtimeMessage(m: MessageRow) {
+  const { type, ...payload } = m.payload
+  return {
+    id: m.id,
+    createdAt: iso(m.createdAt),
+    updatedAt: iso(m.createdAt),
+    type: String(type),
+    payload,
+    direction: m.isBot ? ('outgoing' as const) : ('incoming' as const),
+    userId: m.userId,
+    conversationId: m.conversationId,
+    tags: {},
+  }
+}
+
+export function runtimeUser(u: UserRow | undefined, id: string) {
+  return u
+    ? { id: u.id, createdAt: iso(u.createdAt), updatedAt: iso(u.updatedAt), tags: {}, ...(u.name !== null && { name: u.name }), ...(u.pictureUrl !== null && { pictureUrl: u.pictureUrl }) }
+    : { id, createdAt: iso(0), updatedAt: iso(0), tags: {} }
+}
+
+export function runtimeConversation(c: ConversationRow | undefined, id: string, integration: IntegrationRow) {
+  return c
+    ? { id: c.id, createdAt: iso(c.createdAt), updatedAt: iso(c.updatedAt), channel: 'channel', integration: integration.name, tags: {} }
+    : { id, createdAt: iso(0), updatedAt: iso(0), channel: 'channel', integration: integration.name, tags: {} }
+}
+
+/** A Runtime API Event as a remote bot receives it (`event_received`, x-bp-type = its type). */
+export interface RemoteEvent {
+  id: string
+  type: string
+  payload: Record<string, unknown>
+  createdAt: string
+  conversationId?: string
+  userId?: string
+  messageId?: string
+  status: 'pending'
+  failureReason: null
+}
+
+/**
+ * A conversation's incoming message (`message_created`: payload { message, user, conversation }) or
+ * custom event of the chat integration (`chat:custom`: payload { userId, conversationId, payload },
+ * as Botpress's chat integration emits it).
+ */
+export async function conversationEvent(store: Store, integration: IntegrationRow, incoming: { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }): Promise<RemoteEvent> {
+  const row = incoming.kind === 'message' ? incoming.message : incoming.event
+  const base = { conversationId: row.conversationId, userId: row.userId, createdAt: iso(row.createdAt), status: 'pending' as const, failureReason: null }
+  if (incoming.kind === 'event') {
+    return { id: row.id, type: `${integration.name}:custom`, payload: { userId: row.userId, conversationId: row.conversationId, payload: row.payload }, ...base }
+  }
+  const [user, conversation] = await Promise.all([store.getUser(integration.id, row.userId), store.getConversation(integration.id, row.conversationId)])
+  return {
+    id: row.id,
+    type: 'message_created',
+    payload: { message: runtimeMessage(incoming.message), user: runtimeUser(user, row.userId), conversation: runtimeConversation(conversation, row.conversationId, integration) },
+    messageId: row.id,
+    ...base,
+  }
+}
+
+// ---- delivery ----
+
+const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) }
+
+export class RemoteBots {
+  private readonly perBot = new Map<string, { slots: Slots; users: number }>()
+  private readonly all: Slots
+  private readonly stopping = new AbortController()
+  private readonly clock: () => number
+
+  constructor(
+    private readonly store: Store,
+    readonly settings: RemoteBotSettings,
+    options: { clock?: () => number } = {},
+  ) {
+    this.all = new Slots(settings.concurrency)
+    this.clock = options.clock ?? Date.now
+  }
+
+  /** Ends waits and requests in progress: their events stay where they were, for the next start. */
+  stop(): void {
+    this.stopping.abort()
+  }
+
+  /** The longest one event can take (every attempt timing out, every backoff), plus a margin: a conversation's lease. */
+  leaseMs(): number {
+    const { attempts, timeoutMs } = this.settings
+    let total = attempts * timeoutMs
+    for (let i = 1; i < attempts; i++) total += this.backoff(i)
+    return total + 10_000
+  }
+
+  private backoff(retry: number): number {
+    return Math.min(this.settings.maxBackoffMs, this.settings.backoffMs * 2 ** (retry - 1))
+  }
+
+  /** A delivery slot of this bot, then one of all bots: released by the returned function. */
+  async admit(botId: string): Promise<() => void> {
+    let entry = this.perBot.get(botId)
+    if (!entry) {
+      entry = { slots: new Slots(this.settings.concurrencyPerBot), users: 0 }
+      this.perBot.set(botId, entry)
+    }
+    entry.users++
+    const own = await entry.slots.take()
+    const shared = await this.all.take()
+    return () => {
+      shared()
+      own()
+      if (--entry.users === 0) this.perBot.delete(botId)
+    }
+  }
+
+  /** The headers and signed body of one request, in the SDK's bot-server protocol. */
+  request(bot: BotRow, operation: RemoteOperation, type: string, body: unknown, eventId?: string): { headers: Record<string, string>; body: string } {
+    const raw = JSON.stringify(body)
+    return {
+      body: raw,
+      headers: {
+        'content-type': 'application/json',
+        'x-bot-id': bot.id,
+        // On Parley a bot's messages have userId = the bot's id.
+        'x-bot-user-id': bot.id,
+        'x-bp-operation': operation,
+        'x-bp-type': type,
+        // The bot's configuration (Parley bots have none: {}); the SDK requires the header.
+        'x-bp-configuration': Buffer.from('{}').toString('base64'),
+        [SIGNATURE_HEADER]: signatureHeader(bot.signingSecret, raw, Math.floor(this.clock() / 1000)),
+        ...(eventId !== undefined && { 'x-parley-event-id': eventId }),
+      },
+    }
+  }
+
+  /** One POST; rejects on a network error or the timeout, resolves with any status. */
+  post(url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
+    return new Promise((resolve, reject) => {
+      if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
+      const target = new URL(url)
+      const transport = target.protocol === 'https:' ? https : http
+      let settled = false
+      const done = (fn: () => void) => {
+        if (settled) return
+        settled = true
+        clearTimeout(timer)
+        this.stopping.signal.removeEventListener('abort', onStop)
+        fn()
+      }
+      const req = transport.request(target, {
+        method: 'POST',
+        agent: agents[target.protocol as 'http:' | 'https:'],
+        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
+      }, (res) => {
+        const chunks: Buffer[] = []
+        let size = 0
+        res.on('data', (chunk: Buffer) => {
+          size += chunk.length
+          if (size <= MAX_ANSWER_BYTES) chunks.push(chunk)
+          else {
+            req.destroy()
+            done(() => reject(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`)))
+          }
+        })
+        res.on('end', () => done(() => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') })))
+        res.on('error', (err) => done(() => reject(err)))
+      })
+      const timer = setTimeout(() => {
+        req.destroy()
+        done(() => reject(new Error(`no answer within ${timeoutMs} ms`)))
+      }, timeoutMs)
+      const onStop = () => {
+        req.destroy()
+        done(() => reject(new DeliveryStopped()))
+      }
+      this.stopping.signal.addEventListener('abort', onStop, { once: true })
+      req.on('error', (err) => done(() => reject(err)))
+      req.end(body)
+    })
+  }
+
+  private wait(ms: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
+      const onStop = () => {
+        clearTimeout(timer)
+        reject(new DeliveryStopped())
+      }
+      const timer = setTimeout(() => {
+        this.stopping.signal.removeEventListener('abort', onStop)
+        resolve()
+      }, ms)
+      this.stopping.signal.addEventListener('abort', onStop, { once: true })
+    })
+  }
+
+  /**
+   * Delivers one event (`event_received`) with retries. Resolves with nothing to log when the bot
+   * answered 2xx, else with the failure's log line (status and reason of the last attempt); rejects
+   * only with DeliveryStopped. The signature is made again for each attempt (fresh timestamp).
+   */
+  async deliver(bot: BotRow, event: RemoteEvent, conversationId: string | null): Promise<BotLogRow[]> {
+    const url = bot.url
+    if (url === null) return []
+    let reason = ''
+    for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
+      if (attempt > 1) await this.wait(this.backoff(attempt - 1))
+      const { headers, body } = this.request(bot, 'event_received', event.type, { event }, event.id)
+      headers['x-parley-attempt'] = String(attempt)
+      try {
+        const answer = await this.post(url, headers, body)
+        if (answer.status >= 200 && answer.status < 300) return []
+        reason = `answered ${answer.status}${answer.body ? `: ${answer.body.slice(0, 300)}` : ''}`
+      } catch (err) {
+        if (err instanceof DeliveryStopped) throw err
+        reason = (err as Error).message || String(err)
+      }
+    }
+    return [{
+      id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', conversationId,
+      message: `Delivery of ${event.type} event ${event.id} to ${url} failed after ${this.settings.attempts} attempt(s): ${reason}`,
+    }]
+  }
+
+  /**
+   * A bot-level event (no conversation: scheduled events, state_expired…): delivered in the
+   * background under the bot's slots; a failure is written to the bot's logs.
+   */
+  async deliverBotEvent(bot: BotRow, event: RemoteEvent): Promise<void> {
+    const release = await this.admit(bot.id)
+    try {
+      const logs = await this.deliver(bot, event, null)
+      if (logs.length > 0) await this.store.appendBotLogs(logs).catch(() => {})
+    } catch {
+      // stopped
+    } finally {
+      release()
+    }
+  }
+
+  /** `register` (the url was set or changed): one attempt, its outcome logged. Never throws. */
+  async register(bot: BotRow): Promise<void> {
+    if (bot.url === null) return
+    const { headers, body } = this.request(bot, 'register', 'register', {})
+    let line: string
+    let level = 'info'
+    try {
+      const answer = await this.post(bot.url, headers, body)
+      line = `register: ${bot.url} answered ${answer.status}`
+      if (answer.status < 200 || answer.status >= 300) level = 'warn'
+    } catch (err) {
+      if (err instanceof DeliveryStopped) return
+      level = 'warn'
+      line = `register: ${bot.url} could not be reached: ${(err as Error).message}`
+    }
+    await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level, message: line, conversationId: null }]).catch(() => {})
+  }
+
+  /** `action_triggered`: body `{ type, input }`, the bot answers 200 `{ output }`. One attempt (the caller waits). */
+  async callAction(bot: BotRow, type: string, input: unknown): Promise<RemoteAnswer> {
+    const { headers, body } = this.request(bot, 'action_triggered', type, { type, input })
+    return this.post(bot.url!, headers, body)
+  }
+
+  gauges(): Record<string, number> {
+    return { parley_remote_deliveries_in_flight: this.all.busy }
+  }
+}
