@@ -20,6 +20,7 @@ import { BotRuntime } from './runtime/bot-runtime.js'
 import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { RemoteBots } from './runtime/remote-bots.js'
+import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import type { KyselyStore } from './store/kysely/kysely-store.js'
 import { createPostgresStore } from './store/postgres.js'
@@ -129,6 +130,12 @@ export function createServices(deps: ServiceDeps): Domain {
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
   const botChat = new BotChatService(store, pubsub, chat, { validatePayload: validateMessagePayload })
+  // A remote bot's events carry the message, user and conversation exactly as its Runtime API calls return them.
+  remote.useViews({
+    message: async (bot, row) => runtimeMessageView(await botChat.getMessage(bot, row.id).catch(() => row)),
+    user: async (bot, id) => runtimeUserView(await botChat.getUser(bot, id)),
+    conversation: async (bot, id) => runtimeConversationView(await botChat.getConversation(bot, id)),
+  })
   const bots = new BotService(store, {
     checkCode: async (code) => {
       const result = await sandbox.check(code)

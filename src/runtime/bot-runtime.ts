@@ -101,7 +101,7 @@ export class BotRuntime implements IncomingInterceptor {
       leaseMs: () => remote.leaseMs(),
       admit: (bot) => remote.admit(bot.id),
       turn: async (bot, integration, incoming) => {
-        const event = await conversationEvent(this.store, integration, incoming)
+        const event = await conversationEvent(remote.views, bot, integration, incoming)
         const logs = await remote.deliver(bot, event, event.conversationId ?? null)
         return { states: [], logs, ownSeqs: [] }
       },

@@ -2,7 +2,8 @@ import http from 'node:http'
 import https from 'node:https'
 import { uuidv7 } from '../lib/ids.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
-import type { BotLogRow, BotRow, ConversationRow, EventRow, IntegrationRow, MessageRow, Store, UserRow } from '../store/store.js'
+import type { RuntimeConversationView, RuntimeMessageView, RuntimeUserView } from '../domain/runtime-views.js'
+import type { BotLogRow, BotRow, EventRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -68,35 +69,15 @@ class Slots {
   }
 }
 
-// ---- the event in Runtime API shapes (@botpress/client: Message, User, Conversation, Event) ----
+// ---- the event in Runtime API shapes (src/domain/runtime-views.ts, the same objects the Runtime API returns) ----
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-export function runtimeMessage(m: MessageRow) {
-  const { type, ...payload } = m.payload
-  return {
-    id: m.id,
-    createdAt: iso(m.createdAt),
-    updatedAt: iso(m.createdAt),
-    type: String(type),
-    payload,
-    direction: m.isBot ? ('outgoing' as const) : ('incoming' as const),
-    userId: m.userId,
-    conversationId: m.conversationId,
-    tags: {},
-  }
-}
-
-export function runtimeUser(u: UserRow | undefined, id: string) {
-  return u
-    ? { id: u.id, createdAt: iso(u.createdAt), updatedAt: iso(u.updatedAt), tags: {}, ...(u.name !== null && { name: u.name }), ...(u.pictureUrl !== null && { pictureUrl: u.pictureUrl }) }
-    : { id, createdAt: iso(0), updatedAt: iso(0), tags: {} }
-}
-
-export function runtimeConversation(c: ConversationRow | undefined, id: string, integration: IntegrationRow) {
-  return c
-    ? { id: c.id, createdAt: iso(c.createdAt), updatedAt: iso(c.updatedAt), channel: 'channel', integration: integration.name, tags: {} }
-    : { id, createdAt: iso(0), updatedAt: iso(0), channel: 'channel', integration: integration.name, tags: {} }
+/** Where an event's message, user and conversation are read, as the Runtime API shows them (BotChatService in compose.ts). */
+export interface ConversationViews {
+  message(bot: BotRow, row: MessageRow): Promise<RuntimeMessageView>
+  user(bot: BotRow, id: string): Promise<RuntimeUserView>
+  conversation(bot: BotRow, id: string): Promise<RuntimeConversationView>
 }
 
 /** A Runtime API Event as a remote bot receives it (`event_received`, x-bp-type = its type). */
@@ -117,17 +98,17 @@ export interface RemoteEvent {
  * custom event of the chat integration (`chat:custom`: payload { userId, conversationId, payload },
  * as Botpress's chat integration emits it).
  */
-export async function conversationEvent(store: Store, integration: IntegrationRow, incoming: { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }): Promise<RemoteEvent> {
+export async function conversationEvent(views: ConversationViews, bot: BotRow, integration: IntegrationRow, incoming: { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }): Promise<RemoteEvent> {
   const row = incoming.kind === 'message' ? incoming.message : incoming.event
   const base = { conversationId: row.conversationId, userId: row.userId, createdAt: iso(row.createdAt), status: 'pending' as const, failureReason: null }
   if (incoming.kind === 'event') {
     return { id: row.id, type: `${integration.name}:custom`, payload: { userId: row.userId, conversationId: row.conversationId, payload: row.payload }, ...base }
   }
-  const [user, conversation] = await Promise.all([store.getUser(integration.id, row.userId), store.getConversation(integration.id, row.conversationId)])
+  const [message, user, conversation] = await Promise.all([views.message(bot, incoming.message), views.user(bot, row.userId), views.conversation(bot, row.conversationId)])
   return {
     id: row.id,
     type: 'message_created',
-    payload: { message: runtimeMessage(incoming.message), user: runtimeUser(user, row.userId), conversation: runtimeConversation(conversation, row.conversationId, integration) },
+    payload: { message, user, conversation },
     messageId: row.id,
     ...base,
   }
@@ -142,6 +123,7 @@ export class RemoteBots {
   private readonly all: Slots
   private readonly stopping = new AbortController()
   private readonly clock: () => number
+  private viewsOf: ConversationViews | undefined
 
   constructor(
     private readonly store: Store,
@@ -150,6 +132,16 @@ export class RemoteBots {
   ) {
     this.all = new Slots(settings.concurrency)
     this.clock = options.clock ?? Date.now
+  }
+
+  /** The domain that shows messages, users and conversations (set once by the composition root). */
+  useViews(views: ConversationViews): void {
+    this.viewsOf = views
+  }
+
+  get views(): ConversationViews {
+    if (!this.viewsOf) throw new Error('RemoteBots.useViews was not called')
+    return this.viewsOf
   }
 
   /** Ends waits and requests in progress: their events stay where they were, for the next start. */
