@@ -8,6 +8,7 @@ import { BotService } from './domain/bot-service.js'
 import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
+import { RuntimeStateService } from './domain/runtime-state-service.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -124,7 +125,9 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
+  const runtimeStates = new RuntimeStateService(store)
   const bots = new BotService(store, {
+    states: runtimeStates,
     checkCode: async (code) => {
       const result = await sandbox.check(code)
       return result.ok ? undefined : result.error
@@ -135,7 +138,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, streams, store, bots, files, runtime,
+    config, chat, streams, store, bots, files, runtime, runtimeStates,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }

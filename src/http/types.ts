@@ -7,6 +7,7 @@ import type { ChatService } from '../domain/chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
+import type { RuntimeStateService } from '../domain/runtime-state-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
@@ -22,6 +23,8 @@ export interface Services {
   bots: BotService
   files: FileService
   runtime: BotRuntime
+  /** Runtime API states and the bots' state declarations. */
+  runtimeStates: RuntimeStateService
   store: Pick<Store, 'ping'>
 }
 

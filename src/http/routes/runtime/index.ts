@@ -1,4 +1,9 @@
 import type { App } from '../../types.js'
+import getOrSetState from './get-or-set-state.js'
+import getState from './get-state.js'
+import patchState from './patch-state.js'
+import setStateExpiry from './set-state-expiry.js'
+import setState from './set-state.js'
 
 /** One route registration per operation file (`export default function <operation>(app: App)`). */
 type RuntimeRoute = (app: App) => void
@@ -8,6 +13,8 @@ type RuntimeRoute = (app: App) => void
  * they are grouped by resource so that work on one group does not touch another's lines.
  */
 const routes: RuntimeRoute[] = [
+  // states
+  getState, setState, getOrSetState, patchState, setStateExpiry,
 ]
 
 /**
