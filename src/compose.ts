@@ -9,6 +9,7 @@ import { BotChatService } from './domain/bot-chat-service.js'
 import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
+import { RuntimeStateService } from './domain/runtime-state-service.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -136,7 +137,9 @@ export function createServices(deps: ServiceDeps): Domain {
     user: async (bot, id) => runtimeUserView(await botChat.getUser(bot, id)),
     conversation: async (bot, id) => runtimeConversationView(await botChat.getConversation(bot, id)),
   })
+  const runtimeStates = new RuntimeStateService(store)
   const bots = new BotService(store, {
+    states: runtimeStates,
     checkCode: async (code) => {
       const result = await sandbox.check(code)
       return result.ok ? undefined : result.error
@@ -149,7 +152,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, files, runtime, remote,
+    config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }

@@ -31,9 +31,24 @@ export interface BotInput {
   maxExecutionTime?: number | null | undefined
   /** Keyed by integration name (or, on update, the integration's id); null disables it. */
   integrations?: Record<string, IntegrationInput | null> | undefined
+  /** The bot definition's state declarations `{ name: { type, schema, expiry? } }`; null removes one (RuntimeStateService). */
+  states?: Record<string, unknown> | undefined
 }
 
-export interface BotWithIntegrations { bot: BotRow; integrations: IntegrationRow[] }
+export interface BotWithIntegrations {
+  bot: BotRow
+  integrations: IntegrationRow[]
+  /** Declared states (`states` of the bot definition). */
+  states?: Record<string, unknown> | undefined
+}
+
+/** Where state declarations are checked and kept (RuntimeStateService). */
+export interface StateDeclarations {
+  /** Checks `input` without storing anything (400 when a declaration is refused). */
+  check(input: Record<string, unknown>): void
+  declare(botId: string, input: Record<string, unknown>): Promise<void>
+  definitions(botId: string): Promise<Record<string, unknown>>
+}
 
 /**
  * Resources outside the database that belong to a bot (file blobs, webhook bodies). `prepare` runs
@@ -117,6 +132,7 @@ export class BotService {
       /** Told when a bot's url was set or changed (the remote bot gets a `register` request, best effort). */
       onUrlChanged?: (bot: BotRow) => void
       clock?: () => number
+      states?: StateDeclarations
     } = {},
   ) {
     this.checkCode = options.checkCode
@@ -146,6 +162,7 @@ export class BotService {
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
     const url = checkBotUrl(input.url) ?? null
     await this.assertLoads(input.code)
+    if (input.states) this.options.states?.check(input.states)
     const now = this.clock()
     const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
     const bot: BotRow = {
@@ -173,15 +190,16 @@ export class BotService {
       if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
     }
     await this.store.createBot(bot, integrations)
+    if (input.states) await this.options.states?.declare(bot.id, input.states)
     if (url !== null) this.options.onUrlChanged?.(bot)
-    return { bot, integrations }
+    return { bot, integrations, states: await this.options.states?.definitions(bot.id) }
   }
 
   /** A bot of this workspace; 404 for other workspaces' bots, so ids reveal nothing. */
   async getBot(workspaceId: string, id: string): Promise<BotWithIntegrations> {
     const bot = await this.store.getBot(id)
     if (!bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot', id)
-    return { bot, integrations: await this.store.listIntegrations(bot.id) }
+    return { bot, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
   }
 
   listBots(filter: BotListFilter, nextToken: string | undefined, pageSize: number): Promise<Page<BotRow>> {
@@ -192,6 +210,7 @@ export class BotService {
     const { bot, integrations } = await this.getBot(workspaceId, id)
     const url = checkBotUrl(input.url)
     await this.assertLoads(input.code)
+    if (input.states) await this.options.states?.declare(bot.id, input.states)
     // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
     const startsRunning = (input.code !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
     if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
@@ -229,7 +248,7 @@ export class BotService {
     if (!updated) throw errors.notFound('Bot', id)
     await this.changed(bot.id)
     if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
-    return { bot: updated, integrations: await this.store.listIntegrations(bot.id) }
+    return { bot: updated, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
   }
 
   async deleteBot(workspaceId: string, id: string): Promise<void> {

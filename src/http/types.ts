@@ -8,6 +8,7 @@ import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
+import type { RuntimeStateService } from '../domain/runtime-state-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
@@ -28,6 +29,8 @@ export interface Services {
   runtime: BotRuntime
   /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
   remote: RemoteBots
+  /** Runtime API states and the bots' state declarations. */
+  runtimeStates: RuntimeStateService
   store: Pick<Store, 'ping'>
 }
 

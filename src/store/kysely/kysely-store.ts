@@ -3,6 +3,10 @@ import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
+import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
+import { KyselyStateStore } from './kysely-state-store.js'
+import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
+import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import {
@@ -149,6 +153,10 @@ export class KyselyStore implements Store {
   readonly knowledge: KyselyKnowledgeStore
   readonly webhooks: KyselyWebhookStore
   readonly botChat: KyselyBotChatStore
+  readonly runtimeEvents: KyselyRuntimeEventStore
+  readonly states: KyselyStateStore
+  readonly workflows: KyselyWorkflowStore
+  readonly telemetry: KyselyTelemetryStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -159,6 +167,10 @@ export class KyselyStore implements Store {
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
     this.botChat = new KyselyBotChatStore(db)
+    this.runtimeEvents = new KyselyRuntimeEventStore(db)
+    this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
+    this.workflows = new KyselyWorkflowStore(db, dialect)
+    this.telemetry = new KyselyTelemetryStore(db)
   }
 
   async ping(): Promise<void> {

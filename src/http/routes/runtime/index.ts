@@ -24,6 +24,11 @@ import getOrCreateUser from './users/get-or-create-user.js'
 import updateUser from './users/update-user.js'
 import deleteUser from './users/delete-user.js'
 import listTagValues from './tags/list-tag-values.js'
+import getOrSetState from './get-or-set-state.js'
+import getState from './get-state.js'
+import patchState from './patch-state.js'
+import setStateExpiry from './set-state-expiry.js'
+import setState from './set-state.js'
 
 /** One route registration per operation file (`export default function <operation>(app: App)`). */
 type RuntimeRoute = (app: App) => void
@@ -43,6 +48,8 @@ const routes: RuntimeRoute[] = [
   createUser, getUser, listUsers, getOrCreateUser, updateUser, deleteUser,
   // tags
   listTagValues,
+  // states
+  getState, setState, getOrSetState, patchState, setStateExpiry,
 ]
 
 /**

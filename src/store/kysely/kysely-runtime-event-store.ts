@@ -1,0 +1,134 @@
+import type { Kysely, Selectable, Transaction } from 'kysely'
+import { decodeCursor, encodeCursor } from '../cursor.js'
+import type { NewRuntimeEvent, RuntimeEventFilter, RuntimeEventOutcome, RuntimeEventRow, RuntimeEventStatus, RuntimeEventStore } from '../runtime-event-store.js'
+import type { JsonObject, Page, PageRequest } from '../store.js'
+
+/** The table of migrations/<dialect>/0007_runtime_state.sql (kept here so schema.ts stays untouched). */
+export interface RuntimeEventTables {
+  runtime_events: {
+    id: string
+    bot_id: string
+    type: string
+    payload: string
+    conversation_id: string | null
+    user_id: string | null
+    message_id: string | null
+    workflow_id: string | null
+    status: string
+    failure_reason: string | null
+    due_at: number
+    attempts: number
+    lease_owner: string | null
+    lease_until: number
+    conversation_seq: number | null
+    created_at: number
+    processed_at: number | null
+  }
+}
+
+type Record = Selectable<RuntimeEventTables['runtime_events']>
+type Db = Kysely<RuntimeEventTables> | Transaction<RuntimeEventTables>
+
+const toRow = (r: Record): RuntimeEventRow => ({
+  id: r.id,
+  botId: r.bot_id,
+  type: r.type,
+  payload: JSON.parse(r.payload) as JsonObject,
+  conversationId: r.conversation_id,
+  userId: r.user_id,
+  messageId: r.message_id,
+  workflowId: r.workflow_id,
+  status: r.status as RuntimeEventStatus,
+  failureReason: r.failure_reason,
+  dueAt: Number(r.due_at),
+  attempts: Number(r.attempts),
+  leaseOwner: r.lease_owner,
+  leaseUntil: Number(r.lease_until),
+  conversationSeq: r.conversation_seq === null ? null : Number(r.conversation_seq),
+  createdAt: Number(r.created_at),
+  processedAt: r.processed_at === null ? null : Number(r.processed_at),
+})
+
+const WAITING = ['scheduled', 'pending']
+
+/** Portable SQL only; claims as in KyselyWebhookStore (UPDATE … WHERE id = (sub-select) with the conditions repeated). */
+export class KyselyRuntimeEventStore implements RuntimeEventStore {
+  private readonly db: Kysely<RuntimeEventTables>
+
+  constructor(db: Kysely<any>) {
+    this.db = db as Kysely<RuntimeEventTables>
+  }
+
+  /** Inserts with `db` (a transaction of another store part: the state sweep queues state_expired events in its own). */
+  async insertWith(db: Kysely<any> | Transaction<any>, e: NewRuntimeEvent): Promise<RuntimeEventRow> {
+    const r = await (db as Db).insertInto('runtime_events').values({
+      id: e.id, bot_id: e.botId, type: e.type, payload: JSON.stringify(e.payload),
+      conversation_id: e.conversationId ?? null, user_id: e.userId ?? null, message_id: e.messageId ?? null, workflow_id: e.workflowId ?? null,
+      status: e.status, failure_reason: null, due_at: e.dueAt, attempts: e.lease ? 1 : 0,
+      lease_owner: e.lease?.owner ?? null, lease_until: e.lease?.until ?? 0, conversation_seq: null, created_at: e.createdAt, processed_at: null,
+    }).returningAll().executeTakeFirstOrThrow()
+    return toRow(r)
+  }
+
+  insert(e: NewRuntimeEvent): Promise<RuntimeEventRow> {
+    return this.insertWith(this.db, e)
+  }
+
+  async get(botId: string, id: string): Promise<RuntimeEventRow | undefined> {
+    const r = await this.db.selectFrom('runtime_events').selectAll().where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
+    return r && toRow(r)
+  }
+
+  async list(botId: string, filter: RuntimeEventFilter, page: PageRequest): Promise<Page<RuntimeEventRow>> {
+    let q = this.db.selectFrom('runtime_events').selectAll().where('bot_id', '=', botId)
+    if (filter.type !== undefined) q = q.where('type', '=', filter.type)
+    if (filter.conversationId !== undefined) q = q.where('conversation_id', '=', filter.conversationId)
+    if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId)
+    if (filter.messageId !== undefined) q = q.where('message_id', '=', filter.messageId)
+    if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId)
+    if (filter.status !== undefined) q = q.where('status', '=', filter.status)
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', id)])]))
+    }
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute()
+    const items = rows.slice(0, page.limit).map(toRow)
+    const last = items.at(-1)
+    return { items, ...(rows.length > page.limit && last && { next: encodeCursor([last.createdAt, last.id]) }) }
+  }
+
+  async cancel(botId: string, id: string, now: number): Promise<boolean | undefined> {
+    const r = await this.db.updateTable('runtime_events').set({ status: 'canceled', processed_at: now, lease_owner: null })
+      .where('bot_id', '=', botId).where('id', '=', id).where('status', '=', 'scheduled').executeTakeFirst()
+    if (Number(r.numUpdatedRows) === 1) return true
+    return (await this.get(botId, id)) ? false : undefined
+  }
+
+  async claimDue(owner: string, now: number, leaseMs: number): Promise<RuntimeEventRow | undefined> {
+    const r = await this.db
+      .updateTable('runtime_events')
+      .set((eb) => ({ lease_owner: owner, lease_until: now + leaseMs, attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', (eb) =>
+        eb.selectFrom('runtime_events').select('id')
+          .where('status', 'in', WAITING).where('due_at', '<=', now).where('lease_until', '<=', now).where('conversation_seq', 'is', null)
+          .orderBy('due_at').orderBy('id').limit(1))
+      .where('status', 'in', WAITING).where('due_at', '<=', now).where('lease_until', '<=', now).where('conversation_seq', 'is', null)
+      .returningAll()
+      .executeTakeFirst()
+    return r && toRow(r)
+  }
+
+  async finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number): Promise<boolean> {
+    const set = outcome.status === 'pending'
+      ? { status: 'pending', conversation_seq: outcome.conversationSeq, lease_owner: null, lease_until: 0 }
+      : { status: outcome.status, failure_reason: outcome.failureReason ?? null, processed_at: now, lease_owner: null, lease_until: 0 }
+    const r = await this.db.updateTable('runtime_events').set(set)
+      .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).executeTakeFirst()
+    return Number(r.numUpdatedRows) === 1
+  }
+
+  async release(id: string, owner: string): Promise<void> {
+    await this.db.updateTable('runtime_events').set({ lease_owner: null, lease_until: 0 })
+      .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).execute()
+  }
+}
