@@ -20,6 +20,8 @@ export const BOTS_CHANNEL = 'bots-changed'
 /** Safety net for a missed change notification. */
 const BOT_CACHE_TTL_MS = 5_000
 const TURN_BATCH = 50
+/** Largest output of an action (callAction): the Runtime API's 1 MB. */
+const MAX_ACTION_OUTPUT = 1024 * 1024
 /**
  * A turn renews the conversation's lease only when the last renewal is older than this: a lease
  * lasts a whole turn's limit + 10 s, so the next turn still starts with more than it can use.
@@ -544,6 +546,65 @@ export class BotRuntime implements IncomingInterceptor {
     } finally {
       await host.flush()
     }
+  }
+
+  /**
+   * callAction: the bot's action `type` with `input`, run where its turns run: POSTed to its url
+   * (`action_triggered`, the SDK answers `{ output }`), or in the sandbox (the deployed module's
+   * `actions`, under the bot's per-run budget). Unknown action → 404; a failing action → 400 Runtime;
+   * a remote bot that does not answer in time → 504. The output is a JSON object of at most 1 MB.
+   */
+  async callAction(bot: BotRow, type: string, input: JsonObject): Promise<JsonObject> {
+    if (bot.url !== null) {
+      const remote = this.options.remote
+      if (!remote) throw errors.runtime('Remote bots are not enabled on this instance')
+      let answer: { status: number; body: string }
+      try {
+        answer = await remote.callAction(bot, type, input)
+      } catch (err) {
+        throw errors.timeout(`The bot at its url did not answer action "${type}": ${(err as Error).message}`)
+      }
+      let body: unknown
+      try {
+        body = JSON.parse(answer.body)
+      } catch {
+        body = undefined
+      }
+      if (answer.status < 200 || answer.status >= 300) {
+        const message = typeof (body as { message?: unknown })?.message === 'string' ? (body as { message: string }).message : answer.body.slice(0, 300)
+        if (/Action .* not found/.test(message)) throw errors.notFound('Action', type)
+        throw errors.runtime(`Action "${type}" failed in the bot (status ${answer.status}): ${message}`)
+      }
+      const output = (body as { output?: unknown })?.output
+      if (typeof output !== 'object' || output === null || Array.isArray(output)) throw errors.runtime(`Action "${type}": the bot's answer has no JSON object \`output\``)
+      return output as JsonObject
+    }
+    if (bot.code === null) throw errors.notFound('Action', type)
+    const [botState] = await this.store.getBotStates(bot.id, [{ scope: 'bot', scopeId: '' }])
+    const chat = (await this.store.listIntegrations(bot.id)).find((i) => i.name === 'chat' && i.enabled)
+    const id = uuidv7()
+    const event = {
+      botId: bot.id, createdOn: new Date(this.clock()).toISOString(), direction: 'incoming', id, integration: chat?.name ?? 'chat', payload: { type, input },
+      preview: `action ${type}`, state: { user: {}, conversation: {}, bot: botState ?? {}, workflow: {} }, tags: { conversation: {}, message: {}, user: {} }, type: 'action',
+    }
+    const host = this.host(bot, chat ?? ({ id: '', botId: bot.id, name: 'chat' } as IntegrationRow), null, `action:${id}`)
+    let raw: string
+    try {
+      raw = await this.sandbox.run(
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'action', input: JSON.stringify({ event, type, input, budgetMs: this.limitsOf(bot).budgetMs }), limits: this.limitsOf(bot) },
+        host,
+      )
+    } catch (err) {
+      await this.recordFailure(bot, null, `Action ${type}`, err)
+      throw errors.runtime(this.failureLog(bot, null, `Action "${type}"`, err).message)
+    } finally {
+      await host.flush()
+    }
+    if (raw.length > MAX_ACTION_OUTPUT) throw errors.runtime(`Action "${type}": its output is larger than ${MAX_ACTION_OUTPUT} bytes`)
+    const result = JSON.parse(raw) as { output?: JsonObject; error?: string; unknown?: boolean }
+    if (result.unknown) throw errors.notFound('Action', type)
+    if (result.error !== undefined || !result.output) throw errors.runtime(`Action "${type}" failed: ${result.error ?? 'no output'}`)
+    return result.output
   }
 
   /**

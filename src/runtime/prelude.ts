@@ -1169,5 +1169,32 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     return '{"state":' + stateJson + ',"flow":' + jsonStringify(flow) + ',"errors":' + jsonStringify(rt.errors) + '}'
   }
 
-  return freeze({ load, beforeIncoming, turn, abortUnit })
+  /**
+   * callAction (POST /v1/chat/actions): runs the exported action `type` with `input` under the run's
+   * budget, with the ctx a hook gets (the event is a bot-level `action` event). Output: { output } or
+   * { error } (unknown action, a throw, an output that is not a JSON object), plus the run's errors.
+   */
+  async function action(inputJson: string): Promise<string> {
+    const input = parseInput(inputJson, 'action')
+    const rt = newRun(input.budgetMs)
+    const event = prepareEvent(input.event)
+    const type = String(input.type)
+    const fn = bot.actions.get(type)
+    if (fn === undefined) {
+      const known = [...bot.actions.keys()]
+      return jsonStringify({ unknown: true, error: 'unknown action ' + quote(type) + (known.length ? ' (actions: ' + known.join(', ') + ')' : ' (the bot exports no actions)'), errors: rt.errors })
+    }
+    try {
+      const ctx = makeCtx(rt, event)
+      const result: unknown = await unit(rt, () => fn(ctx, jsonClone(input.input)))
+      const out: unknown = result === undefined ? {} : await unit(rt, () => jsonClone(result))
+      if (!isObj(out) || isArray(out)) return jsonStringify({ error: 'the action must return a JSON object, got ' + describe(out), errors: rt.errors })
+      return '{"output":' + jsonStringify(out) + ',"errors":' + jsonStringify(rt.errors) + '}'
+    } catch (err) {
+      fail(rt, 'actions.' + type, err)
+      return jsonStringify({ error: errText(err), errors: rt.errors })
+    }
+  }
+
+  return freeze({ load, beforeIncoming, turn, action, abortUnit })
 }

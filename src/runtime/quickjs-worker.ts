@@ -16,7 +16,7 @@ import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
 export type ToWorker =
   | { type: 'check'; id: number; code: string; limits: SandboxLimits }
-  | { type: 'run'; id: number; botKey: string; code: string; entry: 'turn' | 'beforeIncoming'; input: string; limits: SandboxLimits }
+  | { type: 'run'; id: number; botKey: string; code: string; entry: 'turn' | 'beforeIncoming' | 'action'; input: string; limits: SandboxLimits }
   | { type: 'hostResult'; id: number; callId: number; ok: boolean; value: string }
 
 export type FromWorker =
@@ -155,6 +155,7 @@ const SETUP = `(function () {
     load: api.load,
     turn: api.turn,
     beforeIncoming: api.beforeIncoming,
+    action: api.action,
     abortUnit: api.abortUnit,
     settle: function settle(id, ok, value) {
       var entry = waiting[id];
@@ -176,7 +177,7 @@ interface Vm {
   context: QuickJSContext
   api: QuickJSHandle
   /** The prelude's entry points and the settle function of host calls (properties of SETUP's value, `api`). */
-  entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; settle: QuickJSHandle; abortUnit: QuickJSHandle }
+  entries: { turn: QuickJSHandle; beforeIncoming: QuickJSHandle; action: QuickJSHandle; settle: QuickJSHandle; abortUnit: QuickJSHandle }
   current: CurrentRun | undefined
   /** End of the current unit of user code (a hook, action or card), set through host.budget. */
   deadline: number
@@ -307,6 +308,7 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
     vm.entries = {
       turn: context.getProp(vm.api, 'turn'),
       beforeIncoming: context.getProp(vm.api, 'beforeIncoming'),
+      action: context.getProp(vm.api, 'action'),
       settle: context.getProp(vm.api, 'settle'),
       abortUnit: context.getProp(vm.api, 'abortUnit'),
     }

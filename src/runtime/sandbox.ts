@@ -30,7 +30,8 @@ export interface SandboxRun {
   /** Changes whenever the code changes (deployedAt): cached sandboxes of other versions are dropped. */
   version: string
   code: string
-  entry: 'turn' | 'beforeIncoming'
+  /** turn: TurnInput → TurnOutput; beforeIncoming; action: ActionInput → ActionOutput (prelude-contract.ts). */
+  entry: 'turn' | 'beforeIncoming' | 'action'
   input: string
   limits: SandboxLimits
 }

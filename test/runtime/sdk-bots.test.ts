@@ -6,6 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { runtimeClient } from '../helpers/runtime-client.js'
 import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid, type TestBot } from './helpers.js'
 
@@ -60,4 +61,85 @@ describe('unchanged @botpress/sdk bots on Parley', () => {
       await other.close()
     }
   })
+
+  it('a bot reacting to custom events answers the chat client\'s createEvent', async () => {
+    const { bot, program } = await deploySdkBot(h, 'events-bot.mjs')
+    programs.push(program)
+    const talk = await Talk.open(bot, { userId: uid('user') })
+    try {
+      await talk.event({ name: 'clicked', data: { button: 'buy' } })
+      await talk.botCount(1)
+      expect(talk.botTexts()).toEqual(['event clicked: {"button":"buy"}'])
+    } finally {
+      await talk.close()
+    }
+  })
+
+  it('callAction runs the SDK bot\'s action (action_triggered) and returns its output; a failing action is a 400 with its message', async () => {
+    const { bot, program } = await deploySdkBot(h, 'action-bot.mjs')
+    programs.push(program)
+    const client = await runtimeClient(h, bot.id)
+    const result = await client.callAction({ type: 'multiply', input: { a: 6, b: 7 } })
+    expect(result.output).toEqual({ product: 42 })
+    expect(result.meta).toEqual({ cached: false })
+    const err = await client.callAction({ type: 'fail', input: {} }).then(() => undefined, (e: { code?: number; type?: string; message?: string }) => e)
+    expect(err?.code).toBe(400)
+    expect(err?.type).toBe('Runtime')
+    expect(err?.message).toMatch(/this action always fails/)
+  })
+
+  it('a bot posts a proactive message (on register, with no incoming message) that the chat client sees on its stream', async () => {
+    const admin = adminClient(h)
+    const bot = await createBot(h)
+    const talk = await Talk.open(bot, { userId: uid('user') })
+    try {
+      const key = await admin.createBotApiKey({ botId: bot.id, note: 'sdk bot' })
+      const program = await startSdkBot('proactive-bot.mjs', { apiUrl: h.baseUrl, token: key.value, botId: bot.id })
+      programs.push(program)
+      await admin.updateBot({ id: bot.id, url: program.url })
+      await talk.botCount(1)
+      expect(talk.botTexts()).toEqual(['I am online'])
+      expect(talk.botMessages()[0]!.userId).toBe(bot.id)
+    } finally {
+      await talk.close()
+    }
+  })
 })
+
+describe('callAction on a sandboxed bot', () => {
+  let h: Harness
+
+  beforeAll(async () => {
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE } })
+  })
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  it('runs the deployed module\'s action with the input; unknown actions are 404, throwing ones 400, non-object outputs 400', async () => {
+    const bot = await createBot(h, `export const actions = {
+      add: async (ctx, input) => ({ sum: input.a + input.b, bot: typeof ctx.client.createMessage }),
+      boom: async () => { throw new Error('kaboom') },
+      bad: async () => 42,
+      spin: async () => { for (;;) {} },
+    }`)
+    const client = await runtimeClient(h, bot.id)
+    expect((await client.callAction({ type: 'add', input: { a: 2, b: 3 } })).output).toEqual({ sum: 5, bot: 'function' })
+    const fail = (type: string) => client.callAction({ type, input: {} }).then(() => undefined, (e: { code?: number; message?: string }) => e)
+    const unknown = await fail('nope')
+    expect(unknown?.code).toBe(404)
+    expect(unknown?.message).toMatch(/nope/)
+    const boom = await fail('boom')
+    expect(boom?.code).toBe(400)
+    expect(boom?.message).toMatch(/kaboom/)
+    expect((await fail('bad'))?.code).toBe(400)
+  })
+
+  it('a bot without code or url has no actions (404)', async () => {
+    const bot = await createBot(h)
+    const client = await runtimeClient(h, bot.id)
+    const err = await client.callAction({ type: 'any', input: {} }).then(() => undefined, (e: { code?: number }) => e)
+    expect(err?.code).toBe(404)
+  })
+})
+

@@ -24,6 +24,7 @@ import getOrCreateUser from './users/get-or-create-user.js'
 import updateUser from './users/update-user.js'
 import deleteUser from './users/delete-user.js'
 import listTagValues from './tags/list-tag-values.js'
+import callAction from './actions/call-action.js'
 import getOrSetState from './get-or-set-state.js'
 import getState from './get-state.js'
 import patchState from './patch-state.js'
@@ -48,6 +49,8 @@ const routes: RuntimeRoute[] = [
   createUser, getUser, listUsers, getOrCreateUser, updateUser, deleteUser,
   // tags
   listTagValues,
+  // actions
+  callAction,
   // states
   getState, setState, getOrSetState, patchState, setStateExpiry,
 ]
