@@ -292,7 +292,9 @@ export class BotRuntime implements IncomingInterceptor {
           result = await executor.turn(bot, integration, incoming)
         } catch (err) {
           if (!(err instanceof DeliveryStopped)) throw err
-          break // stopping: this event is delivered again after the restart
+          // Stopping: the cursor stays before this event (not even moved over what preceded it since the
+          // last saved turn), so it is delivered again after the restart.
+          return
         }
         const { states, logs, ownSeqs } = result
         // The turn's own replies right after its message are passed over with it: no second drain just to skip them.

@@ -20,6 +20,7 @@ export type Answer = { status?: number; body?: string; delayMs?: number; drop?: 
 export interface BotReceiver {
   url: string
   requests: ReceivedRequest[]
+  port: number
   /** Requests of `event_received`, in arrival order. */
   events(): ReceivedRequest[]
   /** Changes how the next requests are answered. */
@@ -29,11 +30,13 @@ export interface BotReceiver {
   close(): Promise<void>
 }
 
-export async function startBotReceiver(answer: BotReceiver['answer'] = () => ({ status: 200 })): Promise<BotReceiver> {
+/** `port`: listen there (a bot restarted at the same url); a free one by default. */
+export async function startBotReceiver(answer: BotReceiver['answer'] = () => ({ status: 200 }), port = 0): Promise<BotReceiver> {
   const requests: ReceivedRequest[] = []
   let waiters: (() => void)[] = []
   const receiver: BotReceiver = {
     url: '',
+    port: 0,
     requests,
     events: () => requests.filter((r) => r.headers['x-bp-operation'] === 'event_received'),
     answer,
@@ -81,7 +84,8 @@ export async function startBotReceiver(answer: BotReceiver['answer'] = () => ({ 
       res.writeHead(a.status ?? 200, { 'content-type': 'application/json' }).end(a.body ?? '{}')
     })
   })
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))
+  receiver.port = (server.address() as AddressInfo).port
+  receiver.url = `http://127.0.0.1:${receiver.port}/`
   return receiver
 }
