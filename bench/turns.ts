@@ -140,7 +140,7 @@ const num = (name: string, fallback: number): number => {
   return value
 }
 
-function defaults(): TurnsOptions {
+export function defaults(): TurnsOptions {
   return {
     rate: num('BENCH_TURNS_RATE', 500),
     extraRates: (process.env.BENCH_TURNS_EXTRA_RATES || '').split(',').map((x) => Number(x.trim())).filter((n) => n > 0),
@@ -160,7 +160,7 @@ function defaults(): TurnsOptions {
 
 // ---------------------------------------------------------------- stats
 
-function summarize(values: number[]): LatencySummary {
+export function summarize(values: number[]): LatencySummary {
   const s = [...values].sort((a, b) => a - b)
   const at = (q: number) => (s.length === 0 ? NaN : s[Math.min(s.length - 1, Math.max(0, Math.ceil(q * s.length) - 1))]!)
   const round = (n: number) => Math.round(n * 100) / 100
@@ -203,7 +203,7 @@ const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve,
 
 // ---------------------------------------------------------------- the server
 
-interface Server {
+export interface Server {
   child: ChildProcess
   port: number
   base: string
@@ -211,7 +211,7 @@ interface Server {
   stderr: () => string
 }
 
-async function startServer(o: TurnsOptions): Promise<Server> {
+export async function startServer(o: TurnsOptions): Promise<Server> {
   const port = await freePort()
   const dataDir = mkdtempSync(join(o.dataRoot, 'parley-bench-turns-'))
   const [cmd, ...args] = o.serverCommand
@@ -239,7 +239,7 @@ async function startServer(o: TurnsOptions): Promise<Server> {
   return server
 }
 
-async function stopServer(server: Server): Promise<void> {
+export async function stopServer(server: Server): Promise<void> {
   const { child } = server
   if (child.exitCode === null && child.signalCode === null) {
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
@@ -251,7 +251,7 @@ async function stopServer(server: Server): Promise<void> {
   rmSync(server.dataDir, { recursive: true, force: true })
 }
 
-async function json(url: string, init: RequestInit & { expect?: number[] } = {}): Promise<any> {
+export async function json(url: string, init: RequestInit & { expect?: number[] } = {}): Promise<any> {
   const res = await fetch(url, init)
   const text = await res.text()
   if (!(init.expect ?? [200, 201]).includes(res.status)) throw new Error(`${init.method ?? 'GET'} ${url} → ${res.status}: ${text}`)
@@ -277,7 +277,7 @@ function httpRequest(url: string, options: { method?: string; headers: Record<st
 }
 
 /** One user, one conversation, one SSE stream; calls `onReply(text, at)` for each bot message. */
-class Conversation {
+export class Conversation {
   private stream: ClientRequest | undefined
   private closed = false
 
@@ -345,7 +345,7 @@ class Conversation {
 }
 
 /** Tracks messages in flight by their unique text. */
-class Tracker {
+export class Tracker {
   private readonly pending = new Map<string, { start: number; resolve?: () => void }>()
   readonly latencies: number[] = []
   duplicates = 0
@@ -397,11 +397,11 @@ async function setUp(server: Server, count: number, tracker: Tracker): Promise<C
 }
 
 let counter = 0
-const nextText = () => `t${++counter}`
+export const nextText = () => `t${++counter}`
 
 // ---------------------------------------------------------------- the two measurements
 
-async function fixedRate(server: Server, conversations: Conversation[], tracker: Tracker, o: TurnsOptions): Promise<FixedRateResult> {
+export async function fixedRate(server: Server, conversations: Conversation[], tracker: Tracker, o: TurnsOptions): Promise<FixedRateResult> {
   const interval = 1000 / o.rate
   let failures = 0
   let firstFailure = ''
@@ -462,7 +462,7 @@ async function fixedRate(server: Server, conversations: Conversation[], tracker:
   }
 }
 
-async function closedLoop(server: Server, conversations: Conversation[], tracker: Tracker, seconds: number): Promise<ClosedLoopResult> {
+export async function closedLoop(server: Server, conversations: Conversation[], tracker: Tracker, seconds: number): Promise<ClosedLoopResult> {
   tracker.recording = true
   tracker.latencies.length = 0
   let stop = false
