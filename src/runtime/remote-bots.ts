@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events'
 import http from 'node:http'
 import https from 'node:https'
 import { uuidv7 } from '../lib/ids.js'
@@ -131,6 +132,8 @@ export class RemoteBots {
     options: { clock?: () => number } = {},
   ) {
     this.all = new Slots(settings.concurrency)
+    // One listener per request or wait in progress (bounded by the concurrency settings).
+    setMaxListeners(0, this.stopping.signal)
     this.clock = options.clock ?? Date.now
   }
 
