@@ -460,6 +460,16 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.updateBot(uid('bot'), { name: 'x' }, T0)).toBeUndefined()
       })
 
+      it('a bot\'s url (remote bots) is stored on create, changed and cleared by updateBot, left alone by other patches', async () => {
+        const bot = botRow(fx.workspace.id, T0, { url: 'https://bots.example.com/a' })
+        await store.createBot(bot, [])
+        expect((await store.getBot(bot.id))!.url).toBe('https://bots.example.com/a')
+        expect((await store.updateBot(bot.id, { name: 'renamed' }, T0 + 1))!.url).toBe('https://bots.example.com/a')
+        expect((await store.updateBot(bot.id, { url: 'http://127.0.0.1:9/b' }, T0 + 2))!.url).toBe('http://127.0.0.1:9/b')
+        expect((await store.updateBot(bot.id, { url: null }, T0 + 3))!.url).toBeNull()
+        expect((await store.getBot(bot.id))!.url).toBeNull()
+      })
+
       it('deleteBot removes the bot, its integrations and keys', async () => {
         const hash = uid('hash')
         await store.createBotApiKey({ id: uid('key'), botId: fx.bot.id, note: 'n', createdAt: T0, tokenHash: hash })
