@@ -8,7 +8,9 @@ import { BotService } from './domain/bot-service.js'
 import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
+import { RuntimeEventService } from './domain/runtime-event-service.js'
 import { RuntimeStateService } from './domain/runtime-state-service.js'
+import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -126,6 +128,10 @@ export function createServices(deps: ServiceDeps): Domain {
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
   const runtimeStates = new RuntimeStateService(store)
+  const runtimeWorkflows = new RuntimeWorkflowService(store)
+  const runtimeEvents = new RuntimeEventService({
+    store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, pollMs: config.runtimeEventPollMs, warn,
+  })
   const bots = new BotService(store, {
     states: runtimeStates,
     checkCode: async (code) => {
@@ -138,7 +144,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, streams, store, bots, files, runtime, runtimeStates,
+    config, chat, streams, store, bots, files, runtime, runtimeStates, runtimeWorkflows, runtimeEvents,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }
@@ -149,10 +155,12 @@ export function createServices(deps: ServiceDeps): Domain {
       await chat.start()
       await runtime.start()
       webhooks.start()
+      runtimeEvents.start()
     },
     async stop() {
       await streams.closeAll()
       await webhooks.stop()
+      await runtimeEvents.stop()
       await runtime.stop()
       await chat.stop()
     },

@@ -1,4 +1,14 @@
 import type { App } from '../../types.js'
+import cancelScheduledEvent from './cancel-scheduled-event.js'
+import createEvent from './create-event.js'
+import getEvent from './get-event.js'
+import listEvents from './list-events.js'
+import createWorkflow from './create-workflow.js'
+import deleteWorkflow from './delete-workflow.js'
+import getOrCreateWorkflow from './get-or-create-workflow.js'
+import getWorkflow from './get-workflow.js'
+import listWorkflows from './list-workflows.js'
+import updateWorkflow from './update-workflow.js'
 import getOrSetState from './get-or-set-state.js'
 import getState from './get-state.js'
 import patchState from './patch-state.js'
@@ -15,6 +25,10 @@ type RuntimeRoute = (app: App) => void
 const routes: RuntimeRoute[] = [
   // states
   getState, setState, getOrSetState, patchState, setStateExpiry,
+  // events
+  createEvent, getEvent, listEvents, cancelScheduledEvent,
+  // workflows
+  createWorkflow, getOrCreateWorkflow, getWorkflow, updateWorkflow, deleteWorkflow, listWorkflows,
 ]
 
 /**
