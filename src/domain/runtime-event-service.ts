@@ -62,7 +62,8 @@ export interface RuntimeEventServiceOptions {
  * reaches the bot like a Chat API custom event: it is appended to the conversation's log (the bot
  * runtime's work queue) through ChatService.appendIncomingEvent, at once or when its schedule is
  * due; from then on the bot's cursor says whether it was processed. An event without a conversation
- * (and every state_expired event) goes to BotRuntime.deliverBotEvent. Each instance polls for due
+ * goes to BotRuntime.deliverBotEvent, and so does every state_expired event (a bot handles those
+ * outside any conversation; its conversationId/userId say whose state it was). Each instance polls for due
  * rows (`pollMs`; no timer per event, so a far-future schedule costs nothing) and claims them with a
  * lease, so a restart or a second instance on the same PostgreSQL neither loses nor doubles one
  * (a delivery cut short is made again with the same id once its lease expires: at least once). The
@@ -192,7 +193,7 @@ export class RuntimeEventService {
   /** Delivers a claimed event and records the outcome; the row as it ends (undefined when the lease was lost). */
   private async deliver(row: RuntimeEventRow): Promise<RuntimeEventRow | undefined> {
     let outcome: Parameters<Store['runtimeEvents']['finish']>[2]
-    if (row.conversationId !== null) {
+    if (row.conversationId !== null && row.type !== 'state_expired') {
       const bot = await this.store.getBot(row.botId)
       const conversation = bot && (await this.conversationOf(bot, row.conversationId))
       const appended = conversation && (await this.options.chat.appendIncomingEvent(conversation.integration, {
