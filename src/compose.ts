@@ -10,6 +10,7 @@ import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
 import { RuntimeEventService } from './domain/runtime-event-service.js'
 import { RuntimeStateService } from './domain/runtime-state-service.js'
+import { RuntimeTelemetryService } from './domain/runtime-telemetry-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
@@ -145,6 +146,7 @@ export function createServices(deps: ServiceDeps): Domain {
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
     config, chat, streams, store, bots, files, runtime, runtimeStates, runtimeWorkflows, runtimeEvents,
+    runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }

@@ -9,6 +9,7 @@ import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { RuntimeEventService } from '../domain/runtime-event-service.js'
 import type { RuntimeStateService } from '../domain/runtime-state-service.js'
+import type { RuntimeTelemetryService } from '../domain/runtime-telemetry-service.js'
 import type { RuntimeWorkflowService } from '../domain/runtime-workflow-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
@@ -31,6 +32,8 @@ export interface Services {
   runtimeWorkflows: RuntimeWorkflowService
   /** Runtime API events and their delivery (scheduled, bot-level, state_expired). */
   runtimeEvents: RuntimeEventService
+  /** trackAnalytics, captureObservation, configureIntegration. */
+  runtimeTelemetry: RuntimeTelemetryService
   store: Pick<Store, 'ping'>
 }
 

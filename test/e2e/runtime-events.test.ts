@@ -9,26 +9,8 @@
 import { InvalidPayloadError, ResourceNotFoundError, type Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { eventually, runtimeBot, type RuntimeBot } from '../helpers/runtime-bot.js'
-import { allLogs, STREAM_CONFIG, Talk } from '../runtime/helpers.js'
-
-/** Logs every incoming event; answers custom events asking for a reply in their conversation. */
-export const EVENT_BOT = String.raw`
-export const hooks = {
-  async afterIncoming({ event, client }) {
-    console.log('GOT ' + JSON.stringify({ id: event.id, type: event.type, payload: event.payload, conversationId: event.conversationId ?? null, userId: event.userId ?? null }))
-    if (event.type === 'custom' && event.payload.reply) await client.createMessage({ payload: { type: 'text', text: 'got ' + event.payload.reply } })
-  },
-}
-`
-
-export interface Got { id: string; type: string; payload: Record<string, any>; conversationId: string | null; userId: string | null }
-
-/** The bot's "GOT" log lines (one per event its hooks saw), parsed. */
-export async function gotEvents(p: { baseUrl: string; credentials: { token: string; workspaceId: string } }, botId: string): Promise<Got[]> {
-  const { logs } = await allLogs(p, botId)
-  return logs.filter((l) => l.message.startsWith('GOT ')).map((l) => JSON.parse(l.message.slice(4)) as Got)
-}
+import { EVENT_BOT, eventually, gotEvents, runtimeBot, type RuntimeBot } from '../helpers/runtime-bot.js'
+import { STREAM_CONFIG, Talk } from '../runtime/helpers.js'
 
 describe('e2e: Runtime API events (official client)', () => {
   let h: Harness

@@ -1,4 +1,7 @@
 import type { App } from '../../types.js'
+import captureObservation from './capture-observation.js'
+import configureIntegration from './configure-integration.js'
+import trackAnalytics from './track-analytics.js'
 import cancelScheduledEvent from './cancel-scheduled-event.js'
 import createEvent from './create-event.js'
 import getEvent from './get-event.js'
@@ -29,6 +32,8 @@ const routes: RuntimeRoute[] = [
   createEvent, getEvent, listEvents, cancelScheduledEvent,
   // workflows
   createWorkflow, getOrCreateWorkflow, getWorkflow, updateWorkflow, deleteWorkflow, listWorkflows,
+  // what a bot reports about itself
+  trackAnalytics, captureObservation, configureIntegration,
 ]
 
 /**
