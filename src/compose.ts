@@ -126,6 +126,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
   const botChat = new BotChatService(store, pubsub, chat, { validatePayload: validateMessagePayload })
+  runtime.attachDomain(botChat)
   const bots = new BotService(store, {
     checkCode: async (code) => {
       const result = await sandbox.check(code)

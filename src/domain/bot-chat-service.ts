@@ -394,6 +394,12 @@ export class BotChatService {
     return message
   }
 
+  /** Tags a message just appended (the sandboxed client's createMessage). */
+  async tagMessage(integration: IntegrationRow, messageId: string, tags: Tags): Promise<void> {
+    checkStringMap(tags, 'tags')
+    await this.store.botChat.tagMessage(integration.id, messageId, tags)
+  }
+
   async getOrCreateMessage(bot: BotRow, input: Omit<MessageInput, 'tags'> & { tags: TagPatch; discriminateByTags?: string[] | undefined }): Promise<Created<BotChatMessage>> {
     if (input.schedule !== undefined) throw errors.invalidPayload('schedule is not supported on Parley: create the message when it is due')
     const payload = this.checkMessage(input)
