@@ -6,7 +6,7 @@ import type {
   BotChatMessage, BotChatUser, DateField, SortDirection, TagKind, TagPatch, Tags,
 } from '../store/bot-chat-store.js'
 import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
-import { conversationChanged, conversationChannel, FOREIGN_ID, publishUnsent, type ChatService } from './chat-service.js'
+import { conversationChanged, conversationChannel, publishUnsent, type ChatService } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
 import { chatPayloadOf, type RuntimeConversation } from './runtime-views.js'
 
@@ -514,4 +514,3 @@ export class BotChatService {
   }
 }
 
-export { FOREIGN_ID }
