@@ -5,6 +5,7 @@ import type { RuntimeEventStore } from './runtime-event-store.js'
 import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
 import type { WorkflowStore } from './workflow-store.js'
+import type { BotChatStore } from './bot-chat-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -63,7 +64,8 @@ export interface UserRow {
 export interface ConversationRow {
   integrationId: string
   id: string
-  ownerId: string
+  /** The end user who created it through the Chat API; null for a conversation the Runtime API created (no owner, no first participant). */
+  ownerId: string | null
   lastSeq: number
   createdAt: number
   updatedAt: number
@@ -213,6 +215,8 @@ export interface Store {
   readonly workflows: WorkflowStore
   /** trackAnalytics counters, captureObservation records, configureIntegration registrations. */
   readonly telemetry: TelemetryStore
+  /** The Runtime API's view of the chat data: tags, bot-wide filtered lists (bot-chat-store.ts). */
+  readonly botChat: BotChatStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

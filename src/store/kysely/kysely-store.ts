@@ -8,6 +8,7 @@ import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
+import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import {
   UniqueViolation,
   type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
@@ -28,10 +29,14 @@ const toUser = (r: Selectable<Database['users']>): UserRow => ({
   updatedAt: Number(r.updated_at),
 })
 
+/** owner_id '' marks a conversation without an owner (0006_runtime_chat.sql). */
+export const NO_OWNER = ''
+export const ownerOf = (ownerId: string): string | null => (ownerId === NO_OWNER ? null : ownerId)
+
 const toConversation = (r: Selectable<Database['conversations']>): ConversationRow => ({
   integrationId: r.integration_id,
   id: r.id,
-  ownerId: r.owner_id,
+  ownerId: ownerOf(r.owner_id),
   lastSeq: Number(r.last_seq),
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
@@ -150,6 +155,7 @@ export class KyselyStore implements Store {
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
   readonly telemetry: KyselyTelemetryStore
+  readonly botChat: KyselyBotChatStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -163,6 +169,7 @@ export class KyselyStore implements Store {
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
     this.workflows = new KyselyWorkflowStore(db, dialect)
     this.telemetry = new KyselyTelemetryStore(db)
+    this.botChat = new KyselyBotChatStore(db)
   }
 
   async ping(): Promise<void> {

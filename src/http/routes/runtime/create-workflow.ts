@@ -9,9 +9,9 @@ export default function createWorkflow(app: App): void {
   app.post('/workflows', {
     config: { permission: 'runtime.write' },
     schema: runtimeSchema('createWorkflow', 'Stores a workflow (data only: Parley runs no workflow engine; see the README)',
-      { body: Type.Object(NewWorkflowFields) }, { 201: WorkflowResponse }),
+      { body: Type.Object(NewWorkflowFields) }, { 200: WorkflowResponse }),
   }, async (request, reply) => {
     const workflow = await app.services.runtimeWorkflows.create(request.runtimeBot, { ...request.body, input: request.body.input as JsonObject | undefined })
-    return reply.code(201).send({ workflow: workflowView(workflow) })
+    return reply.send({ workflow: workflowView(workflow) })
   })
 }

@@ -1,4 +1,29 @@
 import type { App } from '../../types.js'
+import createConversation from './conversations/create-conversation.js'
+import getConversation from './conversations/get-conversation.js'
+import listConversations from './conversations/list-conversations.js'
+import getOrCreateConversation from './conversations/get-or-create-conversation.js'
+import updateConversation from './conversations/update-conversation.js'
+import deleteConversation from './conversations/delete-conversation.js'
+import listParticipants from './participants/list-participants.js'
+import addParticipant from './participants/add-participant.js'
+import getParticipant from './participants/get-participant.js'
+import removeParticipant from './participants/remove-participant.js'
+import createMessage from './messages/create-message.js'
+import getOrCreateMessage from './messages/get-or-create-message.js'
+import getMessage from './messages/get-message.js'
+import updateMessage from './messages/update-message.js'
+import listMessages from './messages/list-messages.js'
+import deleteMessage from './messages/delete-message.js'
+import initializeIncomingMessage from './messages/initialize-incoming-message.js'
+import importMessages from './messages/import-messages.js'
+import createUser from './users/create-user.js'
+import getUser from './users/get-user.js'
+import listUsers from './users/list-users.js'
+import getOrCreateUser from './users/get-or-create-user.js'
+import updateUser from './users/update-user.js'
+import deleteUser from './users/delete-user.js'
+import listTagValues from './tags/list-tag-values.js'
 import captureObservation from './capture-observation.js'
 import configureIntegration from './configure-integration.js'
 import trackAnalytics from './track-analytics.js'
@@ -26,6 +51,16 @@ type RuntimeRoute = (app: App) => void
  * they are grouped by resource so that work on one group does not touch another's lines.
  */
 const routes: RuntimeRoute[] = [
+  // conversations
+  createConversation, getConversation, listConversations, getOrCreateConversation, updateConversation, deleteConversation,
+  // participants
+  listParticipants, addParticipant, getParticipant, removeParticipant,
+  // messages
+  createMessage, getOrCreateMessage, getMessage, updateMessage, listMessages, deleteMessage, initializeIncomingMessage, importMessages,
+  // users
+  createUser, getUser, listUsers, getOrCreateUser, updateUser, deleteUser,
+  // tags
+  listTagValues,
   // states
   getState, setState, getOrSetState, patchState, setStateExpiry,
   // events
