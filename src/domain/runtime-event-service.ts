@@ -65,7 +65,7 @@ export interface RuntimeEventServiceOptions {
  * goes to BotRuntime.deliverBotEvent, and so does every state_expired event (a bot handles those
  * outside any conversation; its conversationId/userId say whose state it was). Each instance polls for due
  * rows (`pollMs`; no timer per event, so a far-future schedule costs nothing) and claims them with a
- * lease, so a restart or a second instance on the same PostgreSQL neither loses nor doubles one
+ * lease (renewed while a delivery runs), so a restart or a second instance on the same PostgreSQL neither loses nor doubles one
  * (a delivery cut short is made again with the same id once its lease expires: at least once). The
  * same poll removes expired states (queueing their state_expired events) and times out workflows.
  */
@@ -192,6 +192,18 @@ export class RuntimeEventService {
 
   /** Delivers a claimed event and records the outcome; the row as it ends (undefined when the lease was lost). */
   private async deliver(row: RuntimeEventRow): Promise<RuntimeEventRow | undefined> {
+    // A long delivery (a bot's turn may take minutes) keeps its lease: no other instance delivers it meanwhile.
+    const renew = setInterval(() => {
+      void this.store.runtimeEvents.extendLease(row.id, this.owner, this.clock() + LEASE_MS).catch(() => {})
+    }, LEASE_MS / 3)
+    try {
+      return await this.deliverClaimed(row)
+    } finally {
+      clearInterval(renew)
+    }
+  }
+
+  private async deliverClaimed(row: RuntimeEventRow): Promise<RuntimeEventRow | undefined> {
     let outcome: Parameters<Store['runtimeEvents']['finish']>[2]
     if (row.conversationId !== null && row.type !== 'state_expired') {
       const bot = await this.store.getBot(row.botId)

@@ -71,6 +71,8 @@ export interface RuntimeEventStore {
   claimDue(owner: string, now: number, leaseMs: number): Promise<RuntimeEventRow | undefined>
   /** Ends a claimed event if `owner` still holds it; false when the lease was lost (another instance took it over). */
   finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number): Promise<boolean>
+  /** Moves the lease of an event `owner` still holds (a long delivery). */
+  extendLease(id: string, owner: string, until: number): Promise<void>
   /** Gives a claimed event back (shutdown): claimable again at once. */
   release(id: string, owner: string): Promise<void>
 }

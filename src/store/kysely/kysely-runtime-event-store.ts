@@ -127,6 +127,11 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
     return Number(r.numUpdatedRows) === 1
   }
 
+  async extendLease(id: string, owner: string, until: number): Promise<void> {
+    await this.db.updateTable('runtime_events').set({ lease_until: until })
+      .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).execute()
+  }
+
   async release(id: string, owner: string): Promise<void> {
     await this.db.updateTable('runtime_events').set({ lease_owner: null, lease_until: 0 })
       .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).execute()
