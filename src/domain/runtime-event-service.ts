@@ -104,14 +104,14 @@ export class RuntimeEventService {
       status: scheduled ? 'scheduled' : 'pending', dueAt: dueAt ?? now, createdAt: now,
       ...(deliverNow && { lease: { owner: this.owner, until: now + LEASE_MS } }),
     })
-    if (deliverNow) return this.view(bot, await this.deliver(row) ?? row)
+    if (deliverNow) return this.view(await this.deliver(row) ?? row)
     if (!scheduled) this.wake()
-    return this.view(bot, row)
+    return this.view(row)
   }
 
   async get(bot: BotRow, id: string): Promise<EventView> {
     const row = await this.store.runtimeEvents.get(bot.id, id)
-    if (row) return this.view(bot, row)
+    if (row) return this.view(row)
     // A Chat API custom event (an end user's, in a conversation of one of the bot's integrations).
     for (const integration of await this.store.listIntegrations(bot.id)) {
       const event = await this.store.getEvent(integration.id, id)
@@ -121,12 +121,9 @@ export class RuntimeEventService {
   }
 
   async list(bot: BotRow, filter: RuntimeEventFilter, nextToken: string | undefined, pageSize: number | undefined): Promise<{ events: EventView[]; next?: string | undefined }> {
-    // A status filter on events of a conversation log is answered by the stored status: `pending` includes
-    // those appended whose turn may have run since (their view says which).
+    // The store reports an event appended to a conversation `processed` once the bot's turn for it ran (the filter too).
     const page: Page<RuntimeEventRow> = await this.store.runtimeEvents.list(bot.id, filter, { after: nextToken, limit: pageSize ?? EVENT_PAGE_SIZE.default })
-    const cursors = new Map<string, Promise<number | undefined>>()
-    const events = await Promise.all(page.items.map((row) => this.view(bot, row, cursors)))
-    return { events, next: page.next }
+    return { events: page.items.map((row) => this.view(row)), next: page.next }
   }
 
   async cancelScheduled(bot: BotRow, id: string): Promise<void> {
@@ -211,7 +208,9 @@ export class RuntimeEventService {
       const appended = conversation && (await this.options.chat.appendIncomingEvent(conversation.integration, {
         id: row.id, conversationId: row.conversationId, userId: row.userId ?? row.botId, payload: row.payload,
       }))
-      outcome = appended ? { status: 'pending', conversationSeq: appended.seq } : { status: 'failed', failureReason: `Conversation "${row.conversationId}" no longer exists` }
+      outcome = appended && conversation
+        ? { status: 'pending', conversationSeq: appended.seq, integrationId: conversation.integration.id }
+        : { status: 'failed', failureReason: `Conversation "${row.conversationId}" no longer exists` }
     } else {
       const result = await this.options.delivery.deliverBotEvent({
         id: row.id, botId: row.botId, type: row.type, payload: row.payload, userId: row.userId, messageId: row.messageId, workflowId: row.workflowId, createdAt: row.createdAt,
@@ -220,9 +219,8 @@ export class RuntimeEventService {
     }
     const now = this.clock()
     if (!(await this.store.runtimeEvents.finish(row.id, this.owner, outcome, now))) return undefined
-    return outcome.status === 'pending'
-      ? { ...row, conversationSeq: outcome.conversationSeq, leaseOwner: null, leaseUntil: 0 }
-      : { ...row, status: outcome.status, failureReason: outcome.failureReason ?? null, processedAt: now, leaseOwner: null, leaseUntil: 0 }
+    if (outcome.status === 'pending') return (await this.store.runtimeEvents.get(row.botId, row.id)) ?? row
+    return { ...row, status: outcome.status, failureReason: outcome.failureReason ?? null, processedAt: now, leaseOwner: null, leaseUntil: 0 }
   }
 
   // ---- helpers ----
@@ -255,25 +253,7 @@ export class RuntimeEventService {
     return false
   }
 
-  /** The bot's cursor in a conversation (what it processed), per conversation once per call. */
-  private botSeq(bot: BotRow, conversationId: string, cursors: Map<string, Promise<number | undefined>>): Promise<number | undefined> {
-    let seq = cursors.get(conversationId)
-    if (!seq) {
-      seq = (async () => {
-        const conversation = await this.conversationOf(bot, conversationId)
-        return conversation && (await this.store.getBotCursor(conversation.integration.id, conversationId))?.botSeq
-      })()
-      cursors.set(conversationId, seq)
-    }
-    return seq
-  }
-
-  private async view(bot: BotRow, row: RuntimeEventRow, cursors = new Map<string, Promise<number | undefined>>()): Promise<EventView> {
-    let status = row.status
-    if (status === 'pending' && row.conversationSeq !== null && row.conversationId !== null) {
-      const botSeq = await this.botSeq(bot, row.conversationId, cursors)
-      if (botSeq !== undefined && botSeq >= row.conversationSeq) status = 'processed'
-    }
+  private view(row: RuntimeEventRow): EventView {
     return {
       id: row.id,
       createdAt: new Date(row.createdAt).toISOString(),
@@ -282,7 +262,7 @@ export class RuntimeEventService {
       ...(row.conversationId !== null && { conversationId: row.conversationId }),
       ...(row.userId !== null && { userId: row.userId }),
       ...(row.messageId !== null && { messageId: row.messageId }),
-      status,
+      status: row.status,
       failureReason: row.failureReason,
     }
   }

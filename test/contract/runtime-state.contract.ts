@@ -156,8 +156,8 @@ export function describeRuntimeStateContract(name: string, factory: RuntimeState
         expect(claimedB).toMatchObject({ id: b.id, leaseOwner: 'w', leaseUntil: now + 100, attempts: 1 })
         expect(await store.runtimeEvents.claimDue('w', now, 100)).toBeUndefined()
         // Appended to a conversation log: no longer claimable, still pending.
-        expect(await store.runtimeEvents.finish(b.id, 'w', { status: 'pending', conversationSeq: 7 }, now)).toBe(true)
-        expect(await store.runtimeEvents.get(botId, b.id)).toMatchObject({ status: 'pending', conversationSeq: 7, leaseOwner: null })
+        expect(await store.runtimeEvents.finish(b.id, 'w', { status: 'pending', conversationSeq: 7, integrationId }, now)).toBe(true)
+        expect(await store.runtimeEvents.get(botId, b.id)).toMatchObject({ status: 'pending', conversationSeq: 7, integrationId, leaseOwner: null })
         // a's lease expires: claimed again (attempt 2).
         expect(await store.runtimeEvents.claimDue('w2', now + 100, 100)).toMatchObject({ id: a.id, attempts: 2, leaseOwner: 'w2' })
         expect(await store.runtimeEvents.finish(a.id, 'w', { status: 'processed' }, now)).toBe(false)
@@ -171,6 +171,23 @@ export function describeRuntimeStateContract(name: string, factory: RuntimeState
         expect((await store.runtimeEvents.claimDue('w3', now + 1000, 100))?.id).toBe(c.id)
         expect(await store.runtimeEvents.finish(c.id, 'w3', { status: 'ignored', failureReason: 'no code' }, now + 1000)).toBe(true)
         await drain(now + 1000)
+      })
+
+      it('an event appended to a conversation reads (and filters) as processed once the bot\'s cursor there passed it', async () => {
+        const now = later()
+        const conversationId = randomUUID()
+        const owner = await store.createUser({ integrationId, id: randomUUID(), now })
+        await store.createConversation(integrationId, conversationId, owner.id, now)
+        const e = await store.runtimeEvents.insert(event({ dueAt: now, conversationId, type: 'appended' }))
+        await store.runtimeEvents.claimDue('w', now, 100)
+        await store.runtimeEvents.finish(e.id, 'w', { status: 'pending', conversationSeq: 3, integrationId }, now)
+        expect((await store.runtimeEvents.get(botId, e.id))!.status).toBe('pending')
+        await store.advanceBotCursor(integrationId, conversationId, 2)
+        expect((await store.runtimeEvents.list(botId, { conversationId, status: 'pending' }, { limit: 10 })).items.map((x) => x.id)).toEqual([e.id])
+        await store.advanceBotCursor(integrationId, conversationId, 3)
+        expect((await second.runtimeEvents.get(botId, e.id))!.status).toBe('processed')
+        expect((await store.runtimeEvents.list(botId, { conversationId, status: 'processed' }, { limit: 10 })).items.map((x) => x.id)).toEqual([e.id])
+        expect((await store.runtimeEvents.list(botId, { conversationId, status: 'pending' }, { limit: 10 })).items).toEqual([])
       })
 
       it('an event inserted with a lease is its creator\'s until the lease ends', async () => {

@@ -38,6 +38,9 @@ describe('e2e: Runtime API events (official client)', () => {
       const seen = await gotOne(event.id)
       expect(seen).toMatchObject({ type: 'custom', conversationId: talk.conversationId })
       await eventually('processed', async () => ((await client.getEvent({ id: event.id })).event.status === 'processed' ? true : undefined))
+      // The status filter agrees with what getEvent says.
+      expect((await client.listEvents({ conversationId: talk.conversationId, status: 'processed' })).events.map((e) => e.id)).toContain(event.id)
+      expect((await client.listEvents({ conversationId: talk.conversationId, status: 'pending' })).events.map((e) => e.id)).not.toContain(event.id)
     } finally {
       await talk.close()
     }
