@@ -207,3 +207,19 @@ describe('e2e: Runtime API chat data (official client)', () => {
     expect(lines.reverse()).toEqual(Array.from({ length: 7 }, (_, i) => `${i % 2 ? 'bot' : user.id}: line ${i}`))
   })
 })
+
+describe('e2e: getOrCreate under load with a small database pool', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startParley({ listen: true, config: { databasePoolSize: 3 } })
+  })
+  afterAll(async () => h?.close())
+
+  it('30 concurrent getOrCreateUser calls on distinct tags all complete (lock holders never take the whole pool)', async () => {
+    const bot = await runtimeClient(h)
+    const tag = uid('pool')
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => bot.getOrCreateUser({ tags: { pool: tag, n: String(i % 15) } })))
+    expect(new Set(results.map((r) => r.user.id)).size).toBe(15)
+    expect(results.filter((r) => r.meta.created)).toHaveLength(15)
+  })
+})
