@@ -146,6 +146,24 @@ describe('e2e: Runtime API chat data (official client)', () => {
     expect((await bot.listMessages({ conversationId })).messages).toHaveLength(1)
   })
 
+  it('tag bounds: more than 50 tags, a key over 100 characters, a value over 1,000, a NUL in a key: 400 on create, update and filters', async () => {
+    const tooMany = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']))
+    const cases = [tooMany, { ['k'.repeat(101)]: 'v' }, { k: 'v'.repeat(1001) }, { 'a\u0000b': 'v' }]
+    const { user } = await bot.createUser({ tags: {} })
+    const { conversation } = await bot.createConversation({ channel: 'channel', tags: {} })
+    for (const tags of cases) {
+      await expect(bot.createUser({ tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.updateUser({ id: user.id, tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.createConversation({ channel: 'channel', tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.updateConversation({ id: conversation.id, tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.createMessage({ conversationId: conversation.id, userId: botId, type: 'text', payload: { text: 'x' }, tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+    }
+    // Exactly at the bounds is fine.
+    const atBounds = { ...Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`k${i}`, 'v'])), ['k'.repeat(100)]: 'v'.repeat(1000) }
+    expect(Object.keys((await bot.createUser({ tags: atBounds })).user.tags)).toHaveLength(50)
+    await expect(bot.listUsers({ tags: { ['k'.repeat(101)]: 'v' } })).rejects.toThrow()
+  })
+
   it('discriminateByTags naming a tag without a value: 400', async () => {
     await expect(bot.getOrCreateUser({ tags: { a: '1' }, discriminateByTags: ['b'] })).rejects.toBeInstanceOf(InvalidPayloadError)
   })
