@@ -130,6 +130,27 @@ describe('e2e: Runtime API chat data (official client)', () => {
     expect((await bot.getConversation({ id: conversation.id })).conversation.messageCount).toBe(1)
   })
 
+  it('owner-less conversations and the Chat API: a user added by the bot sees it; a Chat API owner cannot be removed', async () => {
+    const alice = await connectJwt(h)
+    const { conversation } = await bot.createConversation({ channel: 'channel', tags: { owner: 'none' } })
+    expect((await alice.listConversations({})).conversations.some((c) => c.id === conversation.id)).toBe(false)
+    await bot.addParticipant({ id: conversation.id, userId: alice.user.id })
+    expect((await alice.listConversations({})).conversations.map((c) => c.id)).toContain(conversation.id)
+    const listener = await alice.listenConversation({ id: conversation.id })
+    try {
+      const seen = nextSignal(listener, 'message_created')
+      await bot.createMessage({ conversationId: conversation.id, userId: botId, type: 'text', payload: { text: 'proactive' }, tags: {} })
+      expect(await seen).toMatchObject({ isBot: true, payload: { type: 'text', text: 'proactive' } })
+    } finally {
+      await closeListener(listener)
+    }
+    const { conversation: owned } = await alice.createConversation({})
+    await expect(bot.removeParticipant({ id: owned.id, userId: alice.user.id })).rejects.toBeInstanceOf(InvalidPayloadError)
+    // The bot can remove the user from its own owner-less conversation; the user no longer sees it.
+    await bot.removeParticipant({ id: conversation.id, userId: alice.user.id })
+    expect((await alice.listConversations({})).conversations.some((c) => c.id === conversation.id)).toBe(false)
+  })
+
   it('getOrCreate*: 10 concurrent identical calls create exactly one row', async () => {
     const tag = uid('race')
     const users = await Promise.all(Array.from({ length: 10 }, () => bot.getOrCreateUser({ tags: { race: tag } })))
