@@ -129,7 +129,10 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
-  const botChat = new BotChatService(store, pubsub, chat, { validatePayload: validateMessagePayload })
+  const botChat = new BotChatService(store, pubsub, chat, {
+    validatePayload: validateMessagePayload,
+    maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
+  })
   runtime.attachDomain(botChat)
   const runtimeStates = new RuntimeStateService(store)
   const runtimeWorkflows = new RuntimeWorkflowService(store)

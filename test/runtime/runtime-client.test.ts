@@ -34,6 +34,14 @@ export const hooks = {
 }
 `
 
+const ECHO = String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    if (event.type === 'text') await client.createMessage({ payload: { type: 'text', text: 'echo: ' + event.payload.text } })
+  },
+}
+`
+
 describe('runtime: the sandboxed client\'s Runtime API operations', () => {
   let h: Harness
   let bot: TestBot
@@ -69,5 +77,20 @@ describe('runtime: the sandboxed client\'s Runtime API operations', () => {
     } finally {
       await talk.close()
     }
+  })
+
+  it('a user\'s message posted through the Runtime API gives the bot a turn (as a Chat API message does); imported history does not', async () => {
+    const echo = await createBot(h, ECHO)
+    const echoApi = await runtimeClient(h, echo.id)
+    const { conversation } = await echoApi.createConversation({ channel: 'channel', tags: {} })
+    const { user } = await echoApi.createUser({ tags: {} })
+    await echoApi.importMessages({ messages: [{ conversationId: conversation.id, userId: user.id, type: 'text', payload: { text: 'old' }, tags: { imp: '1' }, createdAt: '2024-01-01T00:00:00.000Z', discriminateByTags: ['imp'] }] })
+    await echoApi.createMessage({ conversationId: conversation.id, userId: user.id, type: 'text', payload: { text: 'hello' }, tags: {} })
+    await echoApi.initializeIncomingMessage({ userId: user.id, conversationId: conversation.id, message: { type: 'text', payload: { text: 'again' }, tags: { ext: 'm2' }, discriminateByTags: ['ext'] } })
+    const texts = async () => (await echoApi.listMessages({ conversationId: conversation.id })).messages.map((m) => `${m.direction} ${m.payload.text}`).reverse()
+    // The turns run in order: once the last message is answered, an answer to the imported one would be there too.
+    const deadline = Date.now() + 10_000
+    while (!(await texts()).includes('outgoing echo: again') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
+    expect((await texts()).sort()).toEqual(['incoming old', 'incoming hello', 'outgoing echo: hello', 'incoming again', 'outgoing echo: again'].sort())
   })
 })
