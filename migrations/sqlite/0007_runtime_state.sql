@@ -31,7 +31,8 @@ CREATE INDEX runtime_states_expiring ON runtime_states (expires_at) WHERE expire
 -- Events created through the Runtime API (createEvent) and by Parley itself (state_expired).
 -- status: scheduled (due_at in the future) → pending (due; a worker claims it with a lease) →
 -- processed | failed | ignored; canceled (cancelScheduledEvent). conversation_seq: the event was
--- appended to its conversation's log (the bot runtime's work queue) at that sequence number.
+-- appended to its conversation's log (the bot runtime's work queue) at that sequence number, in the
+-- conversation of integration_id; it reads as processed once the bot's cursor (conversations.bot_seq) passed it.
 CREATE TABLE runtime_events (
   id TEXT PRIMARY KEY NOT NULL,
   bot_id TEXT NOT NULL REFERENCES bots(id) ON DELETE CASCADE,
@@ -48,6 +49,7 @@ CREATE TABLE runtime_events (
   lease_owner TEXT,
   lease_until INTEGER NOT NULL,
   conversation_seq INTEGER,
+  integration_id TEXT,
   created_at INTEGER NOT NULL,
   processed_at INTEGER
 ) STRICT;

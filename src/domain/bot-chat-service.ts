@@ -6,7 +6,7 @@ import type {
   BotChatMessage, BotChatUser, DateField, SortDirection, TagKind, TagPatch, Tags,
 } from '../store/bot-chat-store.js'
 import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
-import { conversationChanged, conversationChannel, FOREIGN_ID, publishUnsent, type ChatService } from './chat-service.js'
+import { conversationChanged, conversationChannel, publishUnsent, type ChatService } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
 import { chatPayloadOf, type RuntimeConversation } from './runtime-views.js'
 
@@ -22,6 +22,12 @@ export interface BotChatServiceOptions {
   /** The Chat API's payload rules (src/http/schemas/validate-payload.ts). */
   validatePayload: (payload: unknown) => string | undefined
   clock?: () => number
+  /**
+   * getOrCreate critical sections running at once on this instance. On PostgreSQL each holds a pool
+   * connection for its lock and uses another for its queries: keep this at most (pool size - 1) / 2,
+   * so that lock holders can never take the whole pool and wait on each other.
+   */
+  maxConcurrentCreates?: number
 }
 
 export interface UserInput {
@@ -157,9 +163,20 @@ export class BotChatService {
     return { ...row, integrationName: integration?.name ?? 'chat' }
   }
 
+  private creating = 0
+  private readonly waitingCreators: (() => void)[] = []
+
   /** getOrCreate: one creator at a time per discriminator, cluster-wide (Store.withLock), so concurrent identical calls create one row. */
-  private once<T>(kind: string, integrationId: string, key: unknown, fn: () => Promise<T>): Promise<T> {
-    return this.store.withLock(`runtime:${kind}:${integrationId}:${digest(key)}`, fn)
+  private async once<T>(kind: string, integrationId: string, key: unknown, fn: () => Promise<T>): Promise<T> {
+    const max = Math.max(1, this.options.maxConcurrentCreates ?? 4)
+    while (this.creating >= max) await new Promise<void>((resolve) => this.waitingCreators.push(resolve))
+    this.creating++
+    try {
+      return await this.store.withLock(`runtime:${kind}:${integrationId}:${digest(key)}`, fn)
+    } finally {
+      this.creating--
+      this.waitingCreators.shift()?.()
+    }
   }
 
   private notify(integrationId: string, conversationId: string, message = 'changed'): Promise<void> {
@@ -394,6 +411,12 @@ export class BotChatService {
     return message
   }
 
+  /** Tags a message just appended (the sandboxed client's createMessage). */
+  async tagMessage(integration: IntegrationRow, messageId: string, tags: Tags): Promise<void> {
+    checkStringMap(tags, 'tags')
+    await this.store.botChat.tagMessage(integration.id, messageId, tags)
+  }
+
   async getOrCreateMessage(bot: BotRow, input: Omit<MessageInput, 'tags'> & { tags: TagPatch; discriminateByTags?: string[] | undefined }): Promise<Created<BotChatMessage>> {
     if (input.schedule !== undefined) throw errors.invalidPayload('schedule is not supported on Parley: create the message when it is due')
     const payload = this.checkMessage(input)
@@ -508,4 +531,3 @@ export class BotChatService {
   }
 }
 
-export { FOREIGN_ID }

@@ -6,8 +6,8 @@ import type { JsonObject, Page, PageRequest } from './store.js'
  * `scheduled` (due later) and `pending` rows whose due time has come are claimed with a lease, as
  * webhook deliveries are, so several instances share the queue and a dead one's claims are taken over.
  * Events of a conversation are delivered by appending them to the conversation's log (the bot
- * runtime's work queue); `conversationSeq` records where, and from then on the bot's cursor tells
- * whether it was processed.
+ * runtime's work queue); `conversationSeq` records where, and from then on the store reports it
+ * `processed` once the bot's cursor in that conversation has passed it (reads and the status filter alike).
  */
 export type RuntimeEventStatus = 'pending' | 'processed' | 'ignored' | 'failed' | 'scheduled' | 'canceled'
 
@@ -27,8 +27,9 @@ export interface RuntimeEventRow {
   attempts: number
   leaseOwner: string | null
   leaseUntil: number
-  /** Set once appended to its conversation's log. */
+  /** Set once appended to its conversation's log (of that integration's conversation). */
   conversationSeq: number | null
+  integrationId: string | null
   createdAt: number
   processedAt: number | null
 }
@@ -55,7 +56,7 @@ export interface RuntimeEventFilter {
 /** How a claimed event ended: a final status, or appended to its conversation's log at `conversationSeq`. */
 export type RuntimeEventOutcome =
   | { status: 'processed' | 'ignored' | 'failed'; failureReason?: string | null | undefined }
-  | { status: 'pending'; conversationSeq: number }
+  | { status: 'pending'; conversationSeq: number; integrationId: string }
 
 export interface RuntimeEventStore {
   insert(event: NewRuntimeEvent): Promise<RuntimeEventRow>
@@ -71,6 +72,8 @@ export interface RuntimeEventStore {
   claimDue(owner: string, now: number, leaseMs: number): Promise<RuntimeEventRow | undefined>
   /** Ends a claimed event if `owner` still holds it; false when the lease was lost (another instance took it over). */
   finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number): Promise<boolean>
+  /** Moves the lease of an event `owner` still holds (a long delivery). */
+  extendLease(id: string, owner: string, until: number): Promise<void>
   /** Gives a claimed event back (shutdown): claimable again at once. */
   release(id: string, owner: string): Promise<void>
 }

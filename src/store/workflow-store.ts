@@ -7,6 +7,7 @@ import type { JsonObject, Page, PageRequest } from './store.js'
  */
 export type WorkflowStatus = 'pending' | 'in_progress' | 'failed' | 'completed' | 'listening' | 'paused' | 'timedout' | 'cancelled'
 export const FINISHED_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ['failed', 'completed', 'timedout', 'cancelled']
+export const ACTIVE_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ['pending', 'in_progress', 'listening', 'paused']
 
 export interface WorkflowRow {
   id: string
@@ -59,6 +60,8 @@ export interface WorkflowStore {
   get(botId: string, id: string): Promise<WorkflowRow | undefined>
   update(botId: string, id: string, patch: WorkflowPatch, now: number): Promise<WorkflowRow | undefined>
   delete(botId: string, id: string): Promise<boolean>
+  /** Active workflows whose timeoutAt has passed become `timedout` (completedAt now); how many. */
+  timeOutDue(now: number, limit: number): Promise<number>
   /** Newest first. */
   list(botId: string, filter: WorkflowFilter, page: PageRequest): Promise<Page<WorkflowRow>>
 }

@@ -130,6 +130,27 @@ describe('e2e: Runtime API chat data (official client)', () => {
     expect((await bot.getConversation({ id: conversation.id })).conversation.messageCount).toBe(1)
   })
 
+  it('owner-less conversations and the Chat API: a user added by the bot sees it; a Chat API owner cannot be removed', async () => {
+    const alice = await connectJwt(h)
+    const { conversation } = await bot.createConversation({ channel: 'channel', tags: { owner: 'none' } })
+    expect((await alice.listConversations({})).conversations.some((c) => c.id === conversation.id)).toBe(false)
+    await bot.addParticipant({ id: conversation.id, userId: alice.user.id })
+    expect((await alice.listConversations({})).conversations.map((c) => c.id)).toContain(conversation.id)
+    const listener = await alice.listenConversation({ id: conversation.id })
+    try {
+      const seen = nextSignal(listener, 'message_created')
+      await bot.createMessage({ conversationId: conversation.id, userId: botId, type: 'text', payload: { text: 'proactive' }, tags: {} })
+      expect(await seen).toMatchObject({ isBot: true, payload: { type: 'text', text: 'proactive' } })
+    } finally {
+      await closeListener(listener)
+    }
+    const { conversation: owned } = await alice.createConversation({})
+    await expect(bot.removeParticipant({ id: owned.id, userId: alice.user.id })).rejects.toBeInstanceOf(InvalidPayloadError)
+    // The bot can remove the user from its own owner-less conversation; the user no longer sees it.
+    await bot.removeParticipant({ id: conversation.id, userId: alice.user.id })
+    expect((await alice.listConversations({})).conversations.some((c) => c.id === conversation.id)).toBe(false)
+  })
+
   it('getOrCreate*: 10 concurrent identical calls create exactly one row', async () => {
     const tag = uid('race')
     const users = await Promise.all(Array.from({ length: 10 }, () => bot.getOrCreateUser({ tags: { race: tag } })))
@@ -144,6 +165,24 @@ describe('e2e: Runtime API chat data (official client)', () => {
     const messages = await Promise.all(Array.from({ length: 10 }, () => bot.getOrCreateMessage({ conversationId, userId: botId, type: 'text', payload: { text: 'x' }, tags: { race: tag } })))
     expect(new Set(messages.map((r) => r.message.id)).size).toBe(1)
     expect((await bot.listMessages({ conversationId })).messages).toHaveLength(1)
+  })
+
+  it('tag bounds: more than 50 tags, a key over 100 characters, a value over 1,000, a NUL in a key: 400 on create, update and filters', async () => {
+    const tooMany = Object.fromEntries(Array.from({ length: 51 }, (_, i) => [`k${i}`, 'v']))
+    const cases = [tooMany, { ['k'.repeat(101)]: 'v' }, { k: 'v'.repeat(1001) }, { 'a\u0000b': 'v' }]
+    const { user } = await bot.createUser({ tags: {} })
+    const { conversation } = await bot.createConversation({ channel: 'channel', tags: {} })
+    for (const tags of cases) {
+      await expect(bot.createUser({ tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.updateUser({ id: user.id, tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.createConversation({ channel: 'channel', tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.updateConversation({ id: conversation.id, tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+      await expect(bot.createMessage({ conversationId: conversation.id, userId: botId, type: 'text', payload: { text: 'x' }, tags })).rejects.toBeInstanceOf(InvalidPayloadError)
+    }
+    // Exactly at the bounds is fine.
+    const atBounds = { ...Object.fromEntries(Array.from({ length: 49 }, (_, i) => [`k${i}`, 'v'])), ['k'.repeat(100)]: 'v'.repeat(1000) }
+    expect(Object.keys((await bot.createUser({ tags: atBounds })).user.tags)).toHaveLength(50)
+    await expect(bot.listUsers({ tags: { ['k'.repeat(101)]: 'v' } })).rejects.toThrow()
   })
 
   it('discriminateByTags naming a tag without a value: 400', async () => {
@@ -205,5 +244,21 @@ describe('e2e: Runtime API chat data (official client)', () => {
     } while (nextToken)
     expect(pages).toBe(3)
     expect(lines.reverse()).toEqual(Array.from({ length: 7 }, (_, i) => `${i % 2 ? 'bot' : user.id}: line ${i}`))
+  })
+})
+
+describe('e2e: getOrCreate under load with a small database pool', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startParley({ listen: true, config: { databasePoolSize: 3 } })
+  })
+  afterAll(async () => h?.close())
+
+  it('30 concurrent getOrCreateUser calls on distinct tags all complete (lock holders never take the whole pool)', async () => {
+    const bot = await runtimeClient(h)
+    const tag = uid('pool')
+    const results = await Promise.all(Array.from({ length: 30 }, (_, i) => bot.getOrCreateUser({ tags: { pool: tag, n: String(i % 15) } })))
+    expect(new Set(results.map((r) => r.user.id)).size).toBe(15)
+    expect(results.filter((r) => r.meta.created)).toHaveLength(15)
   })
 })

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto'
 import * as chat from '@botpress/chat'
 import { Client } from '@botpress/client'
+import { allLogs } from '../runtime/helpers.js'
 
 export interface RuntimeParley {
   baseUrl: string
@@ -59,4 +60,22 @@ export async function eventually<T>(what: string, probe: () => Promise<T | undef
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
     await new Promise((resolve) => setTimeout(resolve, everyMs))
   }
+}
+
+/** Logs every incoming event; answers custom events asking for a reply in their conversation. */
+export const EVENT_BOT = String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    console.log('GOT ' + JSON.stringify({ id: event.id, type: event.type, payload: event.payload, conversationId: event.conversationId ?? null, userId: event.userId ?? null }))
+    if (event.type === 'custom' && event.payload.reply) await client.createMessage({ payload: { type: 'text', text: 'got ' + event.payload.reply } })
+  },
+}
+`
+
+export interface Got { id: string; type: string; payload: Record<string, any>; conversationId: string | null; userId: string | null }
+
+/** The bot's "GOT" log lines (one per event its hooks saw), parsed. */
+export async function gotEvents(p: { baseUrl: string; credentials: { token: string; workspaceId: string } }, botId: string): Promise<Got[]> {
+  const { logs } = await allLogs(p, botId)
+  return logs.filter((l) => l.message.startsWith('GOT ')).map((l) => JSON.parse(l.message.slice(4)) as Got)
 }

@@ -1,8 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, type SqlBool, type Transaction } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
-import {
-  UniqueViolation, type JsonObject, type Page, type PageRequest,
-} from '../store.js'
+import { UniqueViolation, type Page, type PageRequest } from '../store.js'
 import type {
   BotChatConversation, BotChatConversationPatch, BotChatMessage, BotChatMessagePatch, BotChatStore, BotChatUser, BotChatUserPatch,
   ConversationFilter, MessageFilter, NewBotChatConversation, NewBotChatUser, TagKind, TagPatch, Tags, UserFilter,
@@ -328,4 +326,3 @@ export class KyselyBotChatStore implements BotChatStore {
   }
 }
 
-export type { JsonObject }

@@ -1,10 +1,11 @@
-import type { Kysely, Selectable, Transaction } from 'kysely'
+import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type { NewRuntimeEvent, RuntimeEventFilter, RuntimeEventOutcome, RuntimeEventRow, RuntimeEventStatus, RuntimeEventStore } from '../runtime-event-store.js'
 import type { JsonObject, Page, PageRequest } from '../store.js'
 
 /** The table of migrations/<dialect>/0007_runtime_state.sql (kept here so schema.ts stays untouched). */
 export interface RuntimeEventTables {
+  conversations: { integration_id: string; id: string; bot_seq: number }
   runtime_events: {
     id: string
     bot_id: string
@@ -21,12 +22,13 @@ export interface RuntimeEventTables {
     lease_owner: string | null
     lease_until: number
     conversation_seq: number | null
+    integration_id: string | null
     created_at: number
     processed_at: number | null
   }
 }
 
-type Record = Selectable<RuntimeEventTables['runtime_events']>
+type Record = Selectable<RuntimeEventTables['runtime_events']> & { effective_status: string }
 type Db = Kysely<RuntimeEventTables> | Transaction<RuntimeEventTables>
 
 const toRow = (r: Record): RuntimeEventRow => ({
@@ -38,18 +40,25 @@ const toRow = (r: Record): RuntimeEventRow => ({
   userId: r.user_id,
   messageId: r.message_id,
   workflowId: r.workflow_id,
-  status: r.status as RuntimeEventStatus,
+  status: r.effective_status as RuntimeEventStatus,
   failureReason: r.failure_reason,
   dueAt: Number(r.due_at),
   attempts: Number(r.attempts),
   leaseOwner: r.lease_owner,
   leaseUntil: Number(r.lease_until),
   conversationSeq: r.conversation_seq === null ? null : Number(r.conversation_seq),
+  integrationId: r.integration_id,
   createdAt: Number(r.created_at),
   processedAt: r.processed_at === null ? null : Number(r.processed_at),
 })
 
 const WAITING = ['scheduled', 'pending']
+
+/**
+ * The status as callers see it: an event appended to a conversation's log is `processed` once the
+ * bot's cursor there has passed it (the runtime moves the cursor when the event's turn ends).
+ */
+const effectiveStatus = sql<string>`CASE WHEN ${sql.ref('e.status')} = 'pending' AND ${sql.ref('e.conversation_seq')} IS NOT NULL AND ${sql.ref('e.conversation_seq')} <= coalesce((SELECT ${sql.ref('c.bot_seq')} FROM ${sql.table('conversations')} AS c WHERE ${sql.ref('c.integration_id')} = ${sql.ref('e.integration_id')} AND ${sql.ref('c.id')} = ${sql.ref('e.conversation_id')}), -1) THEN 'processed' ELSE ${sql.ref('e.status')} END`
 
 /** Portable SQL only; claims as in KyselyWebhookStore (UPDATE … WHERE id = (sub-select) with the conditions repeated). */
 export class KyselyRuntimeEventStore implements RuntimeEventStore {
@@ -65,9 +74,9 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
       id: e.id, bot_id: e.botId, type: e.type, payload: JSON.stringify(e.payload),
       conversation_id: e.conversationId ?? null, user_id: e.userId ?? null, message_id: e.messageId ?? null, workflow_id: e.workflowId ?? null,
       status: e.status, failure_reason: null, due_at: e.dueAt, attempts: e.lease ? 1 : 0,
-      lease_owner: e.lease?.owner ?? null, lease_until: e.lease?.until ?? 0, conversation_seq: null, created_at: e.createdAt, processed_at: null,
+      lease_owner: e.lease?.owner ?? null, lease_until: e.lease?.until ?? 0, conversation_seq: null, integration_id: null, created_at: e.createdAt, processed_at: null,
     }).returningAll().executeTakeFirstOrThrow()
-    return toRow(r)
+    return toRow({ ...r, effective_status: r.status })
   }
 
   insert(e: NewRuntimeEvent): Promise<RuntimeEventRow> {
@@ -75,23 +84,24 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
   }
 
   async get(botId: string, id: string): Promise<RuntimeEventRow | undefined> {
-    const r = await this.db.selectFrom('runtime_events').selectAll().where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
+    const r = await this.db.selectFrom('runtime_events as e').selectAll('e').select(effectiveStatus.as('effective_status'))
+      .where('e.bot_id', '=', botId).where('e.id', '=', id).executeTakeFirst()
     return r && toRow(r)
   }
 
   async list(botId: string, filter: RuntimeEventFilter, page: PageRequest): Promise<Page<RuntimeEventRow>> {
-    let q = this.db.selectFrom('runtime_events').selectAll().where('bot_id', '=', botId)
-    if (filter.type !== undefined) q = q.where('type', '=', filter.type)
-    if (filter.conversationId !== undefined) q = q.where('conversation_id', '=', filter.conversationId)
-    if (filter.userId !== undefined) q = q.where('user_id', '=', filter.userId)
-    if (filter.messageId !== undefined) q = q.where('message_id', '=', filter.messageId)
-    if (filter.workflowId !== undefined) q = q.where('workflow_id', '=', filter.workflowId)
-    if (filter.status !== undefined) q = q.where('status', '=', filter.status)
+    let q = this.db.selectFrom('runtime_events as e').selectAll('e').select(effectiveStatus.as('effective_status')).where('e.bot_id', '=', botId)
+    if (filter.type !== undefined) q = q.where('e.type', '=', filter.type)
+    if (filter.conversationId !== undefined) q = q.where('e.conversation_id', '=', filter.conversationId)
+    if (filter.userId !== undefined) q = q.where('e.user_id', '=', filter.userId)
+    if (filter.messageId !== undefined) q = q.where('e.message_id', '=', filter.messageId)
+    if (filter.workflowId !== undefined) q = q.where('e.workflow_id', '=', filter.workflowId)
+    if (filter.status !== undefined) q = q.where(effectiveStatus, '=', filter.status)
     if (page.after !== undefined) {
       const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
-      q = q.where((eb) => eb.or([eb('created_at', '<', at), eb.and([eb('created_at', '=', at), eb('id', '<', id)])]))
+      q = q.where((eb) => eb.or([eb('e.created_at', '<', at), eb.and([eb('e.created_at', '=', at), eb('e.id', '<', id)])]))
     }
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(page.limit + 1).execute()
+    const rows = await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(page.limit + 1).execute()
     const items = rows.slice(0, page.limit).map(toRow)
     const last = items.at(-1)
     return { items, ...(rows.length > page.limit && last && { next: encodeCursor([last.createdAt, last.id]) }) }
@@ -115,16 +125,21 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
       .where('status', 'in', WAITING).where('due_at', '<=', now).where('lease_until', '<=', now).where('conversation_seq', 'is', null)
       .returningAll()
       .executeTakeFirst()
-    return r && toRow(r)
+    return r && toRow({ ...r, effective_status: r.status })
   }
 
   async finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number): Promise<boolean> {
     const set = outcome.status === 'pending'
-      ? { status: 'pending', conversation_seq: outcome.conversationSeq, lease_owner: null, lease_until: 0 }
+      ? { status: 'pending', conversation_seq: outcome.conversationSeq, integration_id: outcome.integrationId, lease_owner: null, lease_until: 0 }
       : { status: outcome.status, failure_reason: outcome.failureReason ?? null, processed_at: now, lease_owner: null, lease_until: 0 }
     const r = await this.db.updateTable('runtime_events').set(set)
       .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).executeTakeFirst()
     return Number(r.numUpdatedRows) === 1
+  }
+
+  async extendLease(id: string, owner: string, until: number): Promise<void> {
+    await this.db.updateTable('runtime_events').set({ lease_until: until })
+      .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).execute()
   }
 
   async release(id: string, owner: string): Promise<void> {

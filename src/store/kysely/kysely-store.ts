@@ -152,11 +152,11 @@ export class KyselyStore implements Store {
   readonly files: KyselyFileStore
   readonly knowledge: KyselyKnowledgeStore
   readonly webhooks: KyselyWebhookStore
-  readonly botChat: KyselyBotChatStore
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
   readonly telemetry: KyselyTelemetryStore
+  readonly botChat: KyselyBotChatStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -166,11 +166,11 @@ export class KyselyStore implements Store {
     this.files = new KyselyFileStore(db, dialect)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
-    this.botChat = new KyselyBotChatStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
     this.workflows = new KyselyWorkflowStore(db, dialect)
     this.telemetry = new KyselyTelemetryStore(db)
+    this.botChat = new KyselyBotChatStore(db)
   }
 
   async ping(): Promise<void> {

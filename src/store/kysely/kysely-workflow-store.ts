@@ -2,7 +2,7 @@ import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type { JsonObject, Page, PageRequest } from '../store.js'
 import type { NewWorkflow, WorkflowFilter, WorkflowPatch, WorkflowRow, WorkflowStatus, WorkflowStore } from '../workflow-store.js'
-import { FINISHED_WORKFLOW_STATUSES } from '../workflow-store.js'
+import { ACTIVE_WORKFLOW_STATUSES, FINISHED_WORKFLOW_STATUSES } from '../workflow-store.js'
 
 /** The tables of migrations/<dialect>/0007_runtime_state.sql (kept here so schema.ts stays untouched). */
 interface WorkflowTables {
@@ -137,6 +137,15 @@ export class KyselyWorkflowStore implements WorkflowStore {
   async delete(botId: string, id: string): Promise<boolean> {
     const r = await this.db.deleteFrom('runtime_workflows').where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
     return Number(r.numDeletedRows) === 1
+  }
+
+  async timeOutDue(now: number, limit: number): Promise<number> {
+    const r = await this.db.updateTable('runtime_workflows').set({ status: 'timedout', completed_at: now, updated_at: now })
+      .where('id', 'in', (eb) => eb.selectFrom('runtime_workflows').select('id')
+        .where('status', 'in', [...ACTIVE_WORKFLOW_STATUSES]).where('timeout_at', '<=', now).limit(limit))
+      .where('status', 'in', [...ACTIVE_WORKFLOW_STATUSES]).where('timeout_at', '<=', now)
+      .executeTakeFirst()
+    return Number(r.numUpdatedRows)
   }
 
   async list(botId: string, filter: WorkflowFilter, page: PageRequest): Promise<Page<WorkflowRow>> {
