@@ -143,6 +143,7 @@ export function createServices(deps: ServiceDeps): Domain {
     message: async (bot, row) => runtimeMessageView(await botChat.getMessage(bot, row.id).catch(() => row)),
     user: async (bot, id) => runtimeUserView(await botChat.getUser(bot, id)),
     conversation: async (bot, id) => runtimeConversationView(await botChat.getConversation(bot, id)),
+    runtimeEvent: (bot, id) => store.runtimeEvents.get(bot.id, id),
   })
   const runtimeStates = new RuntimeStateService(store)
   const runtimeWorkflows = new RuntimeWorkflowService(store)

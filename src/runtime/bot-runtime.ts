@@ -630,6 +630,14 @@ export class BotRuntime implements IncomingInterceptor {
   async deliverBotEvent(event: BotLevelEvent): Promise<BotEventOutcome> {
     const bot = await this.store.getBot(event.botId)
     if (!bot) return { status: 'ignored', reason: 'The bot no longer exists' }
+    if (bot.url !== null && this.options.remote) {
+      // A remote bot: `event_received` with x-bp-type = the event's type (state_expired: payload { state }).
+      return this.options.remote.deliverBotLevel(bot, {
+        id: event.id, type: event.type, payload: event.payload, createdAt: new Date(event.createdAt).toISOString(), status: 'pending', failureReason: null,
+        ...(event.userId !== null && { userId: event.userId }),
+        ...(event.messageId !== null && { messageId: event.messageId }),
+      })
+    }
     if (bot.code === null) return { status: 'ignored', reason: 'The bot has no code deployed' }
     const integrations = await this.store.listIntegrations(bot.id)
     const integration = integrations.find((i) => i.name === 'chat' && i.enabled) ?? integrations[0]

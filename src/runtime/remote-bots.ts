@@ -79,6 +79,8 @@ export interface ConversationViews {
   message(bot: BotRow, row: MessageRow): Promise<RuntimeMessageView>
   user(bot: BotRow, id: string): Promise<RuntimeUserView>
   conversation(bot: BotRow, id: string): Promise<RuntimeConversationView>
+  /** A Runtime API event of this id (createEvent), when the conversation's event is one. */
+  runtimeEvent(bot: BotRow, id: string): Promise<{ type: string; payload: Record<string, unknown> } | undefined>
 }
 
 /** A Runtime API Event as a remote bot receives it (`event_received`, x-bp-type = its type). */
@@ -103,6 +105,10 @@ export async function conversationEvent(views: ConversationViews, bot: BotRow, i
   const row = incoming.kind === 'message' ? incoming.message : incoming.event
   const base = { conversationId: row.conversationId, userId: row.userId, createdAt: iso(row.createdAt), status: 'pending' as const, failureReason: null }
   if (incoming.kind === 'event') {
+    // An event the Runtime API created in this conversation (createEvent with conversationId) keeps its type
+    // and payload; any other is the chat client's custom event.
+    const created = await views.runtimeEvent(bot, row.id)
+    if (created) return { id: row.id, type: created.type, payload: created.payload, ...base }
     return { id: row.id, type: `${integration.name}:custom`, payload: { userId: row.userId, conversationId: row.conversationId, payload: row.payload }, ...base }
   }
   const [message, user, conversation] = await Promise.all([views.message(bot, incoming.message), views.user(bot, row.userId), views.conversation(bot, row.conversationId)])
@@ -301,6 +307,24 @@ export class RemoteBots {
       if (logs.length > 0) await this.store.appendBotLogs(logs).catch(() => {})
     } catch {
       // stopped
+    } finally {
+      release()
+    }
+  }
+
+  /**
+   * A bot-level event handed over by the runtime's seam (BotRuntime.deliverBotEvent: scheduled events,
+   * bot-level createEvent, state_expired): delivered under the bot's slots with retries; its outcome
+   * is the event's final status. Rejects with DeliveryStopped when the instance stops (the event's
+   * queue delivers it again).
+   */
+  async deliverBotLevel(bot: BotRow, event: RemoteEvent): Promise<{ status: 'processed' } | { status: 'failed'; reason: string }> {
+    const release = await this.admit(bot.id)
+    try {
+      const logs = await this.deliver(bot, event, null)
+      if (logs.length === 0) return { status: 'processed' }
+      await this.store.appendBotLogs(logs).catch(() => {})
+      return { status: 'failed', reason: logs[0]!.message.slice(0, 1000) }
     } finally {
       release()
     }

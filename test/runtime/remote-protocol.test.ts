@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifySignature } from '../../src/lib/signature.js'
 import { startBotReceiver, type BotReceiver } from '../helpers/bot-receiver.js'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { runtimeClient } from '../helpers/runtime-client.js'
 import { adminClient, createBot, STREAM_CONFIG, Talk, uid } from './helpers.js'
 
 const FAST = { timeoutMs: 2_000, attempts: 3, backoffMs: 20, maxBackoffMs: 100, concurrencyPerBot: 8, concurrency: 32 }
@@ -153,4 +154,42 @@ describe('remote bots: the delivery protocol', () => {
       await ordered.close()
     }
   })
+
+  it('delivers Runtime API events: bot-level (no conversation) through the runtime\'s bot-level seam, and in a conversation with their own type', async () => {
+    const admin = adminClient(h)
+    const bot = await createBot(h)
+    const events = await startBotReceiver()
+    try {
+      await admin.updateBot({ id: bot.id, url: events.url })
+      const client = await runtimeClient(h, bot.id)
+      const { event } = await client.createEvent({ type: 'reminder', payload: { note: 'water the plants' } })
+      await events.until(() => events.events().some((q) => q.body.event.id === event.id), 'the bot-level event')
+      const req = events.events().find((q) => q.body.event.id === event.id)!
+      expect(req.headers['x-bp-type']).toBe('reminder')
+      expect(req.body.event).toMatchObject({ id: event.id, type: 'reminder', payload: { note: 'water the plants' } })
+      expect(req.body.event.conversationId).toBeUndefined()
+      await until(async () => (await client.getEvent({ id: event.id })).event.status === 'processed', 'the event processed')
+
+      const talk = await Talk.open(bot, { userId: uid('user') })
+      try {
+        const { event: inConversation } = await client.createEvent({ type: 'nudge', conversationId: talk.conversationId, payload: { n: 1 } })
+        await events.until(() => events.events().some((q) => q.body.event.id === inConversation.id), 'the conversation event')
+        const second = events.events().find((q) => q.body.event.id === inConversation.id)!
+        expect(second.headers['x-bp-type']).toBe('nudge')
+        expect(second.body.event).toMatchObject({ id: inConversation.id, type: 'nudge', payload: { n: 1 }, conversationId: talk.conversationId })
+      } finally {
+        await talk.close()
+      }
+    } finally {
+      await events.close()
+    }
+  })
 })
+
+async function until(predicate: () => Promise<boolean>, what: string, timeoutMs = 8000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!(await predicate())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
