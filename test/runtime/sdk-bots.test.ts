@@ -135,6 +135,25 @@ describe('callAction on a sandboxed bot', () => {
     expect((await fail('bad'))?.code).toBe(400)
   })
 
+  it('callAction is guarded like every Runtime API operation: 401 without a valid key, 403 with another bot\'s key, 413 over 1 MB', async () => {
+    const bot = await createBot(h, 'export const actions = { echo: async (ctx, input) => input }')
+    const other = await createBot(h)
+    const own = await adminClient(h).createBotApiKey({ botId: bot.id, note: 'own' })
+    const foreign = await adminClient(h).createBotApiKey({ botId: other.id, note: 'other' })
+    const post = (headers: Record<string, string>, body: string) => fetch(`${h.baseUrl}/v1/chat/actions`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body })
+    const small = JSON.stringify({ type: 'echo', input: { a: 1 } })
+    expect((await post({ 'x-bot-id': bot.id }, small)).status).toBe(401)
+    expect((await post({ authorization: 'Bearer bak_forged000000000000000000000000', 'x-bot-id': bot.id }, small)).status).toBe(401)
+    expect((await post({ authorization: `Bearer ${foreign.value}`, 'x-bot-id': bot.id }, small)).status).toBe(403)
+    const ok = await post({ authorization: `Bearer ${own.value}`, 'x-bot-id': bot.id }, small)
+    expect(ok.status).toBe(200)
+    expect(await ok.json()).toEqual({ output: { a: 1 }, meta: { cached: false } })
+    const big = JSON.stringify({ type: 'echo', input: { s: 'x'.repeat(1024 * 1024 + 10) } })
+    const tooBig = await post({ authorization: `Bearer ${own.value}`, 'x-bot-id': bot.id }, big)
+    expect(tooBig.status).toBe(413)
+    expect((await tooBig.json()).type).toBe('PayloadTooLarge')
+  })
+
   it('a bot without code or url has no actions (404)', async () => {
     const bot = await createBot(h)
     const client = await runtimeClient(h, bot.id)
