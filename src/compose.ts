@@ -140,9 +140,19 @@ export function createServices(deps: ServiceDeps): Domain {
   runtime.attachDomain(botChat)
   // A remote bot's events carry the message, user and conversation exactly as its Runtime API calls return them.
   remote.useViews({
-    message: async (bot, row) => runtimeMessageView(await botChat.getMessage(bot, row.id).catch(() => row)),
-    user: async (bot, id) => runtimeUserView(await botChat.getUser(bot, id)),
-    conversation: async (bot, id) => runtimeConversationView(await botChat.getConversation(bot, id)),
+    // Read in the event's own integration (its rows with their tags), the same view functions as the Runtime API's routes.
+    message: async (integration, row) => runtimeMessageView((await store.botChat.getMessage([integration.id], row.id)) ?? row),
+    user: async (integration, id) => {
+      // A user or conversation deleted since: the event still goes out (with what is known), never blocks the queue.
+      const user = (await store.botChat.getUser([integration.id], id)) ?? (await store.getUser(integration.id, id))
+      return user ? runtimeUserView(user) : { id, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString(), tags: {} }
+    },
+    conversation: async (integration, id) => {
+      const conversation = await store.botChat.getConversation([integration.id], id)
+      return conversation
+        ? runtimeConversationView({ ...conversation, integrationName: integration.name })
+        : { id, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString(), channel: 'channel', integration: integration.name, tags: {}, messageCount: 0 }
+    },
     runtimeEvent: (bot, id) => store.runtimeEvents.get(bot.id, id),
   })
   const runtimeStates = new RuntimeStateService(store)

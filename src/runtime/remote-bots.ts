@@ -76,9 +76,9 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 /** Where an event's message, user and conversation are read, as the Runtime API shows them (BotChatService in compose.ts). */
 export interface ConversationViews {
-  message(bot: BotRow, row: MessageRow): Promise<RuntimeMessageView>
-  user(bot: BotRow, id: string): Promise<RuntimeUserView>
-  conversation(bot: BotRow, id: string): Promise<RuntimeConversationView>
+  message(integration: IntegrationRow, row: MessageRow): Promise<RuntimeMessageView>
+  user(integration: IntegrationRow, id: string): Promise<RuntimeUserView>
+  conversation(integration: IntegrationRow, id: string): Promise<RuntimeConversationView>
   /** A Runtime API event of this id (createEvent), when the conversation's event is one. */
   runtimeEvent(bot: BotRow, id: string): Promise<{ type: string; payload: Record<string, unknown> } | undefined>
 }
@@ -111,7 +111,7 @@ export async function conversationEvent(views: ConversationViews, bot: BotRow, i
     if (created) return { id: row.id, type: created.type, payload: created.payload, ...base }
     return { id: row.id, type: `${integration.name}:custom`, payload: { userId: row.userId, conversationId: row.conversationId, payload: row.payload }, ...base }
   }
-  const [message, user, conversation] = await Promise.all([views.message(bot, incoming.message), views.user(bot, row.userId), views.conversation(bot, row.conversationId)])
+  const [message, user, conversation] = await Promise.all([views.message(integration, incoming.message), views.user(integration, row.userId), views.conversation(integration, row.conversationId)])
   return {
     id: row.id,
     type: 'message_created',
