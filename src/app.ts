@@ -8,6 +8,7 @@ import type { Config } from './config.js'
 import { createServices } from './compose.js'
 import { adminRoutes } from './http/routes/admin/index.js'
 import { filesRoutes } from './http/routes/files/index.js'
+import { runtimeRoutes } from './http/routes/runtime/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
@@ -136,7 +137,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
-      info: { title: 'Parley', version: '0.1.0', description: 'Chat, Admin and Files APIs, wire-compatible with Botpress' },
+      info: { title: 'Parley', version: '0.1.0', description: 'Chat, Admin, Files and Runtime APIs, wire-compatible with Botpress' },
       components: {
         securitySchemes: {
           userKey: { type: 'apiKey', in: 'header', name: 'x-user-key' },
@@ -153,6 +154,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(adminRoutes, { prefix: '/v1/admin' })
   await app.register(filesRoutes, { prefix: '/v1/files' })
+  await app.register(runtimeRoutes, { prefix: '/v1/chat' })
   await app.register(webchatRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
   await app.register(webhookRoutes, { service: domain.webhooks })

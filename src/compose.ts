@@ -5,6 +5,7 @@ import { createPostgresBlobStore } from './blobs/postgres.js'
 import type { Config } from './config.js'
 import { AuthService } from './domain/auth-service.js'
 import { BotService } from './domain/bot-service.js'
+import { BotChatService } from './domain/bot-chat-service.js'
 import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
@@ -124,6 +125,11 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
+  const botChat = new BotChatService(store, pubsub, chat, {
+    validatePayload: validateMessagePayload,
+    maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
+  })
+  runtime.attachDomain(botChat)
   const bots = new BotService(store, {
     checkCode: async (code) => {
       const result = await sandbox.check(code)
@@ -135,7 +141,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, streams, store, bots, files, runtime,
+    config, chat, botChat, streams, store, bots, files, runtime,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }

@@ -37,6 +37,8 @@ export interface Config {
   /** Admin API body limit (spec: 50 MB) and Files API JSON body limit (spec: 1 MB). */
   adminBodyLimit: number
   filesBodyLimit: number
+  /** The Runtime API's JSON body limit (the spec's 1 MB). */
+  runtimeBodyLimit: number
   /** Largest file content accepted by an upload URL, enforced while streaming. */
   maxFileBytes: number
   /** Lifetime of signed upload and download URLs. */
@@ -131,6 +133,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     trustProxy: env.PARLEY_TRUST_PROXY === '1' || env.PARLEY_TRUST_PROXY === 'true',
     adminBodyLimit: 50 * 1024 * 1024,
     filesBodyLimit: 1024 * 1024,
+    runtimeBodyLimit: 1024 * 1024,
     maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
     signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
     sandboxLimits: {

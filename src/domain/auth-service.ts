@@ -36,7 +36,7 @@ export class AuthService {
   }
 
   requireAccount(principal: Principal): AccountRow {
-    if (principal.kind !== 'account') throw errors.forbidden('Bot API keys may only be used with the Files API')
+    if (principal.kind !== 'account') throw errors.forbidden('Bot API keys may only be used with the Files, Runtime and Tables APIs')
     return principal.account
   }
 

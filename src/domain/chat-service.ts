@@ -137,7 +137,7 @@ export class ChatService {
   }
 
   /** This instance's cached keys of the user are dropped at once, other instances' when the notification arrives. */
-  private async userChanged(integrationId: string, userId: string): Promise<void> {
+  async userChanged(integrationId: string, userId: string): Promise<void> {
     this.forgetUser(integrationId, userId)
     // The change is committed: a lost notification must not turn it into an error (the TTL covers it).
     await this.pubsub.publish(USERS_CHANNEL, JSON.stringify([integrationId, userId])).catch(() => {})
@@ -330,15 +330,32 @@ export class ChatService {
     return hook(draft)
   }
 
-  async createMessage(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
+  createMessage(integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined): Promise<MessageRow> {
+    return this.appendIncomingMessage(integration, user, conversationId, payload, metadata, { asParticipant: true })
+  }
+
+  /**
+   * The one append path of a user's message (Chat API, and the Runtime API posting as a user): the
+   * bot's beforeIncoming hook, the append, its notifications (the stream, and a turn for the bot).
+   * `asParticipant`: the author must take part in the conversation (Chat API: 403 otherwise); the
+   * Runtime API acts for an integration and posts as any user of the conversation's integration.
+   * Without `asParticipant`, undefined when the conversation is gone.
+   */
+  async appendIncomingMessage(
+    integration: IntegrationRow, user: UserRow, conversationId: string, payload: JsonObject, metadata: JsonObject | undefined,
+    options: { asParticipant: boolean; skipTurn?: boolean },
+  ): Promise<MessageRow> {
     const id = uuidv7()
-    const hooked = await this.beforeIncoming(integration, user, { id, conversationId, userId: user.id, payload, custom: false })
-    const notify = await this.appendNotifications(user.integrationId, conversationId, hooked?.stop ?? false)
+    const hook = options.skipTurn ? undefined : await this.incoming?.incomingHook(integration)
+    if (hook && options.asParticipant) await this.getConversation(user, conversationId)
+    const hooked = hook && (await hook({ id, conversationId, userId: user.id, payload, custom: false }))
+    const botSkip = options.skipTurn === true || (hooked?.stop ?? false)
+    const notify = await this.appendNotifications(user.integrationId, conversationId, botSkip)
     const message = await this.store.appendMessage({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
-      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip: hooked?.stop ?? false, requireParticipant: true, notify, now: this.clock(),
+      payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip, requireParticipant: options.asParticipant, notify, now: this.clock(),
     })
-    if (!message) return this.refused(user, conversationId)
+    if (!message) return options.asParticipant ? this.refused(user, conversationId) : Promise.reject(errors.notFound('Conversation', conversationId))
     await this.publishUnsent(notify)
     return message
   }

@@ -4,6 +4,7 @@ import type { Config } from '../config.js'
 import type { AuthService, Principal } from '../domain/auth-service.js'
 import type { BotService } from '../domain/bot-service.js'
 import type { ChatService } from '../domain/chat-service.js'
+import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
@@ -16,6 +17,8 @@ import type { AccountRow, IntegrationRow, UserRow, WorkspaceRow } from '../store
 export interface Services {
   config: Config
   chat: ChatService
+  /** A bot's chat data for the Runtime API (and the sandboxed bot's client). */
+  botChat: BotChatService
   streams: ConversationStreams
   auth: AuthService
   workspaces: WorkspaceService

@@ -2,8 +2,10 @@ import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
-import { conversationView, messageView, eventView, userView } from '../domain/chat-views.js'
-import { normalizePayload } from '../domain/payloads.js'
+import { eventView } from '../domain/chat-views.js'
+import type { BotChatService } from '../domain/bot-chat-service.js'
+import { runtimeConversationView } from '../domain/runtime-views.js'
+import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
 import type { PubSub } from '../pubsub/pubsub.js'
 import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
@@ -74,6 +76,17 @@ export class BotRuntime implements IncomingInterceptor {
     private readonly options: BotRuntimeOptions,
   ) {
     this.clock = options.clock ?? Date.now
+  }
+
+  private botChat: BotChatService | undefined
+  /** The domain behind the sandboxed bot's client (compose.ts attaches it: ChatService, which it builds on, needs the runtime first). */
+  attachDomain(botChat: BotChatService): void {
+    this.botChat = botChat
+  }
+
+  private domain(): BotChatService {
+    if (!this.botChat) throw new Error('BotRuntime: no BotChatService attached (compose.ts attachDomain)')
+    return this.botChat
   }
 
   async start(): Promise<void> {
@@ -311,6 +324,7 @@ export class BotRuntime implements IncomingInterceptor {
     const ownSeqs: number[] = []
     let replies = 0
     let events = 0
+    const domain = this.domain()
     const ownConversation = async (id: unknown) => {
       if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
       const conversation = await this.store.getConversation(integration.id, id)
@@ -322,24 +336,23 @@ export class BotRuntime implements IncomingInterceptor {
       conversationId !== null && id === conversationId ? { id: conversationId } : ownConversation(id)
     const call = async (method: string, args: unknown): Promise<unknown> => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
+      const runtimeCall = sandboxRuntimeCall(domain, bot, method, a)
+      if (runtimeCall) return runtimeCall
       switch (method) {
         case 'createMessage': {
           const conversation = await ownConversationId(a.conversationId)
           const problem = this.options.validatePayload(a.payload)
           if (problem) throw errors.invalidPayload(problem)
+          const tags = optionalTags(a.tags)
+          // Deterministic: a turn run again (after a crash, or moved off a stopped worker) finds its reply instead of sending it twice.
           const id = replyId(sourceId, replies++)
           const existing = await this.store.getMessage(integration.id, id)
-          if (existing) return { message: messageView(existing) }
+          if (existing) return { message: sandboxMessageView({ ...existing, tags: tags ?? {}, updatedAt: existing.createdAt }) }
           const metadata = typeof a.metadata === 'object' && a.metadata !== null ? (a.metadata as JsonObject) : null
-          const notify = [conversationChanged(integration.id, conversation.id)]
-          const message = await this.store.appendMessage({
-            id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
-            payload: normalizePayload(a.payload as JsonObject), metadata, notify, now: this.clock(),
-          })
-          if (!message) throw errors.notFound('Conversation', conversation.id)
+          const message = await domain.appendOutgoing(integration, conversation.id, id, a.payload as JsonObject, metadata)
           if (message.conversationId === conversationId) ownSeqs.push(message.seq)
-          await publishUnsent(this.store, this.pubsub, notify)
-          return { message: messageView(message) }
+          if (tags) await domain.tagMessage(integration, message.id, tags)
+          return { message: sandboxMessageView({ ...message, tags: tags ?? {}, updatedAt: message.createdAt }) }
         }
         case 'createEvent': {
           const conversation = await ownConversationId(a.conversationId)
@@ -358,25 +371,21 @@ export class BotRuntime implements IncomingInterceptor {
           await publishUnsent(this.store, this.pubsub, notify)
           return { event: eventView(event) }
         }
-        case 'getMessage': {
-          const message = typeof a.id === 'string' ? await this.store.getMessage(integration.id, a.id) : undefined
-          if (!message) throw errors.notFound('Message', String(a.id))
-          return { message: messageView(message) }
-        }
+        case 'getMessage':
+          return { message: sandboxMessageView(await domain.getMessage(bot, String(a.id))) }
         case 'listMessages': {
           const conversation = await ownConversation(a.conversationId)
-          const page = await this.store.listMessages(integration.id, conversation.id, {
-            after: typeof a.nextToken === 'string' ? a.nextToken : undefined, limit: CHAT_PAGE_SIZE,
+          const page = await domain.listMessages(bot, {
+            conversationId: conversation.id, nextToken: typeof a.nextToken === 'string' ? a.nextToken : undefined,
+            pageSize: typeof a.pageSize === 'number' ? a.pageSize : CHAT_PAGE_SIZE,
           })
-          return { messages: page.items.map(messageView), meta: { ...(page.next && { nextToken: page.next }) } }
+          return { messages: page.items.map(sandboxMessageView), meta: { ...(page.next && { nextToken: page.next }) } }
         }
         case 'getConversation':
-          return { conversation: conversationView(await ownConversation(a.id)) }
-        case 'getUser': {
-          const user = typeof a.id === 'string' ? await this.store.getUser(integration.id, a.id) : undefined
-          if (!user) throw errors.notFound('User', String(a.id))
-          return { user: userView(user) }
-        }
+          await ownConversation(a.id)
+          return { conversation: runtimeConversationView(await domain.getConversation(bot, String(a.id))) }
+        case 'getUser':
+          return { user: sandboxUserView(await domain.getUser(bot, String(a.id))) }
         case 'searchKnowledge':
           return searchForBot(this.store, bot.id, a, this.clock())
         case 'composeKnowledgeAnswer': {

@@ -665,6 +665,20 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     return freeze(out)
   }
 
+  /** The client's Runtime API methods that are passed to the host as they are (docs/bot-code.md, "The client"). */
+  const RUNTIME_METHODS = [
+    'createUser', 'getOrCreateUser', 'updateUser', 'listUsers',
+    'createConversation', 'getOrCreateConversation', 'updateConversation', 'listConversations',
+    'listParticipants', 'addParticipant', 'getParticipant', 'removeParticipant',
+    'updateMessage', 'deleteMessage', 'listTagValues',
+  ]
+
+  function runtimeMethods(call: (method: string, args: Json) => Promise<unknown>, argsOf: (method: string, a: unknown) => Json): Json {
+    const out: Json = {}
+    for (const name of RUNTIME_METHODS) out[name] = async (a?: unknown) => call(name, argsOf(name, a))
+    return out
+  }
+
   function makeClient(rt: Run, event: Json): Json {
     const call = async (method: string, args: Json): Promise<unknown> => jsonParse(await host.call(method, jsonStringify(args)))
     const argsOf = (method: string, a: unknown): Json => {
@@ -693,6 +707,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         const args = argsOf('listMessages', a)
         const out: Json = { conversationId: conversationOf('listMessages', args) }
         if (args.nextToken !== undefined) out.nextToken = args.nextToken
+        if (args.pageSize !== undefined) out.pageSize = args.pageSize
         return call('listMessages', out)
       },
       getConversation: async (a?: unknown) => call('getConversation', { id: idOf('getConversation', argsOf('getConversation', a)) }),
@@ -700,6 +715,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       searchKnowledge: async (a?: unknown) => searchKnowledge(event, argsOf('searchKnowledge', a)),
       // Webhook events only: a chunk of the raw body (README "Webhook integration").
       readWebhookBody: async (a?: unknown) => call('readWebhookBody', argsOf('readWebhookBody', a)),
+      // Runtime API operations (@botpress/client names and shapes), served by the host's domain service.
+      ...runtimeMethods(call, argsOf),
     })
   }
 
@@ -852,6 +869,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
 
     const callArgs: Json = { conversationId, payload: final }
     if (args.metadata !== undefined) callArgs.metadata = args.metadata
+    if (args.tags !== undefined) callArgs.tags = args.tags
     const result: unknown = jsonParse(await host.call('createMessage', jsonStringify(callArgs)))
     const message = isObj(result) ? result.message : undefined
     if (isObj(message)) {

@@ -1,11 +1,11 @@
 import type SqliteDatabase from 'better-sqlite3'
-import type { Kysely } from 'kysely'
+import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './kysely/schema.js'
-import { KyselyStore, mergeSignals, toEvent, toMessage } from './kysely/kysely-store.js'
+import { KyselyStore, mergeSignals, ownerOf, toEvent, toMessage } from './kysely/kysely-store.js'
 import type { BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
 
 type Seq = { last_seq: number; last_at: number }
-type Row<T extends keyof Database> = Database[T]
+type Row<T extends keyof Database> = Selectable<Database[T]>
 type CursorRow = { bot_seq: number; last_seq: number }
 type AccessRow = { integration_id: string; id: string; owner_id: string; last_seq: number; created_at: number; updated_at: number; participant: string | null }
 
@@ -195,7 +195,7 @@ export class SqliteStore extends KyselyStore {
     return this.read(() => {
       const r = this.access.get(userId, integrationId, conversationId)
       return r && {
-        conversation: { integrationId: r.integration_id, id: r.id, ownerId: r.owner_id, lastSeq: r.last_seq, createdAt: r.created_at, updatedAt: r.updated_at },
+        conversation: { integrationId: r.integration_id, id: r.id, ownerId: ownerOf(r.owner_id), lastSeq: r.last_seq, createdAt: r.created_at, updatedAt: r.updated_at },
         isParticipant: r.participant !== null,
       }
     }, () => super.getConversationFor(integrationId, conversationId, userId))

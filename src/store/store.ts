@@ -1,6 +1,7 @@
 import type { KnowledgeStore } from './knowledge-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
+import type { BotChatStore } from './bot-chat-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -59,7 +60,8 @@ export interface UserRow {
 export interface ConversationRow {
   integrationId: string
   id: string
-  ownerId: string
+  /** The end user who created it through the Chat API; null for a conversation the Runtime API created (no owner, no first participant). */
+  ownerId: string | null
   lastSeq: number
   createdAt: number
   updatedAt: number
@@ -201,6 +203,8 @@ export interface Store {
   readonly knowledge: KnowledgeStore
   /** The webhook integration's delivery queue. */
   readonly webhooks: WebhookStore
+  /** The Runtime API's view of the chat data: tags, bot-wide filtered lists (bot-chat-store.ts). */
+  readonly botChat: BotChatStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

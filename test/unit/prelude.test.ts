@@ -231,7 +231,9 @@ describe('hooks', () => {
     expect(seen).toEqual({
       sameState: true,
       direction: 'incoming',
-      client: ['createEvent', 'createMessage', 'getConversation', 'getMessage', 'getUser', 'listMessages', 'readWebhookBody', 'searchKnowledge'],
+      client: [
+        'addParticipant', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'updateConversation', 'updateMessage', 'updateUser',
+      ],
       doubled: 42,
     })
     expect(t.budgets[0]).toBe(1000)

@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
+import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import {
   UniqueViolation,
   type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
@@ -24,10 +25,14 @@ const toUser = (r: Selectable<Database['users']>): UserRow => ({
   updatedAt: Number(r.updated_at),
 })
 
+/** owner_id '' marks a conversation without an owner (0006_runtime_chat.sql). */
+export const NO_OWNER = ''
+export const ownerOf = (ownerId: string): string | null => (ownerId === NO_OWNER ? null : ownerId)
+
 const toConversation = (r: Selectable<Database['conversations']>): ConversationRow => ({
   integrationId: r.integration_id,
   id: r.id,
-  ownerId: r.owner_id,
+  ownerId: ownerOf(r.owner_id),
   lastSeq: Number(r.last_seq),
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
@@ -142,6 +147,7 @@ export class KyselyStore implements Store {
   readonly files: KyselyFileStore
   readonly knowledge: KyselyKnowledgeStore
   readonly webhooks: KyselyWebhookStore
+  readonly botChat: KyselyBotChatStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -151,6 +157,7 @@ export class KyselyStore implements Store {
     this.files = new KyselyFileStore(db, dialect)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
+    this.botChat = new KyselyBotChatStore(db)
   }
 
   async ping(): Promise<void> {

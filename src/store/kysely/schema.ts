@@ -1,5 +1,9 @@
+import type { Generated } from 'kysely'
 /** Table types as Kysely sees them; both dialects share them (see migrations/<dialect>/). */
 export interface Database {
+  user_tags: { integration_id: string; user_id: string; key: string; value: string }
+  conversation_tags: { integration_id: string; conversation_id: string; key: string; value: string }
+  message_tags: { message_id: string; integration_id: string; key: string; value: string }
   workspaces: { id: string; name: string; created_at: number; updated_at: number }
   accounts: { id: string; email: string; display_name: string; created_at: number; updated_at: number }
   workspace_members: { workspace_id: string; account_id: string; role: string; created_at: number; updated_at: number }
@@ -43,6 +47,9 @@ export interface Database {
     is_bot: number
     created_at: number
     updated_at: number
+    /** 0006: Runtime API fields (JSON objects of strings). */
+    properties: Generated<string | null>
+    attributes: Generated<string | null>
   }
   user_keys: { key_hash: string; integration_id: string; user_id: string; created_at: number }
   conversations: {
@@ -56,6 +63,9 @@ export interface Database {
     bot_lease_until: number
     created_at: number
     updated_at: number
+    /** 0006: the Runtime API's channel ('channel' by default) and shared properties (JSON). */
+    channel: Generated<string>
+    properties: Generated<string | null>
   }
   participants: { integration_id: string; conversation_id: string; user_id: string; created_at: number }
   messages: {
@@ -69,6 +79,8 @@ export interface Database {
     metadata: string | null
     bot_skip: number
     created_at: number
+    /** 0006: last updateMessage (null: never updated). */
+    updated_at: Generated<number | null>
   }
   events: {
     id: string

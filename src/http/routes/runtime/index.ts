@@ -1,0 +1,69 @@
+import type { App } from '../../types.js'
+import createConversation from './conversations/create-conversation.js'
+import getConversation from './conversations/get-conversation.js'
+import listConversations from './conversations/list-conversations.js'
+import getOrCreateConversation from './conversations/get-or-create-conversation.js'
+import updateConversation from './conversations/update-conversation.js'
+import deleteConversation from './conversations/delete-conversation.js'
+import listParticipants from './participants/list-participants.js'
+import addParticipant from './participants/add-participant.js'
+import getParticipant from './participants/get-participant.js'
+import removeParticipant from './participants/remove-participant.js'
+import createMessage from './messages/create-message.js'
+import getOrCreateMessage from './messages/get-or-create-message.js'
+import getMessage from './messages/get-message.js'
+import updateMessage from './messages/update-message.js'
+import listMessages from './messages/list-messages.js'
+import deleteMessage from './messages/delete-message.js'
+import initializeIncomingMessage from './messages/initialize-incoming-message.js'
+import importMessages from './messages/import-messages.js'
+import createUser from './users/create-user.js'
+import getUser from './users/get-user.js'
+import listUsers from './users/list-users.js'
+import getOrCreateUser from './users/get-or-create-user.js'
+import updateUser from './users/update-user.js'
+import deleteUser from './users/delete-user.js'
+import listTagValues from './tags/list-tag-values.js'
+
+/** One route registration per operation file (`export default function <operation>(app: App)`). */
+type RuntimeRoute = (app: App) => void
+
+/**
+ * Operations of the Runtime API, the bot side of `@botpress/client` (`/v1/chat/*`). Each file registers one;
+ * they are grouped by resource so that work on one group does not touch another's lines.
+ */
+const routes: RuntimeRoute[] = [
+  // conversations
+  createConversation, getConversation, listConversations, getOrCreateConversation, updateConversation, deleteConversation,
+  // participants
+  listParticipants, addParticipant, getParticipant, removeParticipant,
+  // messages
+  createMessage, getOrCreateMessage, getMessage, updateMessage, listMessages, deleteMessage, initializeIncomingMessage, importMessages,
+  // users
+  createUser, getUser, listUsers, getOrCreateUser, updateUser, deleteUser,
+  // tags
+  listTagValues,
+]
+
+/**
+ * The Runtime API under /v1/chat: what a bot (its own code, or a program served elsewhere) calls.
+ * `Authorization: Bearer <token>` (the bot's API key, or a member's personal access token whose role
+ * allows the route's permission on the bot's workspace) and `x-bot-id` (401 when missing or unknown,
+ * 403 for another bot's key or a role without the permission); the bot's data only (another bot's or
+ * workspace's resources are 404). Body limit: the spec's Runtime 1 MB (413).
+ * x-integration-id/-alias are accepted and ignored.
+ */
+export async function runtimeRoutes(app: App): Promise<void> {
+  const { auth, config } = app.services
+  if (!app.hasRequestDecorator('principal')) app.decorateRequest('principal', null as never)
+  app.decorateRequest('runtimeBot', null as never)
+  app.addHook('onRoute', (route) => {
+    route.bodyLimit = config.runtimeBodyLimit
+  })
+  app.addHook('onRequest', async (request) => {
+    request.principal = await auth.authenticate(request.headers.authorization)
+    const botId = request.headers['x-bot-id']
+    request.runtimeBot = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? 'runtime.write')
+  })
+  for (const route of routes) route(app)
+}

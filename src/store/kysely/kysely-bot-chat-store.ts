@@ -1,0 +1,328 @@
+import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, type SqlBool, type Transaction } from 'kysely'
+import { decodeCursor, encodeCursor } from '../cursor.js'
+import { UniqueViolation, type Page, type PageRequest } from '../store.js'
+import type {
+  BotChatConversation, BotChatConversationPatch, BotChatMessage, BotChatMessagePatch, BotChatStore, BotChatUser, BotChatUserPatch,
+  ConversationFilter, MessageFilter, NewBotChatConversation, NewBotChatUser, TagKind, TagPatch, Tags, UserFilter,
+} from '../bot-chat-store.js'
+import type { Database } from './schema.js'
+import { NO_OWNER, ownerOf, toMessage } from './kysely-store.js'
+
+type Db = Kysely<Database> | Transaction<Database>
+type UserSel = Selectable<Database['users']>
+type ConversationSel = Selectable<Database['conversations']> & { message_count: number | string | bigint | null }
+type MessageSel = Selectable<Database['messages']>
+
+const parseMap = (text: string | null): Tags | null => (text === null ? null : (JSON.parse(text) as Tags))
+
+/** A string map with `patch` applied (null or '' removes a key); null when nothing is left. */
+function patchMap(current: Tags | null, patch: TagPatch | undefined): Tags | null {
+  if (patch === undefined) return current
+  const next: Tags = { ...(current ?? {}) }
+  for (const [k, v] of Object.entries(patch)) {
+    if (v === null || v === '') delete next[k]
+    else next[k] = v
+  }
+  return Object.keys(next).length === 0 ? null : next
+}
+
+const TAG_TABLES = {
+  user: { table: 'user_tags', id: 'user_id' },
+  conversation: { table: 'conversation_tags', id: 'conversation_id' },
+  message: { table: 'message_tags', id: 'message_id' },
+} as const
+
+function pageOf<T>(rows: T[], limit: number, cursorOf: (last: T) => (string | number)[]): Page<T> {
+  if (rows.length <= limit) return { items: rows }
+  const items = rows.slice(0, limit)
+  return { items, next: encodeCursor(cursorOf(items[items.length - 1]!)) }
+}
+
+/** BotChatStore over the shared Kysely database (both dialects, portable SQL only). */
+export class KyselyBotChatStore implements BotChatStore {
+  constructor(private readonly db: Kysely<Database>) {}
+
+  // ---- tags ----
+
+  private async tagsOf(db: Db, kind: TagKind, integrationId: string, ids: string[]): Promise<Map<string, Tags>> {
+    const out = new Map<string, Tags>()
+    if (ids.length === 0) return out
+    const rows = kind === 'message'
+      ? await db.selectFrom('message_tags').select(['message_id as id', 'key', 'value']).where('message_id', 'in', ids).execute()
+      : kind === 'user'
+        ? await db.selectFrom('user_tags').select(['user_id as id', 'key', 'value']).where('integration_id', '=', integrationId).where('user_id', 'in', ids).execute()
+        : await db.selectFrom('conversation_tags').select(['conversation_id as id', 'key', 'value']).where('integration_id', '=', integrationId).where('conversation_id', 'in', ids).execute()
+    for (const r of rows) {
+      let tags = out.get(r.id)
+      if (!tags) out.set(r.id, (tags = {}))
+      tags[r.key] = r.value
+    }
+    return out
+  }
+
+  private async patchTags(db: Db, kind: TagKind, integrationId: string, id: string, patch: TagPatch | undefined): Promise<void> {
+    for (const [key, value] of Object.entries(patch ?? {})) {
+      if (kind === 'user') {
+        if (value === null || value === '') await db.deleteFrom('user_tags').where('integration_id', '=', integrationId).where('user_id', '=', id).where('key', '=', key).execute()
+        else await db.insertInto('user_tags').values({ integration_id: integrationId, user_id: id, key, value }).onConflict((oc) => oc.columns(['integration_id', 'user_id', 'key']).doUpdateSet({ value })).execute()
+      } else if (kind === 'conversation') {
+        if (value === null || value === '') await db.deleteFrom('conversation_tags').where('integration_id', '=', integrationId).where('conversation_id', '=', id).where('key', '=', key).execute()
+        else await db.insertInto('conversation_tags').values({ integration_id: integrationId, conversation_id: id, key, value }).onConflict((oc) => oc.columns(['integration_id', 'conversation_id', 'key']).doUpdateSet({ value })).execute()
+      } else {
+        if (value === null || value === '') await db.deleteFrom('message_tags').where('message_id', '=', id).where('key', '=', key).execute()
+        else await db.insertInto('message_tags').values({ message_id: id, integration_id: integrationId, key, value }).onConflict((oc) => oc.columns(['message_id', 'key']).doUpdateSet({ value })).execute()
+      }
+    }
+  }
+
+  /** `EXISTS (tag row key=value)` for every tag: the AND of all (always true without tags). */
+  private static hasTags(kind: TagKind, ref: { integration: string; id: string }, tags: Tags | undefined): RawBuilder<SqlBool> {
+    const entries = Object.entries(tags ?? {})
+    if (entries.length === 0) return sql<SqlBool>`1 = 1`
+    const { table, id } = TAG_TABLES[kind]
+    const parts = entries.map(([key, value]) => sql`EXISTS (SELECT 1 FROM ${sql.table(table)} t WHERE t.${sql.ref(id)} = ${sql.ref(ref.id)}
+      AND t.integration_id = ${sql.ref(ref.integration)} AND t.key = ${key} AND t.value = ${value})`)
+    return sql<SqlBool>`(${sql.join(parts, sql` AND `)})`
+  }
+
+  // ---- users ----
+
+  private toUser(r: UserSel, tags: Tags | undefined): BotChatUser {
+    return {
+      integrationId: r.integration_id, id: r.id, name: r.name, pictureUrl: r.picture_url, profile: r.profile, isBot: Number(r.is_bot) === 1,
+      createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), tags: tags ?? {}, properties: parseMap(r.properties), attributes: parseMap(r.attributes),
+    }
+  }
+
+  private async usersWithTags(db: Db, integrationId: string, rows: UserSel[]): Promise<BotChatUser[]> {
+    const tags = await this.tagsOf(db, 'user', integrationId, rows.map((r) => r.id))
+    return rows.map((r) => this.toUser(r, tags.get(r.id)))
+  }
+
+  async createUser(u: NewBotChatUser): Promise<BotChatUser> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.insertInto('users').values({
+        integration_id: u.integrationId, id: u.id, name: u.name ?? null, picture_url: u.pictureUrl ?? null, profile: u.profile ?? null,
+        is_bot: u.isBot ? 1 : 0, created_at: u.now, updated_at: u.now,
+        properties: u.properties && Object.keys(u.properties).length > 0 ? JSON.stringify(u.properties) : null,
+        attributes: u.attributes && Object.keys(u.attributes).length > 0 ? JSON.stringify(u.attributes) : null,
+      }).onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing()).returningAll().executeTakeFirst()
+      if (!r) throw new UniqueViolation('User')
+      await this.patchTags(trx, 'user', u.integrationId, u.id, u.tags)
+      return this.toUser(r, { ...u.tags })
+    })
+  }
+
+  async getUser(integrationIds: string[], id: string): Promise<BotChatUser | undefined> {
+    if (integrationIds.length === 0) return undefined
+    const rows = await this.db.selectFrom('users').selectAll().where('integration_id', 'in', integrationIds).where('id', '=', id).execute()
+    const r = integrationIds.map((i) => rows.find((row) => row.integration_id === i)).find((row) => row !== undefined)
+    return r && (await this.usersWithTags(this.db, r.integration_id, [r]))[0]
+  }
+
+  async getUsers(integrationId: string, ids: string[]): Promise<BotChatUser[]> {
+    if (ids.length === 0) return []
+    const rows = await this.db.selectFrom('users').selectAll().where('integration_id', '=', integrationId).where('id', 'in', ids).execute()
+    const users = await this.usersWithTags(this.db, integrationId, rows)
+    return ids.map((id) => users.find((u) => u.id === id)).filter((u): u is BotChatUser => u !== undefined)
+  }
+
+  async findUser(integrationId: string, tags: Tags): Promise<BotChatUser | undefined> {
+    const r = await this.db.selectFrom('users as u').selectAll('u').where('u.integration_id', '=', integrationId).where('u.is_bot', '=', 0)
+      .where(KyselyBotChatStore.hasTags('user', { integration: 'u.integration_id', id: 'u.id' }, tags))
+      .orderBy('u.created_at').orderBy('u.id').limit(1).executeTakeFirst()
+    return r && (await this.usersWithTags(this.db, integrationId, [r]))[0]
+  }
+
+  async updateUser(integrationId: string, id: string, patch: BotChatUserPatch, now: number): Promise<BotChatUser | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      // An UPDATE first: it takes the row lock (PostgreSQL), so concurrent map patches apply one after the other.
+      const current = await trx.updateTable('users').set({ updated_at: now }).where('integration_id', '=', integrationId).where('id', '=', id).returningAll().executeTakeFirst()
+      if (!current) return undefined
+      const properties = patchMap(parseMap(current.properties), patch.properties)
+      const attributes = patchMap(parseMap(current.attributes), patch.attributes)
+      const r = await trx.updateTable('users').set({
+        ...(patch.name !== undefined && { name: patch.name }),
+        ...(patch.pictureUrl !== undefined && { picture_url: patch.pictureUrl }),
+        properties: properties && JSON.stringify(properties),
+        attributes: attributes && JSON.stringify(attributes),
+      }).where('integration_id', '=', integrationId).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
+      await this.patchTags(trx, 'user', integrationId, id, patch.tags)
+      return (await this.usersWithTags(trx, integrationId, [r]))[0]
+    })
+  }
+
+  async listUsers(f: UserFilter, page: PageRequest): Promise<Page<BotChatUser>> {
+    const sortColumn = f.sortField === 'updatedAt' ? 'u.updated_at' : 'u.created_at'
+    const rangeColumn = f.rangeField === 'updatedAt' ? 'u.updated_at' : 'u.created_at'
+    const desc = f.sortDirection === 'desc'
+    let q = this.db.selectFrom('users as u').selectAll('u').where('u.integration_id', '=', f.integrationId).where('u.is_bot', '=', 0)
+      .where(KyselyBotChatStore.hasTags('user', { integration: 'u.integration_id', id: 'u.id' }, f.tags))
+    if (f.conversationId !== undefined) {
+      const conversationId = f.conversationId
+      q = q.where((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id')
+        .whereRef('p.integration_id', '=', 'u.integration_id').whereRef('p.user_id', '=', 'u.id').where('p.conversation_id', '=', conversationId)))
+    }
+    if (f.afterDate !== undefined) q = q.where(rangeColumn, '>', f.afterDate)
+    if (f.beforeDate !== undefined) q = q.where(rangeColumn, '<', f.beforeDate)
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      const op = desc ? '<' : '>'
+      q = q.where((eb) => eb.or([eb(sortColumn, op, at), eb.and([eb(sortColumn, '=', at), eb('u.id', op, id)])]))
+    }
+    const rows = await q.orderBy(sortColumn, desc ? 'desc' : 'asc').orderBy('u.id', desc ? 'desc' : 'asc').limit(page.limit + 1).execute()
+    const p = pageOf(rows, page.limit, (r) => [Number(f.sortField === 'updatedAt' ? r.updated_at : r.created_at), r.id])
+    return { items: await this.usersWithTags(this.db, f.integrationId, p.items), next: p.next }
+  }
+
+  // ---- conversations ----
+
+  private conversationQuery(db: Db) {
+    return db.selectFrom('conversations as c').selectAll('c').select((eb) => eb.selectFrom('messages as m').select(eb.fn.countAll().as('n'))
+      .whereRef('m.integration_id', '=', 'c.integration_id').whereRef('m.conversation_id', '=', 'c.id').as('message_count'))
+  }
+
+  private async conversationsWithTags(db: Db, integrationId: string, rows: ConversationSel[]): Promise<BotChatConversation[]> {
+    const tags = await this.tagsOf(db, 'conversation', integrationId, rows.map((r) => r.id))
+    return rows.map((r) => ({
+      integrationId: r.integration_id, id: r.id, ownerId: ownerOf(r.owner_id), lastSeq: Number(r.last_seq),
+      createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), channel: r.channel, tags: tags.get(r.id) ?? {},
+      properties: parseMap(r.properties), messageCount: Number(r.message_count ?? 0),
+    }))
+  }
+
+  async createConversation(c: NewBotChatConversation): Promise<BotChatConversation> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.insertInto('conversations').values({
+        integration_id: c.integrationId, id: c.id, owner_id: NO_OWNER, last_seq: 0, last_at: 0, bot_seq: 0, bot_lease_owner: null, bot_lease_until: 0,
+        created_at: c.now, updated_at: c.now, channel: c.channel,
+        properties: c.properties && Object.keys(c.properties).length > 0 ? JSON.stringify(c.properties) : null,
+      }).onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing()).returningAll().executeTakeFirst()
+      if (!r) throw new UniqueViolation('Conversation')
+      await this.patchTags(trx, 'conversation', c.integrationId, c.id, c.tags)
+      return (await this.conversationsWithTags(trx, c.integrationId, [{ ...r, message_count: 0 }]))[0]!
+    })
+  }
+
+  async getConversation(integrationIds: string[], id: string): Promise<BotChatConversation | undefined> {
+    if (integrationIds.length === 0) return undefined
+    const rows = await this.conversationQuery(this.db).where('c.integration_id', 'in', integrationIds).where('c.id', '=', id).execute()
+    const r = integrationIds.map((i) => rows.find((row) => row.integration_id === i)).find((row) => row !== undefined)
+    return r && (await this.conversationsWithTags(this.db, r.integration_id, [r]))[0]
+  }
+
+  async findConversation(integrationId: string, channel: string, tags: Tags): Promise<BotChatConversation | undefined> {
+    const r = await this.conversationQuery(this.db).where('c.integration_id', '=', integrationId).where('c.channel', '=', channel)
+      .where(KyselyBotChatStore.hasTags('conversation', { integration: 'c.integration_id', id: 'c.id' }, tags))
+      .orderBy('c.created_at').orderBy('c.id').limit(1).executeTakeFirst()
+    return r && (await this.conversationsWithTags(this.db, integrationId, [r]))[0]
+  }
+
+  async updateConversation(integrationId: string, id: string, patch: BotChatConversationPatch, now: number): Promise<BotChatConversation | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const current = await trx.updateTable('conversations').set({ updated_at: now }).where('integration_id', '=', integrationId).where('id', '=', id).returningAll().executeTakeFirst()
+      if (!current) return undefined
+      const properties = patchMap(parseMap(current.properties), patch.properties)
+      await trx.updateTable('conversations').set({ properties: properties && JSON.stringify(properties) }).where('integration_id', '=', integrationId).where('id', '=', id).execute()
+      await this.patchTags(trx, 'conversation', integrationId, id, patch.tags)
+      const r = await this.conversationQuery(trx).where('c.integration_id', '=', integrationId).where('c.id', '=', id).executeTakeFirstOrThrow()
+      return (await this.conversationsWithTags(trx, integrationId, [r]))[0]
+    })
+  }
+
+  async listConversations(f: ConversationFilter, page: PageRequest): Promise<Page<BotChatConversation>> {
+    const column = f.sortField === 'updatedAt' ? 'c.updated_at' : 'c.created_at'
+    const desc = f.sortDirection === 'desc'
+    let q = this.conversationQuery(this.db).where('c.integration_id', '=', f.integrationId)
+      .where(KyselyBotChatStore.hasTags('conversation', { integration: 'c.integration_id', id: 'c.id' }, f.tags))
+    if (f.channel !== undefined) q = q.where('c.channel', '=', f.channel)
+    for (const userId of f.participantIds ?? []) {
+      q = q.where((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id')
+        .whereRef('p.integration_id', '=', 'c.integration_id').whereRef('p.conversation_id', '=', 'c.id').where('p.user_id', '=', userId)))
+    }
+    if (f.afterDate !== undefined) q = q.where(column, '>', f.afterDate)
+    if (f.beforeDate !== undefined) q = q.where(column, '<', f.beforeDate)
+    const count = (eb: ExpressionBuilder<Database & { c: Database['conversations'] }, 'c'>) => eb.selectFrom('messages as m').select(eb.fn.countAll().as('n'))
+      .whereRef('m.integration_id', '=', 'c.integration_id').whereRef('m.conversation_id', '=', 'c.id')
+    if (f.minMessageCount !== undefined) { const n = f.minMessageCount; q = q.where((eb) => eb(count(eb), '>=', n)) }
+    if (f.maxMessageCount !== undefined) { const n = f.maxMessageCount; q = q.where((eb) => eb(count(eb), '<=', n)) }
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      const op = desc ? '<' : '>'
+      q = q.where((eb) => eb.or([eb(column, op, at), eb.and([eb(column, '=', at), eb('c.id', op, id)])]))
+    }
+    const rows = await q.orderBy(column, desc ? 'desc' : 'asc').orderBy('c.id', desc ? 'desc' : 'asc').limit(page.limit + 1).execute()
+    const p = pageOf(rows, page.limit, (r) => [Number(f.sortField === 'updatedAt' ? r.updated_at : r.created_at), r.id])
+    return { items: await this.conversationsWithTags(this.db, f.integrationId, p.items), next: p.next }
+  }
+
+  // ---- messages ----
+
+  private async messagesWithTags(db: Db, rows: MessageSel[]): Promise<BotChatMessage[]> {
+    const tags = await this.tagsOf(db, 'message', '', rows.map((r) => r.id))
+    return rows.map((r) => ({ ...toMessage(r), tags: tags.get(r.id) ?? {}, updatedAt: Number(r.updated_at ?? r.created_at) }))
+  }
+
+  async getMessage(integrationIds: string[], id: string): Promise<BotChatMessage | undefined> {
+    if (integrationIds.length === 0) return undefined
+    const r = await this.db.selectFrom('messages').selectAll().where('integration_id', 'in', integrationIds).where('id', '=', id).executeTakeFirst()
+    return r && (await this.messagesWithTags(this.db, [r]))[0]
+  }
+
+  async findMessage(integrationId: string, conversationId: string, tags: Tags): Promise<BotChatMessage | undefined> {
+    const r = await this.db.selectFrom('messages as m').selectAll('m').where('m.integration_id', '=', integrationId).where('m.conversation_id', '=', conversationId)
+      .where(KyselyBotChatStore.hasTags('message', { integration: 'm.integration_id', id: 'm.id' }, tags))
+      .orderBy('m.seq').limit(1).executeTakeFirst()
+    return r && (await this.messagesWithTags(this.db, [r]))[0]
+  }
+
+  async tagMessage(integrationId: string, messageId: string, tags: Tags): Promise<boolean> {
+    if (Object.keys(tags).length === 0) return true
+    return this.db.transaction().execute(async (trx) => {
+      const exists = await trx.selectFrom('messages').select('id').where('id', '=', messageId).where('integration_id', '=', integrationId).executeTakeFirst()
+      if (!exists) return false
+      await this.patchTags(trx, 'message', integrationId, messageId, tags)
+      return true
+    })
+  }
+
+  async updateMessage(integrationId: string, id: string, patch: BotChatMessagePatch, now: number): Promise<BotChatMessage | undefined> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.updateTable('messages').set({ updated_at: now, ...(patch.payload !== undefined && { payload: JSON.stringify(patch.payload) }) })
+        .where('integration_id', '=', integrationId).where('id', '=', id).returningAll().executeTakeFirst()
+      if (!r) return undefined
+      await this.patchTags(trx, 'message', integrationId, id, patch.tags)
+      return (await this.messagesWithTags(trx, [r]))[0]
+    })
+  }
+
+  async listMessages(f: MessageFilter, page: PageRequest): Promise<Page<BotChatMessage>> {
+    let q = this.db.selectFrom('messages as m').selectAll('m').where('m.integration_id', '=', f.integrationId)
+      .where(KyselyBotChatStore.hasTags('message', { integration: 'm.integration_id', id: 'm.id' }, f.tags))
+    if (f.conversationId !== undefined) q = q.where('m.conversation_id', '=', f.conversationId)
+    if (f.afterDate !== undefined) q = q.where('m.created_at', '>', f.afterDate)
+    if (f.beforeDate !== undefined) q = q.where('m.created_at', '<', f.beforeDate)
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('m.created_at', '<', at), eb.and([eb('m.created_at', '=', at), eb('m.id', '<', id)])]))
+    }
+    const rows = await q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc').limit(page.limit + 1).execute()
+    const p = pageOf(rows, page.limit, (r) => [Number(r.created_at), r.id])
+    return { items: await this.messagesWithTags(this.db, p.items), next: p.next }
+  }
+
+  // ---- tag values ----
+
+  async listTagValues(integrationId: string, kind: TagKind, key: string, page: PageRequest): Promise<Page<string>> {
+    const { table } = TAG_TABLES[kind]
+    let q = this.db.selectFrom(`${table} as t` as 'user_tags as t').select('t.value').distinct()
+      .where('t.integration_id', '=', integrationId).where('t.key', '=', key)
+    if (page.after !== undefined) {
+      const [after] = decodeCursor(page.after, ['string'], 4096) as [string]
+      q = q.where('t.value', '>', after)
+    }
+    const rows = await q.orderBy('t.value').limit(page.limit + 1).execute()
+    return pageOf(rows.map((r) => r.value), page.limit, (v) => [v])
+  }
+}
+

@@ -1,0 +1,140 @@
+/**
+ * Contract of BotChatStore (src/store/bot-chat-store.ts), the Runtime API's view of the chat data,
+ * run against each engine: owner-less conversations beside the Chat API's, tags stored, patched
+ * (null removes), filtered (AND) and cascaded away with their rows, bot-wide filtered lists with
+ * keyset paging, message updates, and distinct tag values.
+ */
+import { randomUUID } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { UniqueViolation, type Store } from '../../src/store/store.js'
+import { newMessage, seed } from './store.contract.js'
+
+export type BotChatStoreFactory = () => Promise<{ store: Store; cleanup: () => Promise<void> }>
+
+const uid = (p: string) => `${p}-${randomUUID().slice(0, 8)}`
+
+export function describeBotChatContract(name: string, factory: BotChatStoreFactory): void {
+  describe(`BotChatStore contract: ${name}`, () => {
+    let store: Store
+    let cleanup: () => Promise<void>
+    let integrationId: string
+    let otherIntegrationId: string
+    let botId: string
+    let now = 2_000_000
+
+    beforeAll(async () => {
+      ;({ store, cleanup } = await factory())
+      const fx = await seed(store)
+      integrationId = fx.a.id
+      otherIntegrationId = fx.b.id
+      botId = fx.bot.id
+    })
+    afterAll(async () => cleanup?.())
+
+    it('users: created with tags, properties and attributes; unique ids; patched (null removes); found by tags; bot users never found', async () => {
+      const id = uid('u')
+      const user = await store.botChat.createUser({ integrationId, id, name: 'Ada', now: ++now, tags: { plan: 'pro', k: 'v' }, attributes: { lang: 'en' } })
+      expect(user).toMatchObject({ id, name: 'Ada', tags: { plan: 'pro', k: 'v' }, attributes: { lang: 'en' }, properties: null, isBot: false })
+      await expect(store.botChat.createUser({ integrationId, id, now, tags: {} })).rejects.toBeInstanceOf(UniqueViolation)
+      expect(await store.botChat.getUser([otherIntegrationId, integrationId], id)).toEqual(user)
+      expect(await store.botChat.getUser([otherIntegrationId], id)).toBeUndefined()
+
+      const updated = await store.botChat.updateUser(integrationId, id, { name: null, tags: { plan: null, tier: 'gold' }, attributes: { lang: null } }, ++now)
+      expect(updated).toMatchObject({ name: null, tags: { k: 'v', tier: 'gold' }, attributes: null, updatedAt: now })
+      expect(await store.botChat.updateUser(integrationId, 'missing', { name: 'x' }, now)).toBeUndefined()
+      expect((await store.botChat.findUser(integrationId, { k: 'v', tier: 'gold' }))?.id).toBe(id)
+      expect(await store.botChat.findUser(integrationId, { k: 'v', tier: 'silver' })).toBeUndefined()
+      // The bot's own user (created with its integration) is never matched or listed.
+      expect((await store.botChat.getUser([integrationId], botId))?.isBot).toBe(true)
+      const all = await store.botChat.listUsers({ integrationId, rangeField: 'createdAt', sortField: 'createdAt', sortDirection: 'asc' }, { limit: 100 })
+      expect(all.items.some((u) => u.id === botId)).toBe(false)
+      // Deleting the user deletes its tags (a new user with the same id starts without them).
+      await store.deleteUser(integrationId, id)
+      expect((await store.botChat.createUser({ integrationId, id, now: ++now, tags: {} })).tags).toEqual({})
+    })
+
+    it('conversations: owner-less (no participant), the channel and tags; the Chat API\'s keep their owner', async () => {
+      const conversation = await store.botChat.createConversation({ integrationId, id: uid('c'), channel: 'sms', tags: { t: '1' }, properties: { p: 'q' }, now: ++now })
+      expect(conversation).toMatchObject({ ownerId: null, channel: 'sms', tags: { t: '1' }, properties: { p: 'q' }, messageCount: 0 })
+      expect((await store.listParticipants(integrationId, conversation.id, { limit: 10 })).items).toEqual([])
+      expect((await store.getConversation(integrationId, conversation.id))?.ownerId).toBeNull()
+      await expect(store.botChat.createConversation({ integrationId, id: conversation.id, channel: 'sms', tags: {}, now })).rejects.toBeInstanceOf(UniqueViolation)
+
+      const owner = await store.createUser({ integrationId, id: uid('owner'), now: ++now })
+      const chatConversation = await store.createConversation(integrationId, uid('chat'), owner.id, ++now)
+      expect(chatConversation.ownerId).toBe(owner.id)
+      expect(await store.botChat.getConversation([integrationId], chatConversation.id)).toMatchObject({ ownerId: owner.id, channel: 'channel', tags: {} })
+
+      await store.appendMessage(newMessage(integrationId, conversation.id, botId, ++now))
+      const updated = await store.botChat.updateConversation(integrationId, conversation.id, { tags: { t: null, u: '2' }, properties: { p: '' } }, ++now)
+      expect(updated).toMatchObject({ tags: { u: '2' }, properties: null, messageCount: 1 })
+      expect((await store.botChat.findConversation(integrationId, 'sms', { u: '2' }))?.id).toBe(conversation.id)
+      expect(await store.botChat.findConversation(integrationId, 'channel', { u: '2' })).toBeUndefined()
+    })
+
+    it('listConversations: tags (AND), participants, channel, dates, message counts, sort and keyset paging', async () => {
+      const run = uid('run')
+      const user = await store.createUser({ integrationId, id: uid('p'), now: ++now })
+      const ids: string[] = []
+      for (let i = 0; i < 5; i++) {
+        const c = await store.botChat.createConversation({ integrationId, id: uid('lc'), channel: i % 2 ? 'odd' : 'even', tags: { run, i: String(i) }, now: ++now })
+        ids.push(c.id)
+        for (let m = 0; m < i; m++) await store.appendMessage(newMessage(integrationId, c.id, botId, ++now))
+      }
+      await store.addParticipant(integrationId, ids[3]!, user.id, ++now)
+      const list = async (f: object, limit = 100) => (await store.botChat.listConversations({ integrationId, sortField: 'createdAt', sortDirection: 'asc', tags: { run }, ...f }, { limit })).items.map((c) => c.id)
+      expect(await list({})).toEqual(ids)
+      expect(await list({ tags: { run, i: '2' } })).toEqual([ids[2]])
+      expect(await list({ channel: 'odd' })).toEqual([ids[1], ids[3]])
+      expect(await list({ participantIds: [user.id] })).toEqual([ids[3]])
+      expect(await list({ minMessageCount: 2, maxMessageCount: 3 })).toEqual([ids[2], ids[3]])
+      const created = await Promise.all(ids.map((id) => store.botChat.getConversation([integrationId], id)))
+      expect(await list({ afterDate: created[1]!.createdAt, beforeDate: created[4]!.createdAt })).toEqual([ids[2], ids[3]])
+      expect(await list({ sortDirection: 'desc' })).toEqual([...ids].reverse())
+      // Keyset pages of 2, by updatedAt (appends move updatedAt).
+      const seen: string[] = []
+      let after: string | undefined
+      do {
+        const page = await store.botChat.listConversations({ integrationId, tags: { run }, sortField: 'updatedAt', sortDirection: 'desc' }, { after, limit: 2 })
+        seen.push(...page.items.map((c) => c.id))
+        after = page.next
+      } while (after)
+      expect(seen.sort()).toEqual([...ids].sort())
+      expect((await store.botChat.getConversation([integrationId], ids[4]!))?.messageCount).toBe(4)
+    })
+
+    it('messages: tags added after the append, found, patched, listed newest first with filters; deleted with their tags', async () => {
+      const c = await store.botChat.createConversation({ integrationId, id: uid('mc'), channel: 'channel', tags: {}, now: ++now })
+      const appended = []
+      for (let i = 0; i < 4; i++) appended.push((await store.appendMessage(newMessage(integrationId, c.id, botId, ++now, { type: 'text', text: `m${i}` })))!)
+      expect(await store.botChat.tagMessage(integrationId, appended[1]!.id, { ref: 'r1', k: 'v' })).toBe(true)
+      expect(await store.botChat.tagMessage(integrationId, 'missing', { ref: 'x' })).toBe(false)
+      expect(await store.botChat.getMessage([integrationId], appended[1]!.id)).toMatchObject({ tags: { ref: 'r1', k: 'v' }, updatedAt: appended[1]!.createdAt })
+      expect((await store.botChat.findMessage(integrationId, c.id, { ref: 'r1' }))?.id).toBe(appended[1]!.id)
+
+      const updated = await store.botChat.updateMessage(integrationId, appended[1]!.id, { payload: { type: 'text', text: 'edited' }, tags: { k: null } }, ++now)
+      expect(updated).toMatchObject({ payload: { type: 'text', text: 'edited' }, tags: { ref: 'r1' }, updatedAt: now })
+
+      const page1 = await store.botChat.listMessages({ integrationId, conversationId: c.id }, { limit: 3 })
+      expect(page1.items.map((m) => m.id)).toEqual([appended[3]!.id, appended[2]!.id, appended[1]!.id])
+      const page2 = await store.botChat.listMessages({ integrationId, conversationId: c.id }, { after: page1.next, limit: 3 })
+      expect(page2).toEqual({ items: [expect.objectContaining({ id: appended[0]!.id })], next: undefined })
+      expect((await store.botChat.listMessages({ integrationId, tags: { ref: 'r1' } }, { limit: 10 })).items.map((m) => m.id)).toEqual([appended[1]!.id])
+      expect((await store.botChat.listMessages({ integrationId, conversationId: c.id, afterDate: appended[2]!.createdAt }, { limit: 10 })).items.map((m) => m.id)).toEqual([appended[3]!.id])
+
+      await store.deleteMessage(integrationId, appended[1]!.id, ++now)
+      expect((await store.botChat.listMessages({ integrationId, tags: { ref: 'r1' } }, { limit: 10 })).items).toEqual([])
+      expect(await store.botChat.listTagValues(integrationId, 'message', 'ref', { limit: 10 })).toEqual({ items: [] })
+    })
+
+    it('listTagValues: distinct, ascending, paged, per kind and per integration', async () => {
+      const key = uid('key')
+      for (const v of ['b', 'a', 'c', 'a']) await store.botChat.createUser({ integrationId, id: uid('tv'), now: ++now, tags: { [key]: v } })
+      await store.botChat.createUser({ integrationId: otherIntegrationId, id: uid('tv'), now: ++now, tags: { [key]: 'elsewhere' } })
+      const first = await store.botChat.listTagValues(integrationId, 'user', key, { limit: 2 })
+      expect(first.items).toEqual(['a', 'b'])
+      expect(await store.botChat.listTagValues(integrationId, 'user', key, { after: first.next, limit: 2 })).toEqual({ items: ['c'] })
+      expect((await store.botChat.listTagValues(integrationId, 'conversation', key, { limit: 2 })).items).toEqual([])
+    })
+  })
+}
