@@ -9,6 +9,10 @@ import { BotChatService } from './domain/bot-chat-service.js'
 import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
+import { RuntimeEventService } from './domain/runtime-event-service.js'
+import { RuntimeStateService } from './domain/runtime-state-service.js'
+import { RuntimeTelemetryService } from './domain/runtime-telemetry-service.js'
+import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -130,7 +134,13 @@ export function createServices(deps: ServiceDeps): Domain {
     maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
   })
   runtime.attachDomain(botChat)
+  const runtimeStates = new RuntimeStateService(store)
+  const runtimeWorkflows = new RuntimeWorkflowService(store)
+  const runtimeEvents = new RuntimeEventService({
+    store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, pollMs: config.runtimeEventPollMs, warn,
+  })
   const bots = new BotService(store, {
+    states: runtimeStates,
     checkCode: async (code) => {
       const result = await sandbox.check(code)
       return result.ok ? undefined : result.error
@@ -141,7 +151,8 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, files, runtime,
+    config, chat, botChat, streams, store, bots, files, runtime, runtimeStates, runtimeWorkflows, runtimeEvents,
+    runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }
@@ -152,10 +163,12 @@ export function createServices(deps: ServiceDeps): Domain {
       await chat.start()
       await runtime.start()
       webhooks.start()
+      runtimeEvents.start()
     },
     async stop() {
       await streams.closeAll()
       await webhooks.stop()
+      await runtimeEvents.stop()
       await runtime.stop()
       await chat.stop()
     },

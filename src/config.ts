@@ -49,6 +49,10 @@ export interface Config {
   sandboxWorkers: number
   /** How often the runtime looks for conversations with turns left (missed notification, another instance's dead lease). */
   botSweepMs: number
+  /** How often each instance looks for due Runtime API events, expired states and timed-out workflows (ms): the scheduling precision. */
+  runtimeEventPollMs: number
+  /** Observations (captureObservation) kept per bot; older ones are dropped. */
+  runtimeObservationsKept: number
   /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
   kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
   /** Webhook integration (README "Webhook integration"). */
@@ -144,6 +148,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     // At least 2: a worker held by runaway code must leave another one running (not a cold start).
     sandboxWorkers: int(env, 'PARLEY_SANDBOX_WORKERS', Math.max(2, Math.min(4, availableParallelism())), 1),
     botSweepMs: int(env, 'PARLEY_BOT_SWEEP_MS', 5_000, 100),
+    runtimeEventPollMs: int(env, 'PARLEY_RUNTIME_EVENT_POLL_MS', 1_000, 50),
+    runtimeObservationsKept: int(env, 'PARLEY_RUNTIME_OBSERVATIONS_KEPT', 1_000, 1),
     kbAnswer: env.PARLEY_KB_ANSWER_URL
       ? {
           url: env.PARLEY_KB_ANSWER_URL.replace(/\/+$/, ''),

@@ -80,7 +80,7 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
  * The full bot. `showSecrets` (roles that may change the bot) includes each integration's
  * encryption key: whoever holds it can mint user keys for any user of that integration.
  */
-export function botView({ bot, integrations }: BotWithIntegrations, publicUrl: string, showSecrets: boolean) {
+export function botView({ bot, integrations, states }: BotWithIntegrations, publicUrl: string, showSecrets: boolean) {
   return {
     ...botSummaryView(bot),
     description: bot.description ?? undefined,
@@ -91,7 +91,7 @@ export function botView({ bot, integrations }: BotWithIntegrations, publicUrl: s
     user: { tags: {} },
     conversation: { tags: {} },
     message: { tags: {} },
-    states: {},
+    states: states ?? {},
     configuration: { data: {}, schema: {} },
     events: {},
     recurringEvents: {},

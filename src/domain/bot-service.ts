@@ -29,9 +29,24 @@ export interface BotInput {
   maxExecutionTime?: number | null | undefined
   /** Keyed by integration name (or, on update, the integration's id); null disables it. */
   integrations?: Record<string, IntegrationInput | null> | undefined
+  /** The bot definition's state declarations `{ name: { type, schema, expiry? } }`; null removes one (RuntimeStateService). */
+  states?: Record<string, unknown> | undefined
 }
 
-export interface BotWithIntegrations { bot: BotRow; integrations: IntegrationRow[] }
+export interface BotWithIntegrations {
+  bot: BotRow
+  integrations: IntegrationRow[]
+  /** Declared states (`states` of the bot definition). */
+  states?: Record<string, unknown> | undefined
+}
+
+/** Where state declarations are checked and kept (RuntimeStateService). */
+export interface StateDeclarations {
+  /** Checks `input` without storing anything (400 when a declaration is refused). */
+  check(input: Record<string, unknown>): void
+  declare(botId: string, input: Record<string, unknown>): Promise<void>
+  definitions(botId: string): Promise<Record<string, unknown>>
+}
 
 /**
  * Resources outside the database that belong to a bot (file blobs, webhook bodies). `prepare` runs
@@ -91,7 +106,7 @@ export class BotService {
    */
   constructor(
     private readonly store: Store,
-    private readonly options: { checkCode?: CodeChecker; onChanged?: (botId: string) => Promise<void>; clock?: () => number } = {},
+    private readonly options: { checkCode?: CodeChecker; onChanged?: (botId: string) => Promise<void>; clock?: () => number; states?: StateDeclarations } = {},
   ) {
     this.checkCode = options.checkCode
     this.clock = options.clock ?? Date.now
@@ -119,6 +134,7 @@ export class BotService {
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
     await this.assertLoads(input.code)
+    if (input.states) this.options.states?.check(input.states)
     const now = this.clock()
     const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
     const bot: BotRow = {
@@ -145,14 +161,15 @@ export class BotService {
       if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
     }
     await this.store.createBot(bot, integrations)
-    return { bot, integrations }
+    if (input.states) await this.options.states?.declare(bot.id, input.states)
+    return { bot, integrations, states: await this.options.states?.definitions(bot.id) }
   }
 
   /** A bot of this workspace; 404 for other workspaces' bots, so ids reveal nothing. */
   async getBot(workspaceId: string, id: string): Promise<BotWithIntegrations> {
     const bot = await this.store.getBot(id)
     if (!bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot', id)
-    return { bot, integrations: await this.store.listIntegrations(bot.id) }
+    return { bot, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
   }
 
   listBots(filter: BotListFilter, nextToken: string | undefined, pageSize: number): Promise<Page<BotRow>> {
@@ -162,6 +179,7 @@ export class BotService {
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
     await this.assertLoads(input.code)
+    if (input.states) await this.options.states?.declare(bot.id, input.states)
     // A bot's first code starts with the conversations' next message: their history is not replayed as turns.
     if (input.code !== undefined && bot.code === null) await this.store.fastForwardBotCursors(bot.id)
     const now = this.clock()
@@ -196,7 +214,7 @@ export class BotService {
     )
     if (!updated) throw errors.notFound('Bot', id)
     await this.changed(bot.id)
-    return { bot: updated, integrations: await this.store.listIntegrations(bot.id) }
+    return { bot: updated, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
   }
 
   async deleteBot(workspaceId: string, id: string): Promise<void> {

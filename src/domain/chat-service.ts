@@ -398,6 +398,28 @@ export class ChatService {
     return event
   }
 
+  /**
+   * An incoming custom event appended to a conversation's log for the bot's Runtime API (createEvent
+   * with a conversationId, a scheduled event falling due): the path of createEvent (the bot's
+   * beforeIncoming hook, the turn notification, the stream's), with the caller's id (a redelivery
+   * finds the event already there) and without the participant check (the bot acts on its own
+   * conversation). Undefined when the conversation does not exist (any more).
+   */
+  async appendIncomingEvent(integration: IntegrationRow, e: { id: string; conversationId: string; userId: string; payload: JsonObject }): Promise<EventRow | undefined> {
+    const existing = await this.store.getEvent(integration.id, e.id)
+    if (existing) return existing
+    if (!(await this.store.getConversation(integration.id, e.conversationId))) return undefined
+    const hook = await this.incoming?.incomingHook(integration)
+    const hooked = hook ? await hook({ ...e, custom: true }) : undefined
+    const notify = await this.appendNotifications(integration.id, e.conversationId, hooked?.stop ?? false)
+    const event = await this.store.appendEvent({
+      id: e.id, integrationId: integration.id, conversationId: e.conversationId, userId: e.userId, isBot: false, payload: hooked?.payload ?? e.payload,
+      botSkip: hooked?.stop ?? false, notify, now: this.clock(),
+    })
+    if (event) await this.publishUnsent(notify)
+    return event
+  }
+
   async getEvent(user: UserRow, id: string): Promise<EventRow> {
     const event = await this.store.getEvent(user.integrationId, id)
     if (!event) throw errors.notFound('Event', id)

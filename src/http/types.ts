@@ -8,6 +8,10 @@ import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
+import type { RuntimeEventService } from '../domain/runtime-event-service.js'
+import type { RuntimeStateService } from '../domain/runtime-state-service.js'
+import type { RuntimeTelemetryService } from '../domain/runtime-telemetry-service.js'
+import type { RuntimeWorkflowService } from '../domain/runtime-workflow-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
@@ -25,6 +29,14 @@ export interface Services {
   bots: BotService
   files: FileService
   runtime: BotRuntime
+  /** Runtime API states and the bots' state declarations. */
+  runtimeStates: RuntimeStateService
+  /** Runtime API workflows (data only). */
+  runtimeWorkflows: RuntimeWorkflowService
+  /** Runtime API events and their delivery (scheduled, bot-level, state_expired). */
+  runtimeEvents: RuntimeEventService
+  /** trackAnalytics, captureObservation, configureIntegration. */
+  runtimeTelemetry: RuntimeTelemetryService
   store: Pick<Store, 'ping'>
 }
 

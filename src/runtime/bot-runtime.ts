@@ -13,6 +13,7 @@ import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
 import { webhookEvent, withExtension, type HostExtension, type WebhookEventSource } from './webhook-events.js'
+import { botLevelTurnEvent, type BotEventOutcome, type BotLevelEvent } from './bot-events.js'
 
 /** The channel on which new incoming messages and events announce "this conversation has work". */
 export const TURNS_CHANNEL = 'bot-turns'
@@ -481,6 +482,41 @@ export class BotRuntime implements IncomingInterceptor {
       await this.store.saveBotStates(bot.id, [{ ...botKey, data: (output.state?.bot ?? {}) as JsonObject }], this.clock())
     } catch (err) {
       await this.recordFailure(bot, null, `Turn for webhook ${source.id}`, err)
+    } finally {
+      await host.flush()
+    }
+  }
+
+  /**
+   * Delivers a bot-level event (no conversation: src/runtime/bot-events.ts) to its bot; the seam
+   * RuntimeEventService calls for every such event it claims. A sandboxed bot runs a bot-level turn
+   * as for a webhook: its hooks see the event (`type` as created), only state.bot persists, and its
+   * client acts on the bot's chat integration. Resolves with the outcome (a bot without code ignores
+   * it; a failing turn is `failed`, its error in the bot's logs); rejects only when the outcome is
+   * unknown (the event is then delivered again once its lease expires).
+   */
+  async deliverBotEvent(event: BotLevelEvent): Promise<BotEventOutcome> {
+    const bot = await this.store.getBot(event.botId)
+    if (!bot) return { status: 'ignored', reason: 'The bot no longer exists' }
+    if (bot.code === null) return { status: 'ignored', reason: 'The bot has no code deployed' }
+    const integrations = await this.store.listIntegrations(bot.id)
+    const integration = integrations.find((i) => i.name === 'chat' && i.enabled) ?? integrations[0]
+    if (!integration) return { status: 'ignored', reason: 'The bot has no integration to run with' }
+    const botKey: BotStateKey = { scope: 'bot', scopeId: '' }
+    const [botState] = await this.store.getBotStates(bot.id, [botKey])
+    const state = { user: {}, conversation: {}, bot: botState ?? {}, workflow: {} }
+    const input: TurnInput = { event: botLevelTurnEvent(bot, integration, event, state), flow: null, conversationStarted: false, budgetMs: this.limitsOf(bot).budgetMs }
+    const host = this.host(bot, integration, null, `event:${event.id}`)
+    try {
+      const output = JSON.parse(await this.sandbox.run(
+        { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
+        host,
+      )) as TurnOutput
+      await this.store.saveBotStates(bot.id, [{ ...botKey, data: (output.state?.bot ?? {}) as JsonObject }], this.clock())
+      return output.errors?.length ? { status: 'failed', reason: output.errors[0]!.slice(0, 1000) } : { status: 'processed' }
+    } catch (err) {
+      await this.recordFailure(bot, null, `Turn for ${event.type} event ${event.id}`, err)
+      return { status: 'failed', reason: (err as Error).message.slice(0, 1000) }
     } finally {
       await host.flush()
     }

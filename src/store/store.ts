@@ -1,6 +1,10 @@
 import type { KnowledgeStore } from './knowledge-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
+import type { RuntimeEventStore } from './runtime-event-store.js'
+import type { StateStore } from './state-store.js'
+import type { TelemetryStore } from './telemetry-store.js'
+import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 
 /**
@@ -203,6 +207,14 @@ export interface Store {
   readonly knowledge: KnowledgeStore
   /** The webhook integration's delivery queue. */
   readonly webhooks: WebhookStore
+  /** Runtime API states and the bots' state declarations. */
+  readonly states: StateStore
+  /** Runtime API events: scheduled, bot-level and state_expired events, and their delivery queue. */
+  readonly runtimeEvents: RuntimeEventStore
+  /** Runtime API workflows (data only). */
+  readonly workflows: WorkflowStore
+  /** trackAnalytics counters, captureObservation records, configureIntegration registrations. */
+  readonly telemetry: TelemetryStore
   /** The Runtime API's view of the chat data: tags, bot-wide filtered lists (bot-chat-store.ts). */
   readonly botChat: BotChatStore
   /** Cheap round trip for /readyz. */

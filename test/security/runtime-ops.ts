@@ -13,6 +13,10 @@ export interface RuntimeIds {
   conversationId: string
   userId: string
   messageId: string
+  /** A workflow of the bot, with a `progress` workflow state set. */
+  workflowId: string
+  /** A scheduled (not yet due) event of the bot. */
+  eventId: string
 }
 
 export interface RuntimeOp {
@@ -58,7 +62,36 @@ export const RUNTIME_OPS: RuntimeOp[] = [
   { name: 'deleteUser', write: true, method: 'DELETE', url: (i) => `/v1/chat/users/${i.userId}`, scoped: true },
   // tags
   { name: 'listTagValues', write: false, method: 'GET', url: () => '/v1/chat/tags/sec/values?type=user', scoped: false },
+  // states (declared by runtimeFixture; the fixture sets `cart` and `profile`)
+  { name: 'getState', write: false, method: 'GET', url: (i) => `/v1/chat/states/conversation/${i.conversationId}/cart`, scoped: true },
+  { name: 'setState', write: true, method: 'POST', url: (i) => `/v1/chat/states/user/${i.userId}/profile`, body: () => ({ payload: { name: 'n' } }), scoped: true },
+  { name: 'getOrSetState', write: true, method: 'POST', url: (i) => `/v1/chat/states/conversation/${i.conversationId}/cart/get-or-set`, body: () => ({ payload: { items: [] } }), scoped: true },
+  { name: 'patchState', write: true, method: 'PATCH', url: (i) => `/v1/chat/states/user/${i.userId}/profile`, body: () => ({ payload: { visits: 1 } }), scoped: true },
+  { name: 'setStateExpiry', write: true, method: 'POST', url: (i) => `/v1/chat/states/workflow/${i.workflowId}/progress/expiry`, body: () => ({ expiry: 60_000 }), scoped: true },
+  // events
+  { name: 'createEvent', write: true, method: 'POST', url: () => '/v1/chat/events', body: (i) => ({ type: 'custom', payload: { a: 1 }, conversationId: i.conversationId }), scoped: true },
+  { name: 'getEvent', write: false, method: 'GET', url: (i) => `/v1/chat/events/${i.eventId}`, scoped: true },
+  { name: 'listEvents', write: false, method: 'GET', url: () => '/v1/chat/events', scoped: false },
+  { name: 'cancelScheduledEvent', write: true, method: 'DELETE', url: (i) => `/v1/chat/events/scheduled/${i.eventId}`, scoped: true },
+  // workflows
+  { name: 'createWorkflow', write: true, method: 'POST', url: () => '/v1/chat/workflows', body: (i) => ({ name: 'w', status: 'pending', conversationId: i.conversationId }), scoped: true },
+  { name: 'getOrCreateWorkflow', write: true, method: 'POST', url: () => '/v1/chat/workflows/get-or-create', body: (i) => ({ name: 'w', status: 'pending', userId: i.userId }), scoped: true },
+  { name: 'getWorkflow', write: false, method: 'GET', url: (i) => `/v1/chat/workflows/${i.workflowId}`, scoped: true },
+  { name: 'updateWorkflow', write: true, method: 'PUT', url: (i) => `/v1/chat/workflows/${i.workflowId}`, body: () => ({ status: 'paused' }), scoped: true },
+  { name: 'deleteWorkflow', write: true, method: 'DELETE', url: (i) => `/v1/chat/workflows/${i.workflowId}`, scoped: true },
+  { name: 'listWorkflows', write: false, method: 'GET', url: () => '/v1/chat/workflows', scoped: false },
+  // what a bot reports about itself
+  { name: 'trackAnalytics', write: true, method: 'POST', url: () => '/v1/chat/analytics', body: () => ({ name: 'n', count: 1 }), scoped: false },
+  { name: 'captureObservation', write: true, method: 'POST', url: () => '/v1/chat/observations', body: () => ({ name: 'n', data: {} }), scoped: false },
+  { name: 'configureIntegration', write: true, method: 'POST', url: () => '/v1/chat/integrations/configure', body: () => ({ identifier: 'id-1' }), scoped: false },
 ]
+
+/** The state declarations every fixture bot has (the states rows use them). */
+const FIXTURE_STATES = {
+  cart: { type: 'conversation', schema: { type: 'object' } },
+  profile: { type: 'user', schema: { type: 'object' } },
+  progress: { type: 'workflow', schema: { type: 'object' } },
+}
 
 /** A conversation with a user in it and one message by the bot, on `botId`'s chat integration. */
 export async function runtimeFixture(h: Harness, botId: string): Promise<RuntimeIds> {
@@ -68,5 +101,12 @@ export async function runtimeFixture(h: Harness, botId: string): Promise<Runtime
   const user = await chat.createUser(bot, { tags: {} })
   await chat.addParticipant(bot, conversation.id, user.id)
   const message = await chat.createMessage(bot, { conversationId: conversation.id, userId: bot.id, type: 'text', payload: text('fixture'), tags: {} })
-  return { botId, conversationId: conversation.id, userId: user.id, messageId: message.id }
+  const { runtimeStates, runtimeWorkflows, runtimeEvents } = h.app.services
+  if (Object.keys(await runtimeStates.definitions(botId)).length === 0) await runtimeStates.declare(botId, FIXTURE_STATES)
+  const workflow = await runtimeWorkflows.create(bot, { name: 'fixture', status: 'pending' })
+  await runtimeStates.setState(bot, 'conversation', conversation.id, 'cart', { items: [] }, undefined)
+  await runtimeStates.setState(bot, 'user', user.id, 'profile', { name: 'n' }, undefined)
+  await runtimeStates.setState(bot, 'workflow', workflow.id, 'progress', {}, undefined)
+  const event = await runtimeEvents.create(bot, { type: 'later', payload: {}, schedule: { delay: 3_600_000 } })
+  return { botId, conversationId: conversation.id, userId: user.id, messageId: message.id, workflowId: workflow.id, eventId: event.id }
 }

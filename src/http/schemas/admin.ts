@@ -78,7 +78,7 @@ const IntegrationInput = Type.Union([
 ])
 
 /**
- * createBot / updateBot bodies. Botpress bots carry many more fields (states, events, actions…);
+ * createBot / updateBot bodies. `states` declares the Runtime API's states. Botpress bots carry many more fields (events, actions…);
  * they are accepted for compatibility with existing tooling and ignored (see README).
  */
 export const BotInputSchema = Type.Object(
@@ -90,6 +90,14 @@ export const BotInputSchema = Type.Object(
     code: Type.Optional(Type.String()),
     maxExecutionTime: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 300, description: 'Seconds per hook, action or card run' }), Type.Null()])),
     integrations: Type.Optional(StringMap(IntegrationInput)),
+    states: Type.Optional(StringMap(Type.Union([
+      Type.Null(),
+      Type.Object({
+        type: Type.String({ description: 'conversation, user, bot, integration or workflow' }),
+        schema: StringMap(Type.Unknown(), { description: 'JSON Schema every payload of the state must satisfy' }),
+        expiry: Type.Optional(Type.Union([Type.Integer({ description: 'Idle milliseconds after which the state expires' }), Type.Null()])),
+      }, { additionalProperties: true }),
+    ]), { description: 'State declarations (Runtime API states); null removes one' })),
   },
   { additionalProperties: true },
 )

@@ -3,6 +3,10 @@ import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
+import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
+import { KyselyStateStore } from './kysely-state-store.js'
+import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
+import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import {
@@ -147,6 +151,10 @@ export class KyselyStore implements Store {
   readonly files: KyselyFileStore
   readonly knowledge: KyselyKnowledgeStore
   readonly webhooks: KyselyWebhookStore
+  readonly runtimeEvents: KyselyRuntimeEventStore
+  readonly states: KyselyStateStore
+  readonly workflows: KyselyWorkflowStore
+  readonly telemetry: KyselyTelemetryStore
   readonly botChat: KyselyBotChatStore
 
   constructor(
@@ -157,6 +165,10 @@ export class KyselyStore implements Store {
     this.files = new KyselyFileStore(db, dialect)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
+    this.runtimeEvents = new KyselyRuntimeEventStore(db)
+    this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
+    this.workflows = new KyselyWorkflowStore(db, dialect)
+    this.telemetry = new KyselyTelemetryStore(db)
     this.botChat = new KyselyBotChatStore(db)
   }
 

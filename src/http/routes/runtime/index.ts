@@ -25,6 +25,24 @@ import getOrCreateUser from './users/get-or-create-user.js'
 import updateUser from './users/update-user.js'
 import deleteUser from './users/delete-user.js'
 import listTagValues from './tags/list-tag-values.js'
+import captureObservation from './capture-observation.js'
+import configureIntegration from './configure-integration.js'
+import trackAnalytics from './track-analytics.js'
+import cancelScheduledEvent from './cancel-scheduled-event.js'
+import createEvent from './create-event.js'
+import getEvent from './get-event.js'
+import listEvents from './list-events.js'
+import createWorkflow from './create-workflow.js'
+import deleteWorkflow from './delete-workflow.js'
+import getOrCreateWorkflow from './get-or-create-workflow.js'
+import getWorkflow from './get-workflow.js'
+import listWorkflows from './list-workflows.js'
+import updateWorkflow from './update-workflow.js'
+import getOrSetState from './get-or-set-state.js'
+import getState from './get-state.js'
+import patchState from './patch-state.js'
+import setStateExpiry from './set-state-expiry.js'
+import setState from './set-state.js'
 
 /** One route registration per operation file (`export default function <operation>(app: App)`). */
 type RuntimeRoute = (app: App) => void
@@ -44,6 +62,14 @@ const routes: RuntimeRoute[] = [
   createUser, getUser, listUsers, getOrCreateUser, updateUser, deleteUser,
   // tags
   listTagValues,
+  // states
+  getState, setState, getOrSetState, patchState, setStateExpiry,
+  // events
+  createEvent, getEvent, listEvents, cancelScheduledEvent,
+  // workflows
+  createWorkflow, getOrCreateWorkflow, getWorkflow, updateWorkflow, deleteWorkflow, listWorkflows,
+  // what a bot reports about itself
+  trackAnalytics, captureObservation, configureIntegration,
 ]
 
 /**

@@ -1,0 +1,67 @@
+import type { JsonObject, Page, PageRequest } from './store.js'
+
+/**
+ * Runtime API workflows (migrations/<dialect>/0007_runtime_state.sql): data only. Botpress runs
+ * workflows in its cloud engine; Parley stores them, lists them with the client's filters and
+ * updates their status, output and timeout as the bot says (see the README).
+ */
+export type WorkflowStatus = 'pending' | 'in_progress' | 'failed' | 'completed' | 'listening' | 'paused' | 'timedout' | 'cancelled'
+export const FINISHED_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ['failed', 'completed', 'timedout', 'cancelled']
+export const ACTIVE_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ['pending', 'in_progress', 'listening', 'paused']
+
+export interface WorkflowRow {
+  id: string
+  botId: string
+  name: string
+  status: WorkflowStatus
+  input: JsonObject
+  output: JsonObject
+  parentWorkflowId: string | null
+  conversationId: string | null
+  userId: string | null
+  eventId: string | null
+  failureReason: string | null
+  tags: Record<string, string>
+  timeoutAt: number
+  completedAt: number | null
+  createdAt: number
+  updatedAt: number
+}
+
+export type NewWorkflow = Omit<WorkflowRow, 'output' | 'failureReason' | 'completedAt' | 'updatedAt'>
+
+export interface WorkflowPatch {
+  output?: JsonObject | undefined
+  timeoutAt?: number | undefined
+  status?: WorkflowStatus | undefined
+  failureReason?: string | undefined
+  /** null removes the tag. */
+  tags?: Record<string, string | null> | undefined
+  userId?: string | undefined
+  eventId?: string | undefined
+}
+
+export interface WorkflowFilter {
+  tags?: Record<string, string> | undefined
+  conversationId?: string | undefined
+  userId?: string | undefined
+  parentWorkflowId?: string | undefined
+  statuses?: WorkflowStatus[] | undefined
+  name?: string | undefined
+}
+
+export interface WorkflowStore {
+  create(workflow: NewWorkflow): Promise<WorkflowRow>
+  /**
+   * The newest workflow matching `match` (name, conversation, user, parent, the given tags and, with
+   * statuses, one of them), or a new one created from `workflow`; atomic (one winner per match).
+   */
+  getOrCreate(workflow: NewWorkflow, match: WorkflowFilter): Promise<{ workflow: WorkflowRow; created: boolean }>
+  get(botId: string, id: string): Promise<WorkflowRow | undefined>
+  update(botId: string, id: string, patch: WorkflowPatch, now: number): Promise<WorkflowRow | undefined>
+  delete(botId: string, id: string): Promise<boolean>
+  /** Active workflows whose timeoutAt has passed become `timedout` (completedAt now); how many. */
+  timeOutDue(now: number, limit: number): Promise<number>
+  /** Newest first. */
+  list(botId: string, filter: WorkflowFilter, page: PageRequest): Promise<Page<WorkflowRow>>
+}
