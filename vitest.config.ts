@@ -24,7 +24,8 @@ const stores = only ? [only] : postgresAvailable || env.PARLEY_REQUIRE_POSTGRES 
 
 export default defineConfig({
   test: {
-    testTimeout: 20_000,
+    // Above the helpers' 20 s waits (test/runtime/helpers.ts WAIT_MS), so a slow wait fails with its own message.
+    testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',
     // Tests that start servers pick free ports; files run in parallel on the 2 cores.

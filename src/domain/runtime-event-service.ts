@@ -1,4 +1,5 @@
 import { errors } from '../lib/errors.js'
+import { encodeCursor } from '../store/cursor.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { BotEventOutcome, BotLevelEvent } from '../runtime/bot-events.js'
 import type { RuntimeEventFilter, RuntimeEventRow, RuntimeEventStatus } from '../store/runtime-event-store.js'
@@ -122,7 +123,20 @@ export class RuntimeEventService {
 
   async list(bot: BotRow, filter: RuntimeEventFilter, nextToken: string | undefined, pageSize: number | undefined): Promise<{ events: EventView[]; next?: string | undefined }> {
     // The store reports an event appended to a conversation `processed` once the bot's turn for it ran (the filter too).
-    const page: Page<RuntimeEventRow> = await this.store.runtimeEvents.list(bot.id, filter, { after: nextToken, limit: pageSize ?? EVENT_PAGE_SIZE.default })
+    // Runtime API events and the Chat API's custom events are two keyset lists in the same order: one page takes
+    // the newest of both, and its token (the last item's createdAt and id) continues both.
+    const limit = pageSize ?? EVENT_PAGE_SIZE.default
+    const integrationIds = (await this.store.listIntegrations(bot.id)).map((i) => i.id)
+    const [own, chat] = await Promise.all([
+      this.store.runtimeEvents.list(bot.id, filter, { after: nextToken, limit }),
+      this.store.runtimeEvents.listChatEvents(bot.id, integrationIds, filter, { after: nextToken, limit }),
+    ])
+    const newestFirst = (a: RuntimeEventRow, b: RuntimeEventRow) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)
+    const merged = [...own.items, ...chat.items].sort(newestFirst)
+    const items = merged.slice(0, limit)
+    const more = merged.length > limit || own.next !== undefined || chat.next !== undefined
+    const last = items.at(-1)
+    const page: Page<RuntimeEventRow> = { items, ...(more && last && { next: encodeCursor([last.createdAt, last.id]) }) }
     return { events: page.items.map((row) => this.view(row)), next: page.next }
   }
 

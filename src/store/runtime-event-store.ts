@@ -63,6 +63,14 @@ export interface RuntimeEventStore {
   get(botId: string, id: string): Promise<RuntimeEventRow | undefined>
   /** Newest first (createdAt, id); `after` is the previous page's token. */
   list(botId: string, filter: RuntimeEventFilter, page: PageRequest): Promise<Page<RuntimeEventRow>>
+  /**
+   * The Chat API's custom events (and the bot's own, from its turns) in the conversations of these
+   * integrations, as runtime events of `botId` (type `custom`; status `ignored` when the bot's
+   * beforeIncoming hook stopped it, `processed` once the bot's cursor passed it or when the bot wrote it,
+   * else `pending`), newest first; events that are Runtime API events themselves are left out (`list`
+   * has them). Same filters and token as `list`, so that the two merge into one page.
+   */
+  listChatEvents(botId: string, integrationIds: string[], filter: RuntimeEventFilter, page: PageRequest): Promise<Page<RuntimeEventRow>>
   /** A scheduled event becomes `canceled`: undefined when there is none, false when it is not (or no longer) scheduled. */
   cancel(botId: string, id: string, now: number): Promise<boolean | undefined>
   /**

@@ -190,6 +190,33 @@ export function describeRuntimeStateContract(name: string, factory: RuntimeState
         expect((await store.runtimeEvents.list(botId, { conversationId, status: 'pending' }, { limit: 10 })).items).toEqual([])
       })
 
+      it('listChatEvents: the conversation logs\' custom events not already runtime events, with their status, filtered and paged', async () => {
+        const now = later()
+        const owner = await store.createUser({ integrationId, id: randomUUID(), now })
+        const conversationId = randomUUID()
+        await store.createConversation(integrationId, conversationId, owner.id, now)
+        const ids: string[] = []
+        for (let i = 0; i < 3; i++) {
+          const e = await store.appendEvent({ id: randomUUID(), integrationId, conversationId, userId: owner.id, isBot: false, payload: { i }, botSkip: i === 2, now: now + i })
+          ids.push(e!.id)
+        }
+        // An event that is a runtime event too (appended by the Runtime API) is listed by `list` only.
+        const runtime = await store.runtimeEvents.insert(event({ dueAt: now, conversationId }))
+        await store.appendEvent({ id: runtime.id, integrationId, conversationId, userId: owner.id, isBot: false, payload: {}, now: now + 3 })
+        await store.advanceBotCursor(integrationId, conversationId, 1)
+        const all = await second.runtimeEvents.listChatEvents(botId, [integrationId], { conversationId }, { limit: 10 })
+        expect(all.items.map((e) => [e.id, e.status, e.type])).toEqual([[ids[2], 'ignored', 'custom'], [ids[1], 'pending', 'custom'], [ids[0], 'processed', 'custom']])
+        expect(all.items[2]).toMatchObject({ botId, payload: { i: 0 }, userId: owner.id, conversationId })
+        const first = await store.runtimeEvents.listChatEvents(botId, [integrationId], { conversationId }, { limit: 2 })
+        const rest = await store.runtimeEvents.listChatEvents(botId, [integrationId], { conversationId }, { limit: 2, after: first.next })
+        expect([...first.items, ...rest.items].map((e) => e.id)).toEqual([ids[2], ids[1], ids[0]])
+        expect((await store.runtimeEvents.listChatEvents(botId, [integrationId], { conversationId, status: 'pending' }, { limit: 10 })).items.map((e) => e.id)).toEqual([ids[1]])
+        expect((await store.runtimeEvents.listChatEvents(botId, [integrationId], { conversationId, type: 'other' }, { limit: 10 })).items).toEqual([])
+        expect((await store.runtimeEvents.listChatEvents(botId, [integrationId], { conversationId, status: 'scheduled' }, { limit: 10 })).items).toEqual([])
+        expect((await store.runtimeEvents.listChatEvents(botId, [], { conversationId }, { limit: 10 })).items).toEqual([])
+        await drain(now + 10)
+      })
+
       it('an event inserted with a lease is its creator\'s until the lease ends', async () => {
         const now = later()
         const e = await store.runtimeEvents.insert(event({ dueAt: now, lease: { owner: 'creator', until: now + 500 } }))

@@ -7,7 +7,8 @@ import { describeSandboxContract } from './sandbox.contract.js'
 describeSandboxContract('QuickJsSandbox', () => new QuickJsSandbox({ workers: 2 }))
 
 describe('QuickJsSandbox: a worker held by a runaway call', () => {
-  const limits = { budgetMs: 400, timeoutMs: 1500, memoryBytes: 32 * 1024 * 1024 }
+  // A turn limit far above the budget: the runaway must be stopped by the budget, whatever the load.
+  const limits = { budgetMs: 400, timeoutMs: 20_000, memoryBytes: 32 * 1024 * 1024 }
   const input = (text: string) => JSON.stringify({
     event: {
       botId: 'b', conversationId: 'c', createdOn: new Date().toISOString(), direction: 'incoming', id: `m-${text}`, integration: 'chat', messageId: `m-${text}`,
@@ -17,7 +18,7 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
   })
   const hook = (body: string) => `export const hooks = { async afterIncoming({ event, client }) { ${body} } }`
 
-  it('one worker: a bystander already in flight there is moved to a fresh worker and completes once; the runaway fails with a timeout within its budget + margin', async () => {
+  it('one worker: a bystander already in flight there is moved to a fresh worker and completes once; the runaway fails with a timeout at its budget, long before the turn limit', async () => {
     const sandbox = new QuickJsSandbox({ workers: 1 })
     try {
       const calls: string[] = []
@@ -39,6 +40,7 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       const bystander = sandbox.run({
         botId: 'bystander', version: '1', code: hook("await client.getUser({ id: 'u' }); await client.createMessage({ payload: { type: 'text', text: 'done' } })"), entry: 'turn', input: input('x'), limits,
       }, host)
+      bystander.catch(() => {}) // awaited below; if an assertion fails first, closing the sandbox must not leave it unhandled
       await new Promise((r) => setTimeout(r, 100)) // the bystander is waiting on its host call when the runaway starts
       const t = Date.now()
       const runaway = sandbox.run({
@@ -47,7 +49,8 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       const failure = await runaway.then(() => undefined, (err: unknown) => err)
       expect(failure).toBeInstanceOf(SandboxError)
       expect((failure as SandboxError).kind).toBe('timeout')
-      expect(Date.now() - t).toBeLessThanOrEqual(limits.budgetMs + 1500)
+      // stopped by its run budget, not by the turn's limit (no finer timing here: a cold worker start under load takes seconds)
+      expect(Date.now() - t).toBeLessThan(limits.timeoutMs)
       const output = JSON.parse(await bystander) as { errors: string[] }
       expect(output.errors).toEqual([])
       // it started again from the beginning on the new worker: its first host call was repeated, the reply sent once
@@ -99,7 +102,7 @@ describe('QuickJsSandbox: containment', () => {
 
   it('bot code reaches none of the runtime\'s entry points, so re-entering the runtime cannot reset its budget: the hook ends within its budget, far from the run\'s limit', async () => {
     // the run's own limit is far above the unit's budget: a re-entry that reset the budget ran until it (the defect)
-    const limits = { budgetMs: 300, timeoutMs: 8000, memoryBytes: 32 * 1024 * 1024 }
+    const limits = { budgetMs: 300, timeoutMs: 30_000, memoryBytes: 32 * 1024 * 1024 }
     const sandbox = new QuickJsSandbox({ workers: 1, limits })
     try {
       const { host, sent } = recordingHost()
@@ -115,7 +118,8 @@ describe('QuickJsSandbox: containment', () => {
       const result = await settle(sandbox.run({ botId: 'reenter', version: '1', code, entry: 'turn', input: input('go', limits.budgetMs), limits }, host))
       const ms = Date.now() - t
       expect(sent).toEqual(['reachable: []'])
-      expect(ms, `the hook ran ${ms} ms`).toBeLessThanOrEqual(limits.budgetMs + 1500)
+      // far from the run's limit, which a re-entry resetting the budget ran into (no finer timing: the machine may be loaded)
+      expect(ms, `the hook ran ${ms} ms`).toBeLessThan(limits.timeoutMs / 2)
       // the attempt fails as an ordinary error of the hook (there is nothing to call)
       expect(result.output?.errors.join('\n')).toMatch(/hooks\.afterIncoming: cannot read property/)
     } finally {

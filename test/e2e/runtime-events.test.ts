@@ -103,6 +103,16 @@ describe('e2e: Runtime API events (official client)', () => {
     const viaRuntime = await client.getEvent({ id: chatEvent.id })
     expect(viaRuntime.event).toMatchObject({ id: chatEvent.id, type: 'custom', payload: { from: 'the end user' }, conversationId, userId: user.user.id })
     await eventually('processed', async () => ((await client.getEvent({ id: chatEvent.id })).event.status === 'processed' ? true : undefined))
+    // listEvents has it too, merged with the Runtime API's events of the conversation, newest first.
+    const { event: runtimeEvent } = await client.createEvent({ type: 'custom', payload: { from: 'the bot' }, conversationId })
+    const listed = await client.list.events({ conversationId }).collect()
+    expect(listed.map((e) => e.id)).toEqual([runtimeEvent.id, chatEvent.id])
+    expect(listed[1]).toMatchObject({ type: 'custom', payload: { from: 'the end user' }, status: 'processed', userId: user.user.id })
+    const paged = await client.listEvents({ conversationId, pageSize: 1 })
+    expect(paged.events.map((e) => e.id)).toEqual([runtimeEvent.id])
+    expect((await client.listEvents({ conversationId, pageSize: 1, nextToken: paged.meta.nextToken })).events.map((e) => e.id)).toEqual([chatEvent.id])
+    expect((await client.listEvents({ conversationId, type: 'other' })).events).toEqual([])
+    expect((await client.listEvents({ conversationId, status: 'processed' })).events.map((e) => e.id)).toContain(chatEvent.id)
   })
 
   it('refuses bad schedules and references; another bot\'s events and conversations are 404', async () => {

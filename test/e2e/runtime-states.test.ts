@@ -114,6 +114,8 @@ describe('e2e: Runtime API states (official client)', () => {
     let deep: Record<string, unknown> = { type: 'object' }
     for (let i = 0; i < 40; i++) deep = { type: 'object', properties: { x: deep } }
     await refused({ bad: { type: 'user', schema: deep } }, 'nested deeper')
+    const wide = { type: 'object', properties: Object.fromEntries(Array.from({ length: 3000 }, (_, i) => [`p${i}`, { type: 'string', maxLength: 10 }])) }
+    await refused({ bad: { type: 'user', schema: wide } }, 'larger than')
     await refused({ bad: { type: 'task', schema: {} } }, 'type must be one of')
     await refused({ bad: { type: 'user', schema: {}, expiry: 5 } }, 'expiry')
     expect((await bot.admin.getBot({ id: bot.id })).bot.states.bad).toBeUndefined()

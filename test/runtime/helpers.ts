@@ -27,6 +27,13 @@ import { freePort } from '../helpers/ports.js'
  * (measured: keep-alive 1 s and 3 s survive 8 s idle, 20 s dies at ~4.0 s). Keep-alives every
  * second keep the official listener up; Talk also fails fast when its listener reports an error.
  */
+/**
+ * How long the helpers wait for something the server will do (a reply, a log line). A bound, not a
+ * timing check: a passing test waits only as long as it takes, and a loaded machine (CI runs test
+ * files in parallel on 2 cores; a hook stopped at its budget restarts a worker) can take seconds.
+ */
+export const WAIT_MS = 20_000
+
 export const STREAM_CONFIG = { sseKeepAliveMs: 1000 } as const
 
 export { ISO_Z }
@@ -93,7 +100,7 @@ export async function allLogs(p: ParleyLike, botId: string): Promise<{ logs: Bot
 }
 
 /** Polls getBotLogs until a line satisfies `predicate`; rejects after `timeoutMs` with the logs seen. */
-export async function waitForLog(p: ParleyLike, botId: string, predicate: (log: BotLog) => boolean, timeoutMs = 8000): Promise<BotLog> {
+export async function waitForLog(p: ParleyLike, botId: string, predicate: (log: BotLog) => boolean, timeoutMs = WAIT_MS): Promise<BotLog> {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const { logs } = await allLogs(p, botId)
@@ -191,7 +198,7 @@ export class Talk {
   }
 
   /** Resolves when `predicate` holds (re-checked on every signal); rejects after `timeoutMs`. */
-  async until(predicate: () => boolean, what: string, timeoutMs = 8000): Promise<void> {
+  async until(predicate: () => boolean, what: string, timeoutMs = WAIT_MS): Promise<void> {
     const deadline = Date.now() + timeoutMs
     while (!predicate()) {
       if (this.errors.length > 0) {
@@ -213,20 +220,20 @@ export class Talk {
   }
 
   /** Waits until the bot has sent `count` messages in total; returns them all. */
-  async botCount(count: number, timeoutMs = 8000): Promise<Array<MessageSignal & { receivedAt: number }>> {
+  async botCount(count: number, timeoutMs = WAIT_MS): Promise<Array<MessageSignal & { receivedAt: number }>> {
     await this.until(() => this.botMessages().length >= count, `${count} bot message(s)`, timeoutMs)
     return this.botMessages()
   }
 
   /** Sends `text` and waits for the bot's next `count` messages (those after the ones already received). */
-  async ask(text: string, count = 1, timeoutMs = 8000): Promise<Array<MessageSignal & { receivedAt: number }>> {
+  async ask(text: string, count = 1, timeoutMs = WAIT_MS): Promise<Array<MessageSignal & { receivedAt: number }>> {
     const before = this.botMessages().length
     await this.say(text)
     return (await this.botCount(before + count, timeoutMs)).slice(before)
   }
 
   /** Like `ask` but returns the texts. */
-  async askText(text: string, count = 1, timeoutMs = 8000): Promise<string[]> {
+  async askText(text: string, count = 1, timeoutMs = WAIT_MS): Promise<string[]> {
     return (await this.ask(text, count, timeoutMs)).map(textOf)
   }
 

@@ -9,7 +9,7 @@
 import * as chat from '@botpress/chat'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { allLogs, createBot, jsonAfter, sleep, STREAM_CONFIG, Talk, textOf, uid, type TestBot } from './helpers.js'
+import { allLogs, createBot, jsonAfter, sleep, STREAM_CONFIG, Talk, textOf, uid, WAIT_MS, type TestBot } from './helpers.js'
 
 const LIMITS = { budgetMs: 500, timeoutMs: 2000, memoryBytes: 32 * 1024 * 1024 }
 const MARGIN_MS = 1500
@@ -210,7 +210,7 @@ describe('runtime: hostile bot code is contained', () => {
   }
 
   /** Error lines of the bot's logs in a conversation, written at or after `from`. */
-  async function failuresLogged(bot: TestBot, conversationId: string, from: number, timeoutMs = 8000): Promise<string[]> {
+  async function failuresLogged(bot: TestBot, conversationId: string, from: number, timeoutMs = WAIT_MS): Promise<string[]> {
     const deadline = Date.now() + timeoutMs
     for (;;) {
       const { logs } = await allLogs(h, bot.id)

@@ -6,6 +6,7 @@ import type { JsonObject, Page, PageRequest } from '../store.js'
 /** The table of migrations/<dialect>/0007_runtime_state.sql (kept here so schema.ts stays untouched). */
 export interface RuntimeEventTables {
   conversations: { integration_id: string; id: string; bot_seq: number }
+  events: { id: string; integration_id: string; conversation_id: string; seq: number; user_id: string; is_bot: number; payload: string; bot_skip: number; created_at: number }
   runtime_events: {
     id: string
     bot_id: string
@@ -103,6 +104,33 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
     }
     const rows = await q.orderBy('e.created_at', 'desc').orderBy('e.id', 'desc').limit(page.limit + 1).execute()
     const items = rows.slice(0, page.limit).map(toRow)
+    const last = items.at(-1)
+    return { items, ...(rows.length > page.limit && last && { next: encodeCursor([last.createdAt, last.id]) }) }
+  }
+
+  async listChatEvents(botId: string, integrationIds: string[], filter: RuntimeEventFilter, page: PageRequest): Promise<Page<RuntimeEventRow>> {
+    const impossible = integrationIds.length === 0 || (filter.type !== undefined && filter.type !== 'custom') || filter.messageId !== undefined
+      || filter.workflowId !== undefined || (filter.status !== undefined && !['pending', 'processed', 'ignored'].includes(filter.status))
+    if (impossible) return { items: [] }
+    const status = sql<string>`CASE WHEN ${sql.ref('ev.bot_skip')} = 1 THEN 'ignored' WHEN ${sql.ref('ev.is_bot')} = 1 OR ${sql.ref('ev.seq')} <= ${sql.ref('c.bot_seq')} THEN 'processed' ELSE 'pending' END`
+    let q = this.db.selectFrom('events as ev')
+      .innerJoin('conversations as c', (j) => j.onRef('c.integration_id', '=', 'ev.integration_id').onRef('c.id', '=', 'ev.conversation_id'))
+      .select(['ev.id', 'ev.integration_id', 'ev.conversation_id', 'ev.user_id', 'ev.payload', 'ev.seq', 'ev.created_at']).select(status.as('status'))
+      .where('ev.integration_id', 'in', integrationIds)
+      .where((eb) => eb.not(eb.exists(eb.selectFrom('runtime_events as r').select('r.id').whereRef('r.id', '=', 'ev.id'))))
+    if (filter.conversationId !== undefined) q = q.where('ev.conversation_id', '=', filter.conversationId)
+    if (filter.userId !== undefined) q = q.where('ev.user_id', '=', filter.userId)
+    if (filter.status !== undefined) q = q.where(status, '=', filter.status)
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
+      q = q.where((eb) => eb.or([eb('ev.created_at', '<', at), eb.and([eb('ev.created_at', '=', at), eb('ev.id', '<', id)])]))
+    }
+    const rows = await q.orderBy('ev.created_at', 'desc').orderBy('ev.id', 'desc').limit(page.limit + 1).execute()
+    const items = rows.slice(0, page.limit).map((r): RuntimeEventRow => ({
+      id: r.id, botId, type: 'custom', payload: JSON.parse(r.payload) as JsonObject, conversationId: r.conversation_id, userId: r.user_id,
+      messageId: null, workflowId: null, status: r.status as RuntimeEventStatus, failureReason: null, dueAt: Number(r.created_at), attempts: 0,
+      leaseOwner: null, leaseUntil: 0, conversationSeq: Number(r.seq), integrationId: r.integration_id, createdAt: Number(r.created_at), processedAt: null,
+    }))
     const last = items.at(-1)
     return { items, ...(rows.length > page.limit && last && { next: encodeCursor([last.createdAt, last.id]) }) }
   }

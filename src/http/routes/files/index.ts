@@ -1,3 +1,4 @@
+import { registerBotScope } from '../../plugins/bot-scope.js'
 import type { App } from '../../types.js'
 import upsertFile from './upsert-file.js'
 import getFile from './get-file.js'
@@ -33,7 +34,7 @@ import deleteKnowledgeBase from './delete-knowledge-base.js'
  * x-integration-id/-alias/-name and x-user-id/-role are accepted and ignored.
  */
 export async function filesRoutes(app: App): Promise<void> {
-  const { auth, config, files } = app.services
+  const { config, files } = app.services
 
   await app.register(async function signedUrls(scope: App) {
     scope.removeAllContentTypeParsers()
@@ -44,17 +45,8 @@ export async function filesRoutes(app: App): Promise<void> {
   })
 
   await app.register(async function authenticated(scope: App) {
-    if (!scope.hasRequestDecorator('principal')) scope.decorateRequest('principal', null as never)
-    scope.decorateRequest('filesBot', null as never)
     // The spec's Files API JSON limit (1 MB); file content goes through the upload URL instead.
-    scope.addHook('onRoute', (route) => {
-      route.bodyLimit = config.filesBodyLimit
-    })
-    scope.addHook('onRequest', async (request) => {
-      request.principal = await auth.authenticate(request.headers.authorization)
-      const botId = request.headers['x-bot-id']
-      request.filesBot = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? 'files.write')
-    })
+    registerBotScope(scope, { key: 'filesBot', bodyLimit: config.filesBodyLimit, defaultPermission: 'files.write' })
     for (const route of [upsertFile, listFiles, getFile, updateFileMetadata, deleteFile, copyFile, listFileTags, listFileTagValues]) route(scope)
     for (const route of [searchFiles, listFilePassages, setFilePassages, createKnowledgeBase, listKnowledgeBases, updateKnowledgeBase, deleteKnowledgeBase]) route(scope)
   })

@@ -1,3 +1,4 @@
+import { registerBotScope } from '../../plugins/bot-scope.js'
 import type { App } from '../../types.js'
 import createConversation from './conversations/create-conversation.js'
 import getConversation from './conversations/get-conversation.js'
@@ -83,16 +84,6 @@ const routes: RuntimeRoute[] = [
  * x-integration-id/-alias are accepted and ignored.
  */
 export async function runtimeRoutes(app: App): Promise<void> {
-  const { auth, config } = app.services
-  if (!app.hasRequestDecorator('principal')) app.decorateRequest('principal', null as never)
-  app.decorateRequest('runtimeBot', null as never)
-  app.addHook('onRoute', (route) => {
-    route.bodyLimit = config.runtimeBodyLimit
-  })
-  app.addHook('onRequest', async (request) => {
-    request.principal = await auth.authenticate(request.headers.authorization)
-    const botId = request.headers['x-bot-id']
-    request.runtimeBot = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? 'runtime.write')
-  })
+  registerBotScope(app, { key: 'runtimeBot', bodyLimit: app.services.config.runtimeBodyLimit, defaultPermission: 'runtime.write' })
   for (const route of routes) route(app)
 }

@@ -7,7 +7,7 @@ import { EventListQuery, EventSchema } from './events-common.js'
 export default function listEvents(app: App): void {
   app.get('/events', {
     config: { permission: 'runtime.read' },
-    schema: runtimeSchema('listEvents', 'The bot\'s Runtime API events, newest first, filtered by type, conversation, user, message, workflow or status',
+    schema: runtimeSchema('listEvents', 'The bot\'s events (Runtime API events and the Chat API\'s custom events, type `custom`), newest first, filtered by type, conversation, user, message, workflow or status',
       { querystring: EventListQuery }, { 200: Type.Object({ events: Type.Array(EventSchema), meta: ListMeta }) }),
   }, async (request) => {
     const { nextToken, pageSize, ...filter } = request.query

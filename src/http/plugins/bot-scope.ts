@@ -1,0 +1,26 @@
+import type { Permission } from '../../domain/permissions.js'
+import type { App } from '../types.js'
+
+/** The request property a bot-scoped API keeps its x-bot-id bot in (declared by each API's common.ts). */
+export type BotScopeKey = 'filesBot' | 'runtimeBot'
+
+/**
+ * The authentication of the APIs a bot or its members call for one bot (Files, Runtime):
+ * `Authorization: Bearer <token>` (the bot's API key, or a member's personal access token) and `x-bot-id`.
+ * 401 when either is missing or unknown, 403 for another bot's key or a role without the route's
+ * `config.permission` (else `defaultPermission`); every route of the scope gets `bodyLimit`.
+ */
+export function registerBotScope(scope: App, options: { key: BotScopeKey; bodyLimit: number; defaultPermission: Permission }): void {
+  const { auth } = scope.services
+  const { key, bodyLimit, defaultPermission } = options
+  if (!scope.hasRequestDecorator('principal')) scope.decorateRequest('principal', null as never)
+  scope.decorateRequest(key, null as never)
+  scope.addHook('onRoute', (route) => {
+    route.bodyLimit = bodyLimit
+  })
+  scope.addHook('onRequest', async (request) => {
+    request.principal = await auth.authenticate(request.headers.authorization)
+    const botId = request.headers['x-bot-id']
+    request[key] = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? defaultPermission)
+  })
+}
