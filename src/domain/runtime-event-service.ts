@@ -1,12 +1,36 @@
 import { errors } from '../lib/errors.js'
 import { encodeCursor } from '../store/cursor.js'
 import { uuidv7 } from '../lib/ids.js'
-import type { BotEventOutcome, BotLevelEvent } from '../runtime/bot-events.js'
 import type { RuntimeEventFilter, RuntimeEventRow, RuntimeEventStatus } from '../store/runtime-event-store.js'
 import type { BotRow, EventRow, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
 import type { ChatService } from './chat-service.js'
 import type { RuntimeStateService } from './runtime-state-service.js'
 import type { RuntimeWorkflowService } from './runtime-workflow-service.js'
+
+/**
+ * A bot-level event: an event of the Runtime API that has no conversation (createEvent without
+ * conversationId, a scheduled one once due, `state_expired`). RuntimeEventService claims it from its
+ * durable queue and hands it to BotRuntime.deliverBotEvent, the one seam where a bot gets such an
+ * event: a sandboxed bot runs a bot-level turn; a bot served elsewhere (`url`) would get it as an
+ * HTTP delivery instead. The event id is stable across redeliveries (a delivery whose lease expired
+ * is made again, so at least once): a receiver can dedupe on it.
+ */
+export interface BotLevelEvent {
+  id: string
+  botId: string
+  type: string
+  payload: JsonObject
+  userId: string | null
+  messageId: string | null
+  workflowId: string | null
+  createdAt: number
+}
+
+/** What became of a delivery: the event's final status (and why, when not processed). */
+export type BotEventOutcome =
+  | { status: 'processed' }
+  | { status: 'ignored'; reason: string }
+  | { status: 'failed'; reason: string }
 
 export const EVENT_PAGE_SIZE = { default: 20, max: 100 }
 /** A schedule at most this far ahead (ms). */

@@ -1,30 +1,8 @@
-import type { BotRow, IntegrationRow, JsonObject } from '../store/store.js'
+import type { BotRow, IntegrationRow } from '../store/store.js'
+import type { BotLevelEvent } from '../domain/runtime-event-service.js'
 import type { TurnInput } from './prelude-contract.js'
 
-/**
- * A bot-level event: an event of the Runtime API that has no conversation (createEvent without
- * conversationId, a scheduled one once due, `state_expired`). RuntimeEventService claims it from its
- * durable queue and hands it to BotRuntime.deliverBotEvent, the one seam where a bot gets such an
- * event: a sandboxed bot runs a bot-level turn; a bot served elsewhere (`url`) would get it as an
- * HTTP delivery instead. The event id is stable across redeliveries (a delivery whose lease expired
- * is made again, so at least once): a receiver can dedupe on it.
- */
-export interface BotLevelEvent {
-  id: string
-  botId: string
-  type: string
-  payload: JsonObject
-  userId: string | null
-  messageId: string | null
-  workflowId: string | null
-  createdAt: number
-}
-
-/** What became of a delivery: the event's final status (and why, when not processed). */
-export type BotEventOutcome =
-  | { status: 'processed' }
-  | { status: 'ignored'; reason: string }
-  | { status: 'failed'; reason: string }
+export type { BotEventOutcome, BotLevelEvent } from '../domain/runtime-event-service.js'
 
 /** The event object a sandboxed bot's hooks see for a bot-level event: no conversation, `type` as created. */
 export function botLevelTurnEvent(bot: BotRow, integration: IntegrationRow, event: BotLevelEvent, state: TurnInput['event']['state']): TurnInput['event'] {
