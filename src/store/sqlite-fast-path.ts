@@ -1,7 +1,8 @@
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './kysely/schema.js'
-import { KyselyStore, mergeSignals, ownerOf, toEvent, toMessage } from './kysely/kysely-store.js'
+import { KyselyStore } from './kysely/kysely-store.js'
+import { mergeSignals, ownerOf, toEvent, toMessage } from './kysely/rows.js'
 import type { BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
 
 type Seq = { last_seq: number; last_at: number }

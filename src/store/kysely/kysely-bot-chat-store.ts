@@ -6,7 +6,7 @@ import type {
   ConversationFilter, MessageFilter, NewBotChatConversation, NewBotChatUser, TagKind, TagPatch, Tags, UserFilter,
 } from '../bot-chat-store.js'
 import type { Database } from './schema.js'
-import { NO_OWNER, ownerOf, toMessage } from './kysely-store.js'
+import { NO_OWNER, ownerOf, toMessage } from './rows.js'
 
 type Db = Kysely<Database> | Transaction<Database>
 type UserSel = Selectable<Database['users']>
