@@ -25,8 +25,8 @@ export interface SdkBot {
   port: number
   /** What the process wrote (stdout and stderr), for failure messages. */
   output(): string
-  /** Starts it (again) on the same port; resolves once /health answers. */
-  start(): Promise<void>
+  /** Starts it (again) on the same port, `env` over the options' environment; resolves once /health answers. */
+  start(env?: Record<string, string>): Promise<void>
   /** SIGKILL, at once (a crash mid-turn). */
   kill(): Promise<void>
   /** SIGTERM, then SIGKILL after a second. */
@@ -45,9 +45,9 @@ export async function startSdkBot(script: string, options: SdkBotOptions): Promi
     url: `http://127.0.0.1:${port}/`,
     port,
     output: () => log,
-    async start() {
+    async start(env = {}) {
       child = spawn(process.execPath, [`${FIXTURES}${script}`], {
-        env: { ...process.env, PORT: String(port), BP_API_URL: options.apiUrl, BP_TOKEN: options.token, BP_BOT_ID: options.botId, ...options.env },
+        env: { ...process.env, PORT: String(port), BP_API_URL: options.apiUrl, BP_TOKEN: options.token, BP_BOT_ID: options.botId, ...options.env, ...env },
         stdio: ['ignore', 'pipe', 'pipe'],
       })
       child.stdout!.on('data', (d: Buffer) => (log += d.toString()))

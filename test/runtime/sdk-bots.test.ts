@@ -13,11 +13,11 @@ import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid, type TestBot
 const REMOTE = { timeoutMs: 5_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200, concurrencyPerBot: 8, concurrency: 32 }
 
 /** A bot of `h` served by the SDK program `script`, with a bot API key and the given state declarations. */
-export async function deploySdkBot(h: Harness, script: string, states: Record<string, unknown> = {}): Promise<{ bot: TestBot; program: SdkBot }> {
+export async function deploySdkBot(h: Harness, script: string, states: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<{ bot: TestBot; program: SdkBot }> {
   const admin = adminClient(h)
   const bot = await createBot(h)
   const key = await admin.createBotApiKey({ botId: bot.id, note: 'sdk bot' })
-  const program = await startSdkBot(script, { apiUrl: h.baseUrl, token: key.value, botId: bot.id })
+  const program = await startSdkBot(script, { apiUrl: h.baseUrl, token: key.value, botId: bot.id, env })
   await admin.updateBot({ id: bot.id, url: program.url, ...(Object.keys(states).length > 0 && { states: states as never }) })
   return { bot, program }
 }
@@ -162,3 +162,37 @@ describe('callAction on a sandboxed bot', () => {
   })
 })
 
+
+describe('an @botpress/sdk bot killed (SIGKILL) in the middle of a turn', () => {
+  let h: Harness
+
+  beforeAll(async () => {
+    // retries spread over ~10 s: long enough for the program to be started again
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: { ...REMOTE, attempts: 12, backoffMs: 200, maxBackoffMs: 1_000 } } })
+  })
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  it('gets the interrupted message again once it is back, answers each message once, in order', async () => {
+    const { bot, program } = await deploySdkBot(h, 'echo-bot.mjs', COUNTER, { PAUSE_ON: 'slow' })
+    const talk = await Talk.open(bot, { userId: uid('user') })
+    try {
+      await talk.say('slow 1')
+      const deadline = Date.now() + 20_000
+      while (!program.output().includes('pausing on') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+      expect(program.output(), 'the program got the message and holds its turn').toContain('pausing on')
+      await program.kill()
+      await talk.say('m2')
+      await talk.say('m3')
+      await program.start({ PAUSE_ON: '' })
+      await talk.botCount(3)
+      expect(talk.botTexts()).toEqual(['echo #1: slow 1', 'echo #2: m2', 'echo #3: m3'])
+      const failed = (await allLogs(h, bot.id)).logs.filter((l) => l.level === 'error')
+      expect(failed, 'no delivery given up').toEqual([])
+    } finally {
+      await talk.close()
+      await program.stop()
+    }
+  })
+})
