@@ -128,6 +128,10 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 export class RemoteBots {
   private readonly perBot = new Map<string, { slots: Slots; users: number }>()
   private readonly all: Slots
+  /** Events this instance delivered (answered 2xx), attempts that failed, events given up (logged as failed). */
+  private delivered = 0
+  private retried = 0
+  private failed = 0
   private readonly stopping = new AbortController()
   private readonly clock: () => number
   private viewsOf: ConversationViews | undefined
@@ -283,13 +287,19 @@ export class RemoteBots {
       headers['x-parley-attempt'] = String(attempt)
       try {
         const answer = await this.post(url, headers, body)
-        if (answer.status >= 200 && answer.status < 300) return []
+        if (answer.status >= 200 && answer.status < 300) {
+          this.delivered++
+          return []
+        }
+        this.retried++
         reason = `answered ${answer.status}${answer.body ? `: ${answer.body.slice(0, 300)}` : ''}`
       } catch (err) {
         if (err instanceof DeliveryStopped) throw err
+        this.retried++
         reason = (err as Error).message || String(err)
       }
     }
+    this.failed++
     return [{
       id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', conversationId,
       message: `Delivery of ${event.type} event ${event.id} to ${url} failed after ${this.settings.attempts} attempt(s): ${reason}`,
@@ -355,6 +365,11 @@ export class RemoteBots {
   }
 
   gauges(): Record<string, number> {
-    return { parley_remote_deliveries_in_flight: this.all.busy }
+    return {
+      parley_remote_deliveries_in_flight: this.all.busy,
+      parley_remote_deliveries_total: this.delivered,
+      parley_remote_delivery_attempts_failed_total: this.retried,
+      parley_remote_deliveries_failed_total: this.failed,
+    }
   }
 }
