@@ -9,6 +9,7 @@ import { BotChatService } from './domain/bot-chat-service.js'
 import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
+import { TablesService } from './domain/tables-service.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -138,10 +139,11 @@ export function createServices(deps: ServiceDeps): Domain {
     onChanged: (botId) => runtime.botChanged(botId),
   })
   const files = new FileService({ config, store, bots, blobs, warn })
+  const tables = new TablesService(store)
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, files, runtime,
+    config, chat, botChat, streams, store, bots, files, runtime, tables,
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),
   }

@@ -39,6 +39,8 @@ export interface Config {
   filesBodyLimit: number
   /** The Runtime API's JSON body limit (the spec's 1 MB). */
   runtimeBodyLimit: number
+  /** Tables API JSON bodies (the seed's 40 MB). */
+  tablesBodyLimit: number
   /** Largest file content accepted by an upload URL, enforced while streaming. */
   maxFileBytes: number
   /** Lifetime of signed upload and download URLs. */
@@ -134,6 +136,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     adminBodyLimit: 50 * 1024 * 1024,
     filesBodyLimit: 1024 * 1024,
     runtimeBodyLimit: 1024 * 1024,
+    tablesBodyLimit: 40 * 1024 * 1024,
     maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
     signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
     sandboxLimits: {

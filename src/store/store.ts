@@ -2,6 +2,7 @@ import type { KnowledgeStore } from './knowledge-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
+import type { TableStore } from './table-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -205,6 +206,8 @@ export interface Store {
   readonly webhooks: WebhookStore
   /** The Runtime API's view of the chat data: tags, bot-wide filtered lists (bot-chat-store.ts). */
   readonly botChat: BotChatStore
+  /** The Tables API: a bot's tables, their rows and jobs (table-store.ts). */
+  readonly tables: TableStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

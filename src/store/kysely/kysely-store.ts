@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
+import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import {
   UniqueViolation,
@@ -148,6 +149,7 @@ export class KyselyStore implements Store {
   readonly knowledge: KyselyKnowledgeStore
   readonly webhooks: KyselyWebhookStore
   readonly botChat: KyselyBotChatStore
+  readonly tables: KyselyTableStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -158,6 +160,7 @@ export class KyselyStore implements Store {
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
     this.botChat = new KyselyBotChatStore(db)
+    this.tables = new KyselyTableStore(db, dialect)
   }
 
   async ping(): Promise<void> {
