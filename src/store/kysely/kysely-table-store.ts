@@ -385,9 +385,9 @@ export class KyselyTableStore implements TableStore {
         const strings = c.values.filter((v): v is string => typeof v === 'string')
         const f = c.field
         if (f.kind !== 'json') {
-          if (numbers.length > 0) parts.push(sql`${this.fieldNumber(f)} IN (${sql.join(numbers)})`)
+          if (numbers.length > 0) parts.push(sql`${this.fieldNumber(f)} IN (${sql.join(numbers.map((n) => sql`CAST(${n} AS DOUBLE PRECISION)`))})`)
         } else if (f.isKey && (numbers.length > 0 || strings.length > 0)) {
-          parts.push(sql`key_value IN (${sql.join([...numbers, ...strings].map((v) => JSON.stringify(v)))})`)
+          parts.push(sql`(key_value IS NOT NULL AND key_value IN (${sql.join([...numbers, ...strings].map((v) => JSON.stringify(v)))}))`)
         } else {
           if (numbers.length > 0) parts.push(T(sql`${this.x.number(f.path)} IN (${sql.join(numbers)})`))
           if (strings.length > 0) parts.push(T(sql`${this.x.text(f.path)} IN (${sql.join(strings)})`))
@@ -402,9 +402,11 @@ export class KyselyTableStore implements TableStore {
         const op = sql.raw({ eq: '=', gt: '>', gte: '>=', lt: '<', lte: '<=' }[c.op])
         const f = c.field
         const v = c.value
-        if (f.kind !== 'json') return typeof v === 'number' ? sql`${this.fieldNumber(f)} ${op} ${v}` : sql`1 = 0`
+        // Built-ins are integers; the operand may not be (PostgreSQL would refuse 0.5 as a BIGINT parameter).
+        if (f.kind !== 'json') return typeof v === 'number' ? sql`${this.fieldNumber(f)} ${op} CAST(${v} AS DOUBLE PRECISION)` : sql`1 = 0`
         if (typeof v === 'boolean') return c.op === 'eq' ? this.x.isBool(f.path, v) : sql`1 = 0`
-        if (c.op === 'eq' && f.isKey) return sql`key_value = ${JSON.stringify(v)}`
+        // Never NULL, and still a plain equality the key index serves.
+        if (c.op === 'eq' && f.isKey) return sql`(key_value IS NOT NULL AND key_value = ${JSON.stringify(v)})`
         if (typeof v === 'number') return T(sql`${this.x.number(f.path)} ${op} ${v}`)
         return T(sql`${this.x.text(f.path)} ${op} ${v}`)
       }
@@ -450,7 +452,7 @@ const sqliteSql: DocumentSql = {
     if (t === 'object' || t === 'array') return JSON.parse(String(v)) as JsonObject
     return v as string | number
   },
-  isBool: (p, b) => sql`(json_type(data, ${sqlitePath(p)}) = ${b ? 'true' : 'false'})`,
+  isBool: (p, b) => sql`((json_type(data, ${sqlitePath(p)}) = ${b ? 'true' : 'false'}) IS 1)`,
   isNull: (p) => sql`(json_type(data, ${sqlitePath(p)}) IS NULL OR json_type(data, ${sqlitePath(p)}) = 'null')`,
   isTrue: (e) => sql`((${e}) IS 1)`,
   // parley_regexp is registered on the connection (src/store/sqlite.ts) with bounds on pattern and input.
