@@ -10,6 +10,7 @@ import { ChatService } from './domain/chat-service.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
 import { TablesService } from './domain/tables-service.js'
+import { TableJobs } from './domain/tables/table-jobs.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -140,6 +141,7 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   const files = new FileService({ config, store, bots, blobs, warn })
   const tables = new TablesService(store)
+  tables.jobs = new TableJobs(store, tables, files, { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {

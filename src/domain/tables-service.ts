@@ -12,6 +12,9 @@ export { TABLE_LIMITS } from './tables/table-schema.js'
 
 /** Table names as Botpress accepts them: a letter or underscore first, letters, digits, underscores, ending in "Table". */
 export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,44}Table$/
+/** How long deleteTableRows (filter, deleteAllRows) waits for its job before answering with the job only. */
+const DELETE_WAIT_MS = 5_000
+
 export const FIND_LIMITS = { defaultLimit: 100, maxLimit: 1000, maxOffset: 1_000_000, maxSearch: 1000, maxSelect: 30 } as const
 
 export interface TableInput {
@@ -52,7 +55,7 @@ export class TablesService {
   /** Called when a job is queued (TableJobs wakes up). */
   onJobQueued: () => void = () => {}
   /** The background worker of the jobs (set by the composition root). */
-  jobs: { start(): Promise<void> | void; stop(): Promise<void> | void } | undefined
+  jobs: { readonly enabled: boolean; start(): Promise<void> | void; stop(): Promise<void> | void } | undefined
 
   constructor(store: Store, private readonly clock: () => number = Date.now) {
     this.tables = store.tables
@@ -262,6 +265,15 @@ export class TablesService {
     // Checked now, so that a bad filter is a 400 and not a failed job.
     if (input.filter !== undefined) parseFilter(input.filter, ctx)
     const job = await this.queueJob(table, 'delete_rows', { filter: (input.filter ?? null) as Json, deleted: 0 }, null)
+    // Most deletes end in moments: wait a little so that the caller gets the count (the job stays listed).
+    const deadline = this.clock() + DELETE_WAIT_MS
+    while (this.jobs?.enabled && this.clock() < deadline) {
+      await new Promise((r) => setTimeout(r, 10))
+      const now = await this.tables.getJob(job.id)
+      if (!now) break
+      if (now.status === 'completed') return { deletedRows: Number(now.params.deleted ?? 0), job: now }
+      if (now.status === 'failed') throw errors.invalidQuery(`The delete failed: ${now.error ?? 'unknown error'}`)
+    }
     return { deletedRows: 0, job }
   }
 

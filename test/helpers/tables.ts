@@ -55,3 +55,14 @@ export function matches(row: Row, filter: Record<string, unknown>): boolean {
   })
 }
 export type { Json }
+
+/** Polls getTableJobs until the job has ended (completed or failed), at most `ms` (a bound, not a timing check). */
+export async function waitForJob(client: { getTableJobs(x: { table: string }): Promise<{ jobs: { id: string; status: string }[] }> }, table: string, jobId: string, ms = 20_000) {
+  const end = Date.now() + ms
+  for (;;) {
+    const job = (await client.getTableJobs({ table })).jobs.find((j) => j.id === jobId)
+    if (job && (job.status === 'completed' || job.status === 'failed')) return job as typeof job & { outputFileId: string | null; error?: string; progress: number }
+    if (Date.now() > end) throw new Error(`job ${jobId} still ${job?.status} after ${ms} ms`)
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
