@@ -1,6 +1,5 @@
 import { Type } from 'typebox'
-import type { TableJobRow, TableRecord, TableRow } from '../../../store/table-store.js'
-import type { JsonObject } from '../../../store/store.js'
+export { jobView, rowView, tableView, type RowView } from '../../../domain/table-views.js'
 import { IsoDate, StringMap } from '../../schemas/common.js'
 import { routeSchema } from '../route-schema.js'
 
@@ -15,8 +14,6 @@ declare module 'fastify' {
 export function tablesSchema<S extends Record<string, unknown>, R extends Record<number, unknown>>(operationId: string, summary: string, schema: S, responses: R) {
   return routeSchema('tables', [{ bearer: [], botId: [] }], operationId, summary, schema, responses)
 }
-
-const iso = (ms: number) => new Date(ms).toISOString()
 
 export const TableParams = Type.Object({ table: Type.String({ minLength: 1, maxLength: 200, description: 'Table id or name' }) })
 export const Tags = StringMap(Type.String({ maxLength: 1000 }), { minKeyLength: 1, maxKeyLength: 200 })
@@ -37,37 +34,6 @@ export const JobOut = Type.Object({
   progress: Type.Number(), inputFileId: Type.Union([Type.String(), Type.Null()]), outputFileId: Type.Union([Type.String(), Type.Null()]),
   error: Type.Optional(Type.String()), createdAt: IsoDate, updatedAt: IsoDate,
 }, { additionalProperties: false })
-
-/** The table as Botpress returns it. */
-export function tableView(t: TableRow) {
-  const d = t.definition
-  return {
-    id: t.id, name: t.name, factor: d.factor, frozen: d.frozen, keyColumn: d.keyColumn, schema: d.schema, tags: d.tags,
-    isComputeEnabled: d.isComputeEnabled, createdAt: iso(t.createdAt), updatedAt: iso(t.updatedAt),
-  }
-}
-
-/** A row: its columns (those of the schema, or the selected ones) and the built-in fields. */
-export type RowView = { id: number; createdAt: string; updatedAt: string; computed: Record<string, never>; similarity?: number } & JsonObject
-
-export function rowView(r: TableRecord, columns: string[], select?: string[]): RowView {
-  const out = { id: r.id } as RowView
-  const wanted = select && select.length > 0 ? select : undefined
-  for (const c of wanted ?? columns) if (r.data[c] !== undefined) out[c] = r.data[c]!
-  out.createdAt = iso(r.createdAt)
-  out.updatedAt = iso(r.updatedAt)
-  out.computed = {}
-  if (r.similarity !== undefined) out.similarity = r.similarity
-  return out
-}
-
-export function jobView(j: TableJobRow) {
-  return {
-    id: j.id, botId: j.botId, tableId: j.tableId, type: j.type, status: j.status, progress: j.progress,
-    inputFileId: j.inputFileId, outputFileId: j.outputFileId, ...(j.error !== null ? { error: j.error } : {}),
-    createdAt: iso(j.createdAt), updatedAt: iso(j.updatedAt),
-  }
-}
 
 export const TableFields = {
   factor: Type.Optional(Type.Integer({ minimum: 1, maximum: 30, description: 'Row size limit: 4 KB × factor' })),
