@@ -14,6 +14,8 @@ export { TABLE_LIMITS } from './tables/table-schema.js'
 export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,44}Table$/
 /** How long deleteTableRows (filter, deleteAllRows) waits for its job before answering with the job only. */
 const DELETE_WAIT_MS = 5_000
+/** String and number columns indexed per table (besides the key column). */
+export const INDEXED_COLUMNS = 8
 
 export const FIND_LIMITS = { defaultLimit: 100, maxLimit: 1000, maxOffset: 1_000_000, maxSearch: 1000, maxSelect: 30 } as const
 
@@ -44,6 +46,14 @@ export interface RowOut { record: TableRecord; select?: string[] | undefined }
 export interface RowsResult { rows: TableRecord[]; errors: string[]; warnings: string[] }
 
 interface Loaded { table: TableRow; cols: Map<string, Column>; ctx: FilterContext }
+
+/** The columns with an index of their own: string and number columns other than the key, the first INDEXED_COLUMNS in schema order. */
+function indexedColumns(d: TableDefinition, cols: Map<string, Column>): { name: string; type: 'string' | 'number' }[] {
+  return [...cols.values()]
+    .filter((c): c is Column & { type: 'string' | 'number' } => (c.type === 'string' || c.type === 'number') && c.name !== d.keyColumn)
+    .slice(0, INDEXED_COLUMNS)
+    .map((c) => ({ name: c.name, type: c.type }))
+}
 
 /**
  * The Tables API's rules, in one place for the HTTP routes and the sandboxed bot's client: a bot's
@@ -83,6 +93,7 @@ export class TablesService {
       if (err instanceof UniqueViolation) throw errors.alreadyExists('Table', input.name)
       throw err
     }
+    await this.syncIndexes(table)
     return table
   }
 
@@ -124,6 +135,7 @@ export class TablesService {
     try {
       const updated = await this.tables.updateTable(table.id, { ...(name !== undefined ? { name } : {}), definition }, this.clock())
       if (!updated) throw errors.notFound('Table', idOrName)
+      await this.syncIndexes(updated)
       return { table: updated, staleColumns: [] }
     } catch (err) {
       if (err instanceof UniqueViolation) throw errors.alreadyExists('Table', input.name ?? '')
@@ -144,6 +156,7 @@ export class TablesService {
     const definition = { ...table.definition, schema, keyColumn: table.definition.keyColumn === from ? to : table.definition.keyColumn }
     const updated = await this.tables.updateTable(table.id, { definition, renameColumn: { from, to } }, this.clock())
     if (!updated) throw errors.notFound('Table', idOrName)
+    await this.syncIndexes(updated)
     return updated
   }
 
@@ -164,6 +177,7 @@ export class TablesService {
     const table: TableRow = { id: `table_${uuidv7().replace(/-/g, '')}`, botId, name, definition, createdAt: now, updatedAt: now }
     try {
       const rows = await this.tables.duplicateTable(source.id, table, !input.schemaOnly)
+      await this.syncIndexes(table)
       return { table, rows }
     } catch (err) {
       if (err instanceof UniqueViolation) throw errors.alreadyExists('Table', name)
@@ -346,7 +360,7 @@ export class TablesService {
   async load(botId: string, idOrName: string): Promise<Loaded> {
     const table = await this.require(botId, idOrName)
     const cols = columnsOf(table.definition.schema)
-    return { table, cols, ctx: { columns: cols, keyColumn: table.definition.keyColumn } }
+    return { table, cols, ctx: { columns: cols, keyColumn: table.definition.keyColumn, indexed: new Set(indexedColumns(table.definition, cols).map((c) => c.name)) } }
   }
 
   /** A checked row as stored (key value and search text). */
@@ -368,6 +382,11 @@ export class TablesService {
       out.errors.push(`Row ${index}: ${problem}`)
       return undefined
     }
+  }
+
+  /** The column indexes a definition gets: its string and number columns other than the key, first INDEXED_COLUMNS in schema order. */
+  private async syncIndexes(table: TableRow): Promise<void> {
+    await this.tables.syncIndexes(table.id, indexedColumns(table.definition, columnsOf(table.definition.schema)))
   }
 
   private async require(botId: string, idOrName: string): Promise<TableRow> {

@@ -57,7 +57,7 @@ export type FieldRef =
   | { kind: 'createdAt' }
   | { kind: 'updatedAt' }
   /** `path[0]` is a column of the schema; further segments go into an object column. */
-  | { kind: 'json'; path: string[]; type?: JsonType | undefined; isKey?: boolean }
+  | { kind: 'json'; path: string[]; type?: JsonType | undefined; isKey?: boolean; indexed?: boolean }
 
 export type RowCondition =
   | { op: 'and' | 'or'; items: RowCondition[] }
@@ -119,6 +119,11 @@ export interface TableStore {
   listTables(botId: string): Promise<TableRow[]>
   /** Throws UniqueViolation on a taken name. `renameColumn` rewrites every row's document in the same transaction. */
   updateTable(id: string, patch: { name?: string; definition?: TableDefinition; renameColumn?: { from: string; to: string } }, now: number): Promise<TableRow | undefined>
+  /**
+   * The table's column indexes (partial expression indexes on its rows' typed values) made to be exactly
+   * these: missing ones created, others dropped. deleteTable drops them all.
+   */
+  syncIndexes(tableId: string, columns: { name: string; type: 'string' | 'number' }[]): Promise<void>
   deleteTable(id: string): Promise<boolean>
   /** A new table with the source's rows copied (same documents, new ids), in one transaction. */
   duplicateTable(sourceId: string, row: TableRow, withRows: boolean): Promise<number>

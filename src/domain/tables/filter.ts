@@ -12,6 +12,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export interface FilterContext {
   columns: Map<string, Column>
   keyColumn: string | null
+  /** Columns with an index of their own (TableStore.syncIndexes). */
+  indexed?: Set<string> | undefined
 }
 
 /**
@@ -38,7 +40,7 @@ export function parseFilter(filter: unknown, ctx: FilterContext): RowCondition {
     for (const s of segments) if (!COLUMN_NAME.test(s)) throw errors.invalidQuery(`filter: invalid path segment ${JSON.stringify(s.slice(0, 100))}`)
     if (segments.length > 1 && col.type !== 'object') throw errors.invalidQuery(`filter: column "${col.name}" is not an object; "${path}" has no value`)
     const type = segments.length === 1 ? col.type : segments.length === 2 ? col.properties?.[segments[1]!] : undefined
-    return { kind: 'json', path: segments, type, isKey: segments.length === 1 && ctx.keyColumn === col.name }
+    return { kind: 'json', path: segments, type, isKey: segments.length === 1 && ctx.keyColumn === col.name, indexed: segments.length === 1 && (ctx.indexed?.has(col.name) ?? false) }
   }
 
   const scalar = (v: unknown, f: FieldRef, op: string): Scalar => {
