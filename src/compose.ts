@@ -142,6 +142,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const files = new FileService({ config, store, bots, blobs, warn })
   const tables = new TablesService(store)
   runtime.attachTables(tables)
+  bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
   tables.jobs = new TableJobs(store, tables, files, { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })

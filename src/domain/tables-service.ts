@@ -354,6 +354,14 @@ export class TablesService {
     return job
   }
 
+  /** BotService cleaner: a deleted bot's tables go by cascade; their column indexes are dropped here. */
+  async prepareBotCleanup(botId: string): Promise<() => Promise<void>> {
+    const ids = (await this.tables.listTables(botId)).map((t) => t.id)
+    return async () => {
+      for (const id of ids) await this.tables.syncIndexes(id, [])
+    }
+  }
+
   // ---- helpers shared with TableJobs ----
 
   /** The table with its columns and the filter context (404 for another bot's table). */

@@ -114,6 +114,27 @@ export function describeTablesContract(name: string, factory: TableStoreFactory)
       expect(await store.tables.countRows(copy.id)).toBe(0)
     })
 
+    it('keeps column indexes in step: queries through them give the same rows; they go with the table', async () => {
+      const t = tableRow((await seed(store)).bot.id, { id: `table_${(++seq).toString(16).padStart(8, '0')}ab` })
+      await store.tables.createTable(t)
+      await store.tables.syncIndexes(t.id, [{ name: 'n', type: 'number' }, { name: 's', type: 'string' }])
+      await store.tables.insertRows(t.id, Array.from({ length: 50 }, (_, i) => rec({ n: i, s: `s${i % 5}`, k: `k${i}` }, `k${i}`)), 7000)
+      const q = async (where: RowCondition) => (await store.tables.findRows(t.id, { where, limit: 100, offset: 0 })).rows.map((r) => r.data.n)
+      const n = { kind: 'json' as const, path: ['n'], type: 'number' as const, indexed: true }
+      const sCol = { kind: 'json' as const, path: ['s'], type: 'string' as const, indexed: true }
+      const key = { kind: 'json' as const, path: ['k'], type: 'string' as const, isKey: true }
+      expect(await q({ op: 'and', items: [{ op: 'gte', field: n, value: 10 }, { op: 'lt', field: n, value: 13 }] })).toEqual([10, 11, 12])
+      expect(await q({ op: 'and', items: [{ op: 'eq', field: sCol, value: 's1' }, { op: 'lt', field: n, value: 20 }] })).toEqual([1, 6, 11, 16])
+      expect(await q({ op: 'in', field: key, values: ['k3', 'k44', 'zz'] })).toEqual([3, 44])
+      expect(await q({ op: 'in', field: sCol, values: ['s4'] })).toHaveLength(10)
+      expect(await store.tables.deleteRowsWhere(t.id, { op: 'gte', field: n, value: 45 }, 100)).toBe(5)
+      const g = await store.tables.groupRows(t.id, { op: 'lt', field: n, value: 10 }, [{ field: sCol as never, name: 's', ops: ['key', 'count'] }], 10, 0)
+      expect(g.rows).toEqual(['s0', 's1', 's2', 's3', 's4'].map((v) => ({ sKey: v, sCount: 2 })))
+      await store.tables.syncIndexes(t.id, [{ name: 'n', type: 'number' }])
+      expect(await q({ op: 'gt', field: n, value: 43 })).toEqual([44])
+      expect(await store.tables.deleteTable(t.id)).toBe(true)
+    })
+
     it('claims each job once across instances; expired leases are taken over; only the holder updates', async () => {
       const bot = (await seed(store)).bot.id
       const t = tableRow(bot)

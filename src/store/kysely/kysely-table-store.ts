@@ -192,33 +192,28 @@ export class KyselyTableStore implements TableStore {
     if (rows.length === 0) return []
     return this.db.transaction().execute(async (trx) => {
       const out: (TableRecord | undefined)[] = []
-      // Rows with a key go one by one (a taken key skips that row only); the others in batches.
+      // Multi-row INSERTs; a row whose key value is taken (before, or earlier in the same call) is skipped
+      // by ON CONFLICT DO NOTHING. RETURNING gives the inserted rows, in id (= VALUES) order: they are
+      // matched back to the input in order, a skipped row being one the next returned row is not.
       const CHUNK = 200
-      let batch: NewRecord[] = []
-      const flush = async () => {
-        if (batch.length === 0) return
+      for (let i = 0; i < rows.length; i += CHUNK) {
+        const batch = rows.slice(i, i + CHUNK)
         const inserted = await trx.insertInto('bot_table_rows')
-          .values(batch.map((r) => ({ table_id: tableId, data: this.dataParam(r.data), key_value: null, search_text: r.searchText, created_at: now, updated_at: now })))
-          .returning(['id', 'data', 'created_at', 'updated_at']).execute()
-        // RETURNING order follows VALUES order for a single INSERT on both engines; sort by id to be sure.
-        inserted.sort((a, b) => Number(a.id) - Number(b.id))
-        for (const r of inserted) out.push(this.toRecord(r))
-        batch = []
-      }
-      for (const row of rows) {
-        if (row.keyValue === null) {
-          batch.push(row)
-          if (batch.length >= CHUNK) await flush()
-          continue
-        }
-        await flush()
-        const r = await trx.insertInto('bot_table_rows')
-          .values({ table_id: tableId, data: this.dataParam(row.data), key_value: row.keyValue, search_text: row.searchText, created_at: now, updated_at: now })
+          .values(batch.map((r) => ({ table_id: tableId, data: this.dataParam(r.data), key_value: r.keyValue, search_text: r.searchText, created_at: now, updated_at: now })))
           .onConflict((oc) => oc.columns(['table_id', 'key_value']).doNothing())
-          .returning(['id', 'data', 'created_at', 'updated_at']).executeTakeFirst()
-        out.push(r && this.toRecord(r))
+          .returning(['id', 'data', 'created_at', 'updated_at', 'key_value']).execute()
+        inserted.sort((a, b) => Number(a.id) - Number(b.id))
+        let next = 0
+        for (const row of batch) {
+          const r = inserted[next]
+          if (r && r.key_value === row.keyValue) {
+            out.push(this.toRecord(r))
+            next++
+          } else {
+            out.push(undefined)
+          }
+        }
       }
-      await flush()
       return out
     })
   }
