@@ -260,8 +260,8 @@ export class KyselyTableStore implements TableStore {
   }
 
   async deleteRowsWhere(tableId: string, where: RowCondition, limit: number): Promise<number> {
-    const r = await sql`DELETE FROM bot_table_rows WHERE id IN (
-      SELECT id FROM bot_table_rows${this.hint(tableId, where)} WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)} ORDER BY id LIMIT ${limit})`.execute(this.db)
+    const r = await this.hinted(tableId, where, (hint) => sql`DELETE FROM bot_table_rows WHERE id IN (
+      SELECT id FROM bot_table_rows${hint} WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)} ORDER BY id LIMIT ${limit})`.execute(this.db))
     return Number(r.numAffectedRows ?? 0)
   }
 
@@ -273,10 +273,10 @@ export class KyselyTableStore implements TableStore {
     else if (similarity) order.push(sql`similarity DESC`)
     order.push(sql`id ${sql.raw(q.orderBy?.direction === 'desc' && q.orderBy.field.kind === 'id' ? 'DESC' : 'ASC')}`)
     const where = similarity ? sql`${this.cond(q.where)} AND ${similarity} > 0` : this.cond(q.where)
-    const { rows } = await sql<{ id: number; data: unknown; created_at: number; updated_at: number; similarity?: number }>`
+    const { rows } = await this.hinted(tableId, q.where, (hint) => sql<{ id: number; data: unknown; created_at: number; updated_at: number; similarity?: number }>`
       SELECT id, data, created_at, updated_at${similarity ? sql`, ${similarity} AS similarity` : sql``}
-      FROM bot_table_rows${this.hint(tableId, q.where)} WHERE table_id = ${tableLit(tableId)} AND ${where}
-      ORDER BY ${sql.join(order)} LIMIT ${q.limit + 1} OFFSET ${q.offset}`.execute(this.db)
+      FROM bot_table_rows${hint} WHERE table_id = ${tableLit(tableId)} AND ${where}
+      ORDER BY ${sql.join(order)} LIMIT ${q.limit + 1} OFFSET ${q.offset}`.execute(this.db))
     return { rows: rows.slice(0, q.limit).map(this.toRecord), hasMore: rows.length > q.limit }
   }
 
@@ -307,8 +307,8 @@ export class KyselyTableStore implements TableStore {
     }
     if (selects.length === 0) return { rows: [], hasMore: false }
     const groupBy = keys.length > 0 ? sql` GROUP BY ${sql.join(keys.flatMap((_, i) => [sql.raw(`k${i}`), sql.raw(`t${i}`)]))} ORDER BY ${sql.join(keys.map((_, i) => sql.raw(`k${i} ASC NULLS FIRST`)))}` : sql``
-    const { rows } = await sql<Record<string, unknown>>`SELECT ${sql.join(selects)} FROM bot_table_rows${this.hint(tableId, where)}
-      WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)}${groupBy} LIMIT ${limit + 1} OFFSET ${offset}`.execute(this.db)
+    const { rows } = await this.hinted(tableId, where, (hint) => sql<Record<string, unknown>>`SELECT ${sql.join(selects)} FROM bot_table_rows${hint}
+      WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)}${groupBy} LIMIT ${limit + 1} OFFSET ${offset}`.execute(this.db))
     const out = rows.slice(0, limit).map((r) => {
       const o: JsonObject = {}
       keys.forEach((_, i) => {
@@ -383,9 +383,19 @@ export class KyselyTableStore implements TableStore {
 
   // ---- condition compiler ----
 
-  private hint(tableId: string, where: RowCondition): RawBuilder<unknown> {
+  /**
+   * Runs `query` with the SQLite index hint, and again without it should the index be missing (dropped
+   * by a concurrent schema change or table deletion, or never created): a hint only ever speeds up.
+   */
+  private async hinted<T>(tableId: string, where: RowCondition, query: (hint: RawBuilder<unknown>) => Promise<T>): Promise<T> {
     const name = this.dialect === 'sqlite' ? indexHint(tableId, where) : undefined
-    return name ? sql` INDEXED BY ${sql.id(name)}` : sql``
+    if (!name) return query(sql``)
+    try {
+      return await query(sql` INDEXED BY ${sql.id(name)}`)
+    } catch (err) {
+      if (!/no such index|no query solution/i.test(String((err as Error)?.message))) throw err
+      return query(sql``)
+    }
   }
 
   private fieldNumber(f: FieldRef): RawBuilder<unknown> {
