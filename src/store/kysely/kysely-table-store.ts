@@ -30,7 +30,7 @@ const TABLE_ID = /^table_[0-9a-f]{1,64}$/
 const tableLit = (id: string) => (TABLE_ID.test(id) ? sql.lit(id) : sql`${id}`)
 const hash = (s: string, n: number) => createHash('sha1').update(s).digest('hex').slice(0, n)
 
-const indexName = (tableId: string, column: string, type: string) => `bti_${hash(tableId, 12)}_${hash(column, 10)}_${type[0]}`
+const indexName = (tableId: string, column: string, type: string) => `bti_${hash(tableId, 12)}_${hash(column, 10)}_${type[0]}2`
 
 /**
  * SQLite: the index a condition can use, named with INDEXED BY. Without statistics SQLite's planner
@@ -153,7 +153,7 @@ export class KyselyTableStore implements TableStore {
     for (const name of existing) if (!wanted.has(name)) await sql`DROP INDEX IF EXISTS ${sql.id(name)}`.execute(this.db)
     for (const [name, c] of wanted) {
       if (existing.includes(name)) continue
-      const expr = c.type === 'number' ? this.x.number([c.name]) : this.x.text([c.name])
+      const expr = this.x.typed([c.name], c.type)
       await sql`CREATE INDEX IF NOT EXISTS ${sql.id(name)} ON bot_table_rows ((${expr})) WHERE table_id = ${sql.lit(tableId)}`.execute(this.db)
     }
   }
@@ -447,8 +447,8 @@ export class KyselyTableStore implements TableStore {
         } else if (f.isKey && (numbers.length > 0 || strings.length > 0)) {
           parts.push(sql`(key_value IS NOT NULL AND key_value IN (${sql.join([...numbers, ...strings].map((v) => JSON.stringify(v)))}))`)
         } else {
-          if (numbers.length > 0) parts.push(T(sql`${this.x.number(f.path)} IN (${sql.join(numbers)})`))
-          if (strings.length > 0) parts.push(T(sql`${this.x.text(f.path)} IN (${sql.join(strings)})`))
+          if (numbers.length > 0) parts.push(T(sql`${f.type === 'number' ? this.x.typed(f.path, 'number') : this.x.number(f.path)} IN (${sql.join(numbers)})`))
+          if (strings.length > 0) parts.push(T(sql`${f.type === 'string' ? this.x.typed(f.path, 'string') : this.x.text(f.path)} IN (${sql.join(strings)})`))
         }
         if (f.kind === 'json') {
           for (const b of [true, false]) if (c.values.includes(b)) parts.push(this.x.isBool(f.path, b))
@@ -465,8 +465,8 @@ export class KyselyTableStore implements TableStore {
         if (typeof v === 'boolean') return c.op === 'eq' ? this.x.isBool(f.path, v) : sql`1 = 0`
         // Never NULL, and still a plain equality the key index serves.
         if (c.op === 'eq' && f.isKey) return sql`(key_value IS NOT NULL AND key_value = ${JSON.stringify(v)})`
-        if (typeof v === 'number') return T(sql`${this.x.number(f.path)} ${op} ${v}`)
-        return T(sql`${this.x.text(f.path)} ${op} ${v}`)
+        if (typeof v === 'number') return T(sql`${f.type === 'number' ? this.x.typed(f.path, 'number') : this.x.number(f.path)} ${op} ${v}`)
+        return T(sql`${f.type === 'string' ? this.x.typed(f.path, 'string') : this.x.text(f.path)} ${op} ${v}`)
       }
     }
   }
@@ -483,6 +483,13 @@ interface DocumentSql {
   number(path: string[]): RawBuilder<unknown>
   /** The value when it is a JSON string (compared byte-wise), else NULL. */
   text(path: string[]): RawBuilder<unknown>
+  /**
+   * The value of a column of that schema type, compared with an operand of the same type (and what its
+   * index is built on). Stored values of a column are of its type or null (rows are checked, and schema
+   * changes that rows break are refused), so SQLite's bare json_extract is exact and cheaper to index;
+   * PostgreSQL keeps the guarded form (a cast of another type would fail).
+   */
+  typed(path: string[], type: 'number' | 'string'): RawBuilder<unknown>
   /** The raw value, for group keys (decoded with its type by `decode`). */
   value(path: string[]): RawBuilder<unknown>
   decode(value: unknown, type: unknown): JsonObject[string]
@@ -503,6 +510,7 @@ const sqliteSql: DocumentSql = {
   number: (p) => sql`(CASE WHEN json_type(data, ${sqlitePath(p)}) IN ('integer', 'real') THEN json_extract(data, ${sqlitePath(p)}) END)`,
   text: (p) => sql`(CASE WHEN json_type(data, ${sqlitePath(p)}) = 'text' THEN json_extract(data, ${sqlitePath(p)}) END)`,
   value: (p) => sql`json_extract(data, ${sqlitePath(p)})`,
+  typed: (p) => sql`json_extract(data, ${sqlitePath(p)})`,
   decode: (v, t) => {
     if (t === null || t === undefined || t === 'null') return null
     if (t === 'true') return true
@@ -528,6 +536,7 @@ const postgresSql: DocumentSql = {
   number: (p) => sql`(CASE WHEN jsonb_typeof(data #> ${pgPath(p)}) = 'number' THEN (data #>> ${pgPath(p)})::float8 END)`,
   text: (p) => sql`(CASE WHEN jsonb_typeof(data #> ${pgPath(p)}) = 'string' THEN (data #>> ${pgPath(p)}) END) COLLATE "C"`,
   value: (p) => sql`(data #> ${pgPath(p)})`,
+  typed: (p, t) => (t === 'number' ? postgresSql.number(p) : postgresSql.text(p)),
   decode: (v) => (v === undefined ? null : v as JsonObject[string]),
   isBool: (p, b) => sql`((data #> ${pgPath(p)}) = ${sql.lit(b ? 'true' : 'false')}::jsonb) IS TRUE`,
   isNull: (p) => sql`((data #> ${pgPath(p)}) IS NULL OR (data #> ${pgPath(p)}) = 'null'::jsonb)`,
