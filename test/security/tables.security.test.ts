@@ -28,6 +28,13 @@ describe('Tables API security', () => {
   })
   afterAll(async () => h?.close())
 
+  it('the operation table covers every Tables operation the server registers', () => {
+    const doc = h.app.swagger() as { paths: Record<string, Record<string, { operationId?: string }>> }
+    const registered = Object.entries(doc.paths).filter(([path]) => path.startsWith('/v1/tables')).flatMap(([, methods]) => Object.values(methods).map((op) => op.operationId))
+    expect(RUNTIME_OPS.map((o) => o.name).sort()).toEqual([...registered].sort())
+    expect(RUNTIME_OPS).toHaveLength(17)
+  })
+
   it('the bot\'s own API key may call every operation (2xx)', async () => {
     for (const op of RUNTIME_OPS) {
       const res = await call(op, asBot(), await fresh())
