@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, string> = {
   'kb-retrieval': 'kb-retrieval.ts',
   backends: 'backends.ts',
   containment: 'containment.ts',
+  tables: 'tables.ts',
 }
 
 const wanted = process.argv.slice(2)

@@ -9,6 +9,7 @@ import { createServices } from './compose.js'
 import { adminRoutes } from './http/routes/admin/index.js'
 import { filesRoutes } from './http/routes/files/index.js'
 import { runtimeRoutes } from './http/routes/runtime/index.js'
+import { tablesRoutes } from './http/routes/tables/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
 import { registerJsonBody } from './http/plugins/json-body.js'
@@ -155,6 +156,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(adminRoutes, { prefix: '/v1/admin' })
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(runtimeRoutes, { prefix: '/v1/chat' })
+  await app.register(tablesRoutes, { prefix: '/v1/tables' })
   await app.register(webchatRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
   await app.register(webhookRoutes, { service: domain.webhooks })

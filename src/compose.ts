@@ -13,6 +13,8 @@ import { RuntimeEventService } from './domain/runtime-event-service.js'
 import { RuntimeStateService } from './domain/runtime-state-service.js'
 import { RuntimeTelemetryService } from './domain/runtime-telemetry-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
+import { TablesService } from './domain/tables-service.js'
+import { TableJobs } from './domain/tables/table-jobs.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
@@ -171,10 +173,14 @@ export function createServices(deps: ServiceDeps): Domain {
     onUrlChanged: (bot) => void remote.register(bot),
   })
   const files = new FileService({ config, store, bots, blobs, warn })
+  const tables = new TablesService(store)
+  runtime.attachTables(tables)
+  bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
+  tables.jobs = new TableJobs(store, tables, files, { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents,
+    config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),

@@ -40,6 +40,10 @@ export interface Config {
   filesBodyLimit: number
   /** The Runtime API's JSON body limit (the spec's 1 MB). */
   runtimeBodyLimit: number
+  /** Tables API JSON bodies (the seed's 40 MB). */
+  tablesBodyLimit: number
+  /** Tables API background jobs (import, export, delete by filter): workers in this instance (0: none) and their polling. */
+  tablesJobs: { workers: number; pollMs: number; leaseMs: number }
   /** Largest file content accepted by an upload URL, enforced while streaming. */
   maxFileBytes: number
   /** Lifetime of signed upload and download URLs. */
@@ -141,6 +145,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     adminBodyLimit: 50 * 1024 * 1024,
     filesBodyLimit: 1024 * 1024,
     runtimeBodyLimit: 1024 * 1024,
+    tablesBodyLimit: 40 * 1024 * 1024,
+    tablesJobs: { workers: int(env, 'PARLEY_TABLE_JOB_WORKERS', 1, 0), pollMs: int(env, 'PARLEY_TABLE_JOB_POLL_MS', 1_000, 10), leaseMs: 30_000 },
     maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
     signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
     sandboxLimits: {

@@ -299,6 +299,28 @@ export class FileService {
     return this.files.listTagValues(botId, tag, this.clock(), pageRequest(input))
   }
 
+  // ---- files the server writes and reads itself (Tables API jobs) ----
+
+  /** A file of the bot created with its content at once, owned by the bot (table exports). */
+  async writeFile(botId: string, input: { key: string; contentType: string; tags?: Record<string, string> }, content: Buffer): Promise<LocatedFile> {
+    const created = await this.upsertFile(botId, { kind: 'bot', botId, keyId: 'tables' }, { ...input, size: content.length })
+    const token = created.uploadUrl.slice(created.uploadUrl.lastIndexOf('/') + 1)
+    await this.receiveUpload(token, content.length, (async function* () { yield content })())
+    return this.getFile(botId, created.id)
+  }
+
+  /** The content of a bot's file by id or key (404 without content; 413 above `maxBytes`). */
+  async readFile(botId: string, idOrKey: string, maxBytes: number): Promise<{ file: FileRow; content: Buffer }> {
+    const file = await this.resolve(botId, idOrKey)
+    if (!HAS_CONTENT.has(file.status) || !file.blobName) throw errors.notFound('File content', idOrKey)
+    if ((file.size ?? 0) > maxBytes) throw new ApiError('PayloadTooLarge', `File "${idOrKey}" is ${file.size} bytes, above the limit of ${maxBytes}`)
+    const blob = await this.blobs.get(file.blobName)
+    if (!blob) throw errors.notFound('File content', idOrKey)
+    const chunks: Buffer[] = []
+    for await (const chunk of blob.stream) chunks.push(chunk as Buffer)
+    return { file, content: Buffer.concat(chunks) }
+  }
+
   // ---- signed URLs: upload and download ----
 
   /**

@@ -6,6 +6,7 @@ import type { BotService } from '../domain/bot-service.js'
 import type { ChatService } from '../domain/chat-service.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
+import type { TablesService } from '../domain/tables-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { RuntimeEventService } from '../domain/runtime-event-service.js'
@@ -29,6 +30,8 @@ export interface Services {
   workspaces: WorkspaceService
   bots: BotService
   files: FileService
+  /** The Tables API (and the sandboxed bot's client's table operations). */
+  tables: TablesService
   runtime: BotRuntime
   /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
   remote: RemoteBots

@@ -6,6 +6,8 @@ import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
+import { sandboxTableCall } from './sandbox-tables.js'
+import type { TablesService } from '../domain/tables-service.js'
 import type { PubSub } from '../pubsub/pubsub.js'
 import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
@@ -115,6 +117,13 @@ export class BotRuntime implements IncomingInterceptor {
 
   private botChat: BotChatService | undefined
   /** The domain behind the sandboxed bot's client (compose.ts attaches it: ChatService, which it builds on, needs the runtime first). */
+  private tables: TablesService | undefined
+
+  /** The Tables API service behind the sandboxed client's table operations (compose.ts). */
+  attachTables(tables: TablesService): void {
+    this.tables = tables
+  }
+
   attachDomain(botChat: BotChatService): void {
     this.botChat = botChat
   }
@@ -403,6 +412,8 @@ export class BotRuntime implements IncomingInterceptor {
       conversationId !== null && id === conversationId ? { id: conversationId } : ownConversation(id)
     const call = async (method: string, args: unknown): Promise<unknown> => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
+      const tableCall = this.tables && sandboxTableCall(this.tables, bot, method, a)
+      if (tableCall) return tableCall
       const runtimeCall = sandboxRuntimeCall(domain, bot, method, a)
       if (runtimeCall) return runtimeCall
       switch (method) {

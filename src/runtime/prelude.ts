@@ -671,6 +671,10 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     'createConversation', 'getOrCreateConversation', 'updateConversation', 'listConversations',
     'listParticipants', 'addParticipant', 'getParticipant', 'removeParticipant',
     'updateMessage', 'deleteMessage', 'listTagValues',
+    // tables (src/runtime/sandbox-tables.ts TABLE_METHODS)
+    'listTables', 'getTable', 'getOrCreateTable', 'createTable', 'duplicateTable', 'exportTable', 'importTable', 'getTableJobs',
+    'updateTable', 'renameTableColumn', 'deleteTable', 'getTableRow', 'findTableRows', 'createTableRows', 'updateTableRows',
+    'upsertTableRows', 'deleteTableRows',
   ]
 
   function runtimeMethods(call: (method: string, args: Json) => Promise<unknown>, argsOf: (method: string, a: unknown) => Json): Json {

@@ -6,6 +6,7 @@ import type { Database } from './kysely/schema.js'
 import type { KyselyStore } from './kysely/kysely-store.js'
 import { SqliteStore } from './sqlite-fast-path.js'
 import { migrateToLatest } from './migrator.js'
+import { registerRegexp } from './sqlite-regexp.js'
 
 /**
  * Kysely prepares every statement again on each query; preparing is a large share of a request's
@@ -50,6 +51,7 @@ export async function createSqliteStore(options: SqliteOptions): Promise<KyselyS
     sqlite.close()
     throw new Error(`SQLite refused the durability settings (journal_mode=${String(journal)}, synchronous=${String(sync)})`)
   }
+  registerRegexp(sqlite)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await migrateToLatest(db, 'sqlite')
   return new SqliteStore(db, sqlite)

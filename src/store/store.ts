@@ -6,6 +6,7 @@ import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
 import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
+import type { TableStore } from './table-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -221,6 +222,8 @@ export interface Store {
   readonly telemetry: TelemetryStore
   /** The Runtime API's view of the chat data: tags, bot-wide filtered lists (bot-chat-store.ts). */
   readonly botChat: BotChatStore
+  /** The Tables API: a bot's tables, their rows and jobs (table-store.ts). */
+  readonly tables: TableStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

@@ -2,10 +2,10 @@ import type { Permission } from '../../domain/permissions.js'
 import type { App } from '../types.js'
 
 /** The request property a bot-scoped API keeps its x-bot-id bot in (declared by each API's common.ts). */
-export type BotScopeKey = 'filesBot' | 'runtimeBot'
+export type BotScopeKey = 'filesBot' | 'runtimeBot' | 'tablesBot'
 
 /**
- * The authentication of the APIs a bot or its members call for one bot (Files, Runtime):
+ * The authentication of the APIs a bot or its members call for one bot (Files, Runtime, Tables):
  * `Authorization: Bearer <token>` (the bot's API key, or a member's personal access token) and `x-bot-id`.
  * 401 when either is missing or unknown, 403 for another bot's key or a role without the route's
  * `config.permission` (else `defaultPermission`); every route of the scope gets `bodyLimit`.

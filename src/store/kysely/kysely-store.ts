@@ -8,6 +8,7 @@ import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
+import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
 import {
@@ -75,6 +76,7 @@ export class KyselyStore implements Store {
   readonly workflows: KyselyWorkflowStore
   readonly telemetry: KyselyTelemetryStore
   readonly botChat: KyselyBotChatStore
+  readonly tables: KyselyTableStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -89,6 +91,7 @@ export class KyselyStore implements Store {
     this.workflows = new KyselyWorkflowStore(db, dialect)
     this.telemetry = new KyselyTelemetryStore(db)
     this.botChat = new KyselyBotChatStore(db)
+    this.tables = new KyselyTableStore(db, dialect)
   }
 
   async ping(): Promise<void> {
