@@ -7,7 +7,7 @@ import type { BotChatService } from '../domain/bot-chat-service.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
+import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
@@ -43,12 +43,18 @@ export interface BotRuntimeOptions {
   composeAnswer?: AnswerComposer | undefined
 }
 
-type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }
+/** What a turn runs for: an incoming message or event, or the start of a conversation (its creation by a user). */
+type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow } | { kind: 'started'; conversation: ConversationRow & { ownerId: string } }
 
 /** Deterministic ids for a turn's replies: a turn re-run after a crash cannot reply twice. */
 function replyId(sourceId: string, index: number): string {
   const hex = createHash('sha256').update(`${sourceId}:${index}`).digest('hex')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/** The start of a conversation as an event id (and the seed of its replies' ids): one per conversation. */
+function startedId(conversation: Pick<ConversationRow, 'integrationId' | 'id'>): string {
+  return `started:${conversation.integrationId}:${conversation.id}`
 }
 
 /**
@@ -233,6 +239,7 @@ export class BotRuntime implements IncomingInterceptor {
     let position = cursor.botSeq
     let saved = position
     let renewedAt = this.clock()
+    await this.startTurn(bot, integration, conversationId, position)
     for (;;) {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
@@ -265,6 +272,28 @@ export class BotRuntime implements IncomingInterceptor {
     if (position > saved) await this.store.advanceBotCursor(integration.id, conversationId, position)
   }
 
+  /**
+   * The conversation's start, its own turn before anything the user sent: a conversation created by a
+   * user (the Chat API, hence the webchat and `parley chat`) that the bot has not started yet runs the
+   * bot's `conversationStarted` triggers (its greeting), so that the greeting arrives when the chat
+   * opens and the first message is answered for what it says. Runs once: the flow record then says
+   * `started` (as it does after any turn). A conversation the bot created (no owner) has no start.
+   */
+  private async startTurn(bot: BotRow, integration: IntegrationRow, conversationId: string, position: number): Promise<void> {
+    const flowKey: BotStateKey = { scope: 'flow', scopeId: `${integration.id}:${conversationId}` }
+    const [flow] = await this.store.getBotStates(bot.id, [flowKey])
+    if ((flow as { started?: boolean } | undefined)?.started === true) return
+    const conversation = await this.store.getConversation(integration.id, conversationId)
+    if (!conversation || conversation.ownerId === null) return
+    const { states, logs } = await this.turn(bot, integration, { kind: 'started', conversation: { ...conversation, ownerId: conversation.ownerId } })
+    const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now: this.clock() }
+    try {
+      await this.store.finishBotTurn({ ...end, states, logs })
+    } catch (err) {
+      await this.store.appendBotLogs([...logs, this.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
+    }
+  }
+
   /** The instance's limits, with the bot's own maxExecutionTime (seconds) as its per-run budget. */
   private limitsOf(bot: BotRow): SandboxLimits {
     const { limits } = this.options
@@ -287,7 +316,9 @@ export class BotRuntime implements IncomingInterceptor {
   /** The spec's event object for an incoming message or custom event. */
   buildEvent(bot: BotRow, integration: IntegrationRow, incoming: Incoming | { kind: 'draft'; id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean; createdAt: number }, state: TurnInput['event']['state']): TurnInput['event'] {
     const base =
-      incoming.kind === 'message'
+      incoming.kind === 'started'
+        ? { id: startedId(incoming.conversation), conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, payload: {} as JsonObject, createdAt: incoming.conversation.createdAt, messageId: undefined, custom: false }
+        : incoming.kind === 'message'
         ? { id: incoming.message.id, conversationId: incoming.message.conversationId, userId: incoming.message.userId, payload: incoming.message.payload, createdAt: incoming.message.createdAt, messageId: incoming.message.id as string | undefined, custom: false }
         : incoming.kind === 'event'
           ? { id: incoming.event.id, conversationId: incoming.event.conversationId, userId: incoming.event.userId, payload: incoming.event.payload, createdAt: incoming.event.createdAt, messageId: undefined, custom: true }
@@ -304,7 +335,7 @@ export class BotRuntime implements IncomingInterceptor {
       preview: previewOf(base.payload),
       state,
       tags: { conversation: {}, message: {}, user: {} },
-      type: base.custom ? 'custom' : String(base.payload.type),
+      type: incoming.kind === 'started' ? 'conversationStarted' : base.custom ? 'custom' : String(base.payload.type),
       userId: base.userId,
     }
   }
@@ -429,15 +460,16 @@ export class BotRuntime implements IncomingInterceptor {
 
   /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
   private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<{ states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }> {
-    const conversationId = incoming.kind === 'message' ? incoming.message.conversationId : incoming.event.conversationId
-    const userId = incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId
-    const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.event.id
+    const { conversationId, userId, sourceId } =
+      incoming.kind === 'message' ? { conversationId: incoming.message.conversationId, userId: incoming.message.userId, sourceId: incoming.message.id }
+      : incoming.kind === 'event' ? { conversationId: incoming.event.conversationId, userId: incoming.event.userId, sourceId: incoming.event.id }
+      : { conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, sourceId: startedId(incoming.conversation) }
     const { keys, state, flow } = await this.loadState(bot, integration.id, conversationId, userId)
     const flowRecord = (flow ?? {}) as { started?: boolean; flow?: TurnInput['flow'] }
     const input: TurnInput = {
       event: this.buildEvent(bot, integration, incoming, state),
       flow: flowRecord.flow ?? null,
-      conversationStarted: flowRecord.started !== true,
+      conversationStarted: incoming.kind === 'started',
       budgetMs: this.limitsOf(bot).budgetMs,
     }
     const host = this.host(bot, integration, conversationId, sourceId)
@@ -456,7 +488,7 @@ export class BotRuntime implements IncomingInterceptor {
       ]
       return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
     } catch (err) {
-      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
+      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, incoming.kind === 'started' ? 'Turn for the conversation start' : `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
     }
   }
 

@@ -1067,6 +1067,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       for (const t of flow.triggers) {
         if (t.kind === 'conversationStarted') {
           if (conversationStarted) return { flowId, eventName: 'conversationStarted' }
+        } else if (conversationStarted) {
+          // The conversation's start is its own event: only conversationStarted triggers answer it.
         } else if (t.kind === 'event') {
           if (custom && (payload.name === t.name || payload.type === t.name || event.type === t.name)) return { flowId, eventName: t.name }
         } else if (!custom) {
@@ -1162,8 +1164,11 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         flow = await runFlow(rt, event, match.flowId, started.start, 0)
       }
     }
-    await runHook(rt, 'afterIncoming', event, false)
-    await runHook(rt, 'afterTurnEnd', event, false)
+    // The conversation's start is not an incoming message or event: the incoming hooks do not see it.
+    if (input.conversationStarted !== true) {
+      await runHook(rt, 'afterIncoming', event, false)
+      await runHook(rt, 'afterTurnEnd', event, false)
+    }
 
     // The state as user code left it; what cannot be saved is reported and replaced by the turn's starting value.
     let state: Json = originalState

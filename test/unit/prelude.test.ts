@@ -932,11 +932,14 @@ describe('triggers', () => {
     return { trigger, sent: t.sent().map((p) => p.text), out }
   }
 
-  it('conversationStarted fires only on the first event, and comes first in declaration order', async () => {
-    const { trigger, sent, out } = await triggerOf(messageEvent('help'), true)
+  it('the conversation start runs only conversationStarted triggers, without the incoming hooks; messages never fire them', async () => {
+    const { trigger, sent, out } = await triggerOf({ ...messageEvent(''), type: 'conversationStarted', payload: {} }, true)
     expect(sent).toEqual(['welcome'])
-    expect(trigger).toEqual({ flowId: 'welcome', nodeId: 'hello', eventName: 'conversationStarted', conversationId: 'conv-1', userId: 'user-1', integration: 'chat' })
-    expect(out.state.bot).toEqual({ outgoingTrigger: trigger })
+    // afterIncoming did not run; beforeOutgoing saw the trigger
+    expect(trigger).toBeUndefined()
+    expect(out.state.bot).toEqual({ outgoingTrigger: { flowId: 'welcome', nodeId: 'hello', eventName: 'conversationStarted', conversationId: 'conv-1', userId: 'user-1', integration: 'chat' } })
+    // a first message is answered for what it says (the `help` trigger), not by the greeting
+    expect((await triggerOf(messageEvent('help'))).sent).toEqual(['help'])
   })
 
   it('message text matches the trimmed preview case-insensitively and starts at `start`', async () => {
