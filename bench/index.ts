@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, string> = {
   'kb-retrieval': 'kb-retrieval.ts',
   backends: 'backends.ts',
   containment: 'containment.ts',
+  startup: 'startup.ts',
 }
 
 const wanted = process.argv.slice(2)
