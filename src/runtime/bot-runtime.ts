@@ -450,7 +450,12 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   private failureLog(bot: BotRow, conversationId: string | null, what: string, err: unknown): BotLogRow {
-    const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}` : `${what} failed: ${(err as Error).message}`
+    // Limits are named with the setting that raises them.
+    const limit = err instanceof SandboxError
+      ? err.kind === 'timeout' ? ` (the whole turn's limit is ${this.options.limits.timeoutMs} ms: PARLEY_BOT_TURN_TIMEOUT_MS; each hook, card or action has ${this.limitsOf(bot).budgetMs} ms: PARLEY_BOT_TIMEOUT_MS)`
+        : err.kind === 'memory' ? ` (the limit is ${Math.round(this.options.limits.memoryBytes / 1024 / 1024)} MB: PARLEY_BOT_MEMORY_MB)` : ''
+      : ''
+    const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}${limit}` : `${what} failed: ${(err as Error).message}`
     return { id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message, conversationId }
   }
 

@@ -109,6 +109,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   const jsonParse = JSON.parse
   const objectKeys = Object.keys
   const freeze = Object.freeze
+  const ProxyCtor = Proxy
   const defineProperty = Object.defineProperty
   const isArray = Array.isArray
   const hasOwnProperty = Object.prototype.hasOwnProperty
@@ -171,7 +172,12 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   }
 
   function fail(rt: Run, where: string, err: unknown): void {
-    const text = where + ': ' + errText(err)
+    let message = errText(err)
+    // Stopped at the time limit (QuickJS's interrupt, or abortUnit): say which limit, and the setting behind it.
+    if (message === 'interrupted' || message === 'InternalError: interrupted' || message.indexOf('timed out (its wall-time budget ran out)') === 0) {
+      message = 'timed out: it ran longer than its ' + rt.budgetMs + ' ms budget (each hook, card or action; set by PARLEY_BOT_TIMEOUT_MS, or the bot\'s maxExecutionTime in seconds)'
+    }
+    const text = where + ': ' + message
     rt.errors.push(text)
     log('error', text)
   }
@@ -695,7 +701,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       if (typeof a.id !== 'string' || a.id === '') throw new Error('client.' + method + ': id must be a non-empty string')
       return a.id
     }
-    return freeze({
+    const client = freeze({
       createMessage: async (a?: unknown) => sendMessage(rt, event, argsOf('createMessage', a), false),
       createEvent: async (a?: unknown) => {
         const args = argsOf('createEvent', a)
@@ -718,6 +724,15 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       // Runtime API operations (@botpress/client names and shapes), served by the host's domain service.
       ...runtimeMethods(call, argsOf),
     })
+    // A method the client does not have fails with its name and the ones it has (not "not a function").
+    return new ProxyCtor(client, {
+      get(target: Json, prop: string | symbol): unknown {
+        if (typeof prop !== 'string' || hasOwnProperty.call(target, prop) || prop === 'then' || prop === 'toJSON' || prop in target) return target[prop as string]
+        return async () => {
+          throw new Error('client.' + prop + ' is not a method of the bot client (it has: ' + objectKeys(target).sort().join(', ') + ')')
+        }
+      },
+    }) as Json
   }
 
   /**
