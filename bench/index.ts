@@ -17,6 +17,7 @@ const BENCHMARKS: Record<string, string> = {
   backends: 'backends.ts',
   containment: 'containment.ts',
   tables: 'tables.ts',
+  startup: 'startup.ts',
 }
 
 const wanted = process.argv.slice(2)

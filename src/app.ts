@@ -20,6 +20,7 @@ import { chatRoutes } from './http/routes/chat/index.js'
 import { webchatRoutes } from './http/routes/webchat/index.js'
 import { webhookRoutes } from './http/routes/webhook/index.js'
 import healthRoutes from './http/routes/health.js'
+import { operatorRoutes } from './http/routes/operator/index.js'
 import type { App } from './http/types.js'
 import type { PubSub } from './pubsub/pubsub.js'
 import type { BotSandbox } from './runtime/sandbox.js'
@@ -152,6 +153,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
 
   registerMetrics(app, domain.gauges)
   healthRoutes(app)
+  operatorRoutes(app)
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())
   await app.register(adminRoutes, { prefix: '/v1/admin' })
   await app.register(filesRoutes, { prefix: '/v1/files' })

@@ -235,19 +235,31 @@ export class ChatService {
   async createConversation(user: UserRow, id: string | undefined): Promise<ConversationRow> {
     const conversationId = id ?? uuidv7()
     assertForeignId(conversationId, 'Conversation')
+    let created: ConversationRow
     try {
-      return await this.store.createConversation(user.integrationId, conversationId, user.id, this.clock())
+      created = await this.store.createConversation(user.integrationId, conversationId, user.id, this.clock())
     } catch (err) {
       if (err instanceof UniqueViolation) throw errors.alreadyExists('Conversation', conversationId)
       throw err
     }
+    await this.started(created)
+    return created
+  }
+
+  /** A user created the conversation: the bot has work (its conversation start: the greeting, before the user types). */
+  private async started(conversation: ConversationRow): Promise<void> {
+    const turn = await this.incoming?.turnNotification(conversation.integrationId, conversation.id).catch(() => undefined)
+    // Committed already: a lost poke only delays the start until the conversation's next message.
+    if (turn) await this.pubsub.publish(turn.channel, turn.message).catch(() => {})
   }
 
   async getOrCreateConversation(user: UserRow, id: string): Promise<ConversationRow> {
     assertForeignId(id, 'Conversation')
     if (await this.store.getConversation(user.integrationId, id)) return this.getConversation(user, id)
     try {
-      return await this.store.createConversation(user.integrationId, id, user.id, this.clock())
+      const created = await this.store.createConversation(user.integrationId, id, user.id, this.clock())
+      await this.started(created)
+      return created
     } catch (err) {
       // Lost a race with a concurrent creator: the conversation exists now.
       if (err instanceof UniqueViolation) return this.getConversation(user, id)

@@ -9,7 +9,7 @@ import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView }
 import { sandboxTableCall } from './sandbox-tables.js'
 import type { TablesService } from '../domain/tables-service.js'
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
+import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
@@ -50,7 +50,8 @@ export interface BotRuntimeOptions {
   remote?: RemoteBots | undefined
 }
 
-export type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }
+/** What a turn runs for: an incoming message or event, or the start of a conversation (its creation by a user). */
+export type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow } | { kind: 'started'; conversation: ConversationRow & { ownerId: string } }
 
 export interface TurnResult { states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }
 
@@ -75,6 +76,11 @@ export const hasTurns = (bot: BotRow) => bot.url !== null || bot.code !== null
 function replyId(sourceId: string, index: number): string {
   const hex = createHash('sha256').update(`${sourceId}:${index}`).digest('hex')
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`
+}
+
+/** The start of a conversation as an event id (and the seed of its replies' ids): one per conversation. */
+function startedId(conversation: Pick<ConversationRow, 'integrationId' | 'id'>): string {
+  return `started:${conversation.integrationId}:${conversation.id}`
 }
 
 /**
@@ -108,6 +114,8 @@ export class BotRuntime implements IncomingInterceptor {
       leaseMs: () => remote.leaseMs(),
       admit: (bot) => remote.admit(bot.id),
       turn: async (bot, integration, incoming) => {
+        // The start of a conversation runs a sandboxed bot's conversationStarted triggers; a remote bot gets no such turn.
+        if (incoming.kind === 'started') return { states: [], logs: [], ownSeqs: [] }
         const event = await conversationEvent(remote.views, bot, integration, incoming)
         const logs = await remote.deliver(bot, event, event.conversationId ?? null)
         return { states: [], logs, ownSeqs: [] }
@@ -299,6 +307,8 @@ export class BotRuntime implements IncomingInterceptor {
     let position = cursor.botSeq
     let saved = position
     let renewedAt = this.clock()
+    // The start turn runs the bot's own conversationStarted triggers: sandboxed bots only (a remote bot has no such triggers).
+    if (executor === this.sandboxTurns) await this.startTurn(bot, integration, conversationId, position)
     for (;;) {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
@@ -340,6 +350,28 @@ export class BotRuntime implements IncomingInterceptor {
     if (position > saved) await this.store.advanceBotCursor(integration.id, conversationId, position)
   }
 
+  /**
+   * The conversation's start, its own turn before anything the user sent: a conversation created by a
+   * user (the Chat API, hence the webchat and `parley chat`) that the bot has not started yet runs the
+   * bot's `conversationStarted` triggers (its greeting), so that the greeting arrives when the chat
+   * opens and the first message is answered for what it says. Runs once: the flow record then says
+   * `started` (as it does after any turn). A conversation the bot created (no owner) has no start.
+   */
+  private async startTurn(bot: BotRow, integration: IntegrationRow, conversationId: string, position: number): Promise<void> {
+    const flowKey: BotStateKey = { scope: 'flow', scopeId: `${integration.id}:${conversationId}` }
+    const [flow] = await this.store.getBotStates(bot.id, [flowKey])
+    if ((flow as { started?: boolean } | undefined)?.started === true) return
+    const conversation = await this.store.getConversation(integration.id, conversationId)
+    if (!conversation || conversation.ownerId === null) return
+    const { states, logs } = await this.turn(bot, integration, { kind: 'started', conversation: { ...conversation, ownerId: conversation.ownerId } })
+    const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now: this.clock() }
+    try {
+      await this.store.finishBotTurn({ ...end, states, logs })
+    } catch (err) {
+      await this.store.appendBotLogs([...logs, this.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
+    }
+  }
+
   /** The instance's limits, with the bot's own maxExecutionTime (seconds) as its per-run budget. */
   private limitsOf(bot: BotRow): SandboxLimits {
     const { limits } = this.options
@@ -362,7 +394,9 @@ export class BotRuntime implements IncomingInterceptor {
   /** The spec's event object for an incoming message or custom event. */
   buildEvent(bot: BotRow, integration: IntegrationRow, incoming: Incoming | { kind: 'draft'; id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean; createdAt: number }, state: TurnInput['event']['state']): TurnInput['event'] {
     const base =
-      incoming.kind === 'message'
+      incoming.kind === 'started'
+        ? { id: startedId(incoming.conversation), conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, payload: {} as JsonObject, createdAt: incoming.conversation.createdAt, messageId: undefined, custom: false }
+        : incoming.kind === 'message'
         ? { id: incoming.message.id, conversationId: incoming.message.conversationId, userId: incoming.message.userId, payload: incoming.message.payload, createdAt: incoming.message.createdAt, messageId: incoming.message.id as string | undefined, custom: false }
         : incoming.kind === 'event'
           ? { id: incoming.event.id, conversationId: incoming.event.conversationId, userId: incoming.event.userId, payload: incoming.event.payload, createdAt: incoming.event.createdAt, messageId: undefined, custom: true }
@@ -379,7 +413,7 @@ export class BotRuntime implements IncomingInterceptor {
       preview: previewOf(base.payload),
       state,
       tags: { conversation: {}, message: {}, user: {} },
-      type: base.custom ? 'custom' : String(base.payload.type),
+      type: incoming.kind === 'started' ? 'conversationStarted' : base.custom ? 'custom' : String(base.payload.type),
       userId: base.userId,
     }
   }
@@ -496,7 +530,12 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   private failureLog(bot: BotRow, conversationId: string | null, what: string, err: unknown): BotLogRow {
-    const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}` : `${what} failed: ${(err as Error).message}`
+    // Limits are named with the setting that raises them.
+    const limit = err instanceof SandboxError
+      ? err.kind === 'timeout' ? ` (the whole turn's limit is ${this.options.limits.timeoutMs} ms: PARLEY_BOT_TURN_TIMEOUT_MS; each hook, card or action has ${this.limitsOf(bot).budgetMs} ms: PARLEY_BOT_TIMEOUT_MS)`
+        : err.kind === 'memory' ? ` (the limit is ${Math.round(this.options.limits.memoryBytes / 1024 / 1024)} MB: PARLEY_BOT_MEMORY_MB)` : ''
+      : ''
+    const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}${limit}` : `${what} failed: ${(err as Error).message}`
     return { id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message, conversationId }
   }
 
@@ -506,15 +545,16 @@ export class BotRuntime implements IncomingInterceptor {
 
   /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
   private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult> {
-    const conversationId = incoming.kind === 'message' ? incoming.message.conversationId : incoming.event.conversationId
-    const userId = incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId
-    const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.event.id
+    const { conversationId, userId, sourceId } =
+      incoming.kind === 'message' ? { conversationId: incoming.message.conversationId, userId: incoming.message.userId, sourceId: incoming.message.id }
+      : incoming.kind === 'event' ? { conversationId: incoming.event.conversationId, userId: incoming.event.userId, sourceId: incoming.event.id }
+      : { conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, sourceId: startedId(incoming.conversation) }
     const { keys, state, flow } = await this.loadState(bot, integration.id, conversationId, userId)
     const flowRecord = (flow ?? {}) as { started?: boolean; flow?: TurnInput['flow'] }
     const input: TurnInput = {
       event: this.buildEvent(bot, integration, incoming, state),
       flow: flowRecord.flow ?? null,
-      conversationStarted: flowRecord.started !== true,
+      conversationStarted: incoming.kind === 'started',
       budgetMs: this.limitsOf(bot).budgetMs,
     }
     const host = this.host(bot, integration, conversationId, sourceId)
@@ -533,7 +573,7 @@ export class BotRuntime implements IncomingInterceptor {
       ]
       return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
     } catch (err) {
-      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
+      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, incoming.kind === 'started' ? 'Turn for the conversation start' : `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
     }
   }
 

@@ -46,7 +46,11 @@ export interface TurnInput {
     state: { user: Record<string, unknown>; conversation: Record<string, unknown>; bot: Record<string, unknown>; workflow?: Record<string, unknown> }
   }
   flow: FlowState
-  /** True when this is the first incoming event of the conversation the bot processes. */
+  /**
+   * True for the conversation's start (its own turn when a user creates the conversation, before
+   * anything they send; event.type 'conversationStarted'): only conversationStarted triggers run, no
+   * incoming hook. Always false for messages and events.
+   */
   conversationStarted: boolean
   /** Wall-time budget of each hook, action or card run, in ms. */
   budgetMs: number

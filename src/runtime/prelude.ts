@@ -109,6 +109,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   const jsonParse = JSON.parse
   const objectKeys = Object.keys
   const freeze = Object.freeze
+  const ProxyCtor = Proxy
   const defineProperty = Object.defineProperty
   const isArray = Array.isArray
   const hasOwnProperty = Object.prototype.hasOwnProperty
@@ -171,7 +172,12 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   }
 
   function fail(rt: Run, where: string, err: unknown): void {
-    const text = where + ': ' + errText(err)
+    let message = errText(err)
+    // Stopped at the time limit (QuickJS's interrupt, or abortUnit): say which limit, and the setting behind it.
+    if (message === 'interrupted' || message === 'InternalError: interrupted' || message.indexOf('timed out (its wall-time budget ran out)') === 0) {
+      message = 'timed out: it ran longer than its ' + rt.budgetMs + ' ms budget (each hook, card or action; set by PARLEY_BOT_TIMEOUT_MS, or the bot\'s maxExecutionTime in seconds)'
+    }
+    const text = where + ': ' + message
     rt.errors.push(text)
     log('error', text)
   }
@@ -699,7 +705,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       if (typeof a.id !== 'string' || a.id === '') throw new Error('client.' + method + ': id must be a non-empty string')
       return a.id
     }
-    return freeze({
+    const client = freeze({
       createMessage: async (a?: unknown) => sendMessage(rt, event, argsOf('createMessage', a), false),
       createEvent: async (a?: unknown) => {
         const args = argsOf('createEvent', a)
@@ -722,6 +728,15 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       // Runtime API operations (@botpress/client names and shapes), served by the host's domain service.
       ...runtimeMethods(call, argsOf),
     })
+    // A method the client does not have fails with its name and the ones it has (not "not a function").
+    return new ProxyCtor(client, {
+      get(target: Json, prop: string | symbol): unknown {
+        if (typeof prop !== 'string' || hasOwnProperty.call(target, prop) || prop === 'then' || prop === 'toJSON' || prop in target) return target[prop as string]
+        return async () => {
+          throw new Error('client.' + prop + ' is not a method of the bot client (it has: ' + objectKeys(target).sort().join(', ') + ')')
+        }
+      },
+    }) as Json
   }
 
   /**
@@ -1071,6 +1086,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       for (const t of flow.triggers) {
         if (t.kind === 'conversationStarted') {
           if (conversationStarted) return { flowId, eventName: 'conversationStarted' }
+        } else if (conversationStarted) {
+          // The conversation's start is its own event: only conversationStarted triggers answer it.
         } else if (t.kind === 'event') {
           if (custom && (payload.name === t.name || payload.type === t.name || event.type === t.name)) return { flowId, eventName: t.name }
         } else if (!custom) {
@@ -1166,8 +1183,11 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         flow = await runFlow(rt, event, match.flowId, started.start, 0)
       }
     }
-    await runHook(rt, 'afterIncoming', event, false)
-    await runHook(rt, 'afterTurnEnd', event, false)
+    // The conversation's start is not an incoming message or event: the incoming hooks do not see it.
+    if (input.conversationStarted !== true) {
+      await runHook(rt, 'afterIncoming', event, false)
+      await runHook(rt, 'afterTurnEnd', event, false)
+    }
 
     // The state as user code left it; what cannot be saved is reported and replaced by the turn's starting value.
     let state: Json = originalState

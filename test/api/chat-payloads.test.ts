@@ -209,6 +209,15 @@ describe('createMessage payload validation', () => {
     ] as [string, Json][])('%s', async (_name, payload) => {
       expectApiError(await postPayload(payload), 400, 'InvalidPayload')
     })
+
+    it('an unknown type is answered with the list of allowed types (the payload\'s, or a bloc item\'s)', async () => {
+      const txt = expectApiError(await postPayload({ type: 'txt', text: 'x' }), 400, 'InvalidPayload')
+      expect(txt.message).toBe('body/payload/type must be one of: audio, card, carousel, choice, dropdown, file, image, location, markdown, text, video, bloc; got "txt"')
+      const item = expectApiError(await postPayload({ type: 'bloc', items: [{ type: 'card', title: 'x' }] }), 400, 'InvalidPayload')
+      expect(item.message).toBe('body/payload/items/0/type must be one of: text, markdown, image, audio, video, file, location; got "card"')
+      const numeric = expectApiError(await postPayload({ type: 1, text: 'x' }), 400, 'InvalidPayload')
+      expect(numeric.message).toMatch(/^body\/payload\/type must be a string, one of: audio, card, /)
+    })
   })
 
   describe('wrongly typed fields are a 400 InvalidPayload (no coercion)', () => {

@@ -64,6 +64,20 @@ describeBrowser('webchat in Chromium', () => {
     await page.screenshot({ path: artifactPath('webchat-demo.png') })
   })
 
+  it('the demo bot greets when the chat opens, before anything is typed; `help` is then answered with the help menu', async () => {
+    await openChat(page, demo.credentials.chat.webchatUrl!)
+    // Nothing typed yet: the greeting arrives on its own.
+    await theirs(page, 'I am the Parley demo bot').waitFor()
+    expect(await page.locator('#pw-log article.pw-msg-mine').count()).toBe(0)
+    await typeAndSend(page, 'help')
+    await mine(page, 'help').waitFor()
+    await page.getByRole('button', { name: 'Show text' }).waitFor()
+    await page.getByRole('button', { name: 'Sign up' }).waitFor()
+    await page.waitForTimeout(300)
+    expect(await theirs(page, 'I am the Parley demo bot').count()).toBe(1)
+    await page.screenshot({ path: artifactPath('webchat-greeting-help.png') })
+  })
+
   it('sends a choice\'s value and a card postback\'s value as messages when clicked', async () => {
     await openChat(page, h.credentials.chat.webchatUrl!)
     const agent = await secondParticipant(h.credentials.chat.url, page)

@@ -23,11 +23,16 @@ describe('runtime: the demo bot', () => {
     await h?.close()
   })
 
-  it('greets on the first message of a conversation', async () => {
-    const [greeting] = await talk.askText('hi there')
+  it('greets when the conversation opens, before the user types; the first message ("help") is answered with the help menu', async () => {
+    const [greeting] = (await talk.botCount(1)).map(textOf)
     expect(greeting).toMatch(/demo bot/i)
     expect(greeting).toMatch(/help/)
+    expect(talk.messages.filter((m) => !m.isBot)).toEqual([])
+    const [help] = await talk.ask('help')
+    expect(help!.payload.type).toBe('choice')
     expect(await talk.quiet(300)).toEqual([])
+    // the greeting came once
+    expect(talk.botTexts().filter((t) => /demo bot/i.test(t))).toHaveLength(1)
   })
 
   it('answers "help" with a choice listing every payload type and the sign-up', async () => {
@@ -88,7 +93,7 @@ describe('runtime: the demo bot', () => {
   it('a new conversation of the same user is greeted again and still knows the name', async () => {
     const again = await Talk.open({ url: h.credentials.chat.url, encryptionKey: h.credentials.chat.encryptionKey }, { user: talk.user })
     try {
-      const [greeting] = await again.askText('back')
+      const [greeting] = (await again.botCount(1)).map(textOf)
       expect(greeting).toMatch(/demo bot/i)
       const [echo] = await again.askText('who am I?')
       expect(echo).toMatch(/Ann\)/)

@@ -133,6 +133,7 @@ export class Talk {
     readonly listener: chat.SignalListener,
   ) {
     listener.on('message_created', (m) => {
+      if (this.messages.some((seen) => seen.id === m.id)) return
       this.messages.push({ ...m, receivedAt: Date.now() })
       this.wake()
     })
@@ -151,10 +152,15 @@ export class Talk {
     })
   }
 
-  /** Connects a user (a JWT user when `userId` is given, else a server-created user) and opens a conversation. */
+  /**
+   * Connects a user (a JWT user when `userId` is given, else a server-created user) and opens a conversation.
+   * A new conversation's messages sent before the listener was up (the bot's greeting, sent when the
+   * conversation is created) are read once it is, so `messages` holds them too (`history` says whether to read
+   * them; by default only for a conversation it creates).
+   */
   static async open(
     bot: Pick<TestBot, 'url' | 'encryptionKey'>,
-    options: { userId?: string; conversationId?: string; user?: chat.AuthenticatedClient } = {},
+    options: { userId?: string; conversationId?: string; user?: chat.AuthenticatedClient; history?: boolean } = {},
   ): Promise<Talk> {
     const user =
       options.user ??
@@ -166,7 +172,14 @@ export class Talk {
         ? await user.getOrCreateConversation({ id: options.conversationId })
         : await user.createConversation({})
     const listener = await user.listenConversation({ id: conversation.id })
-    return new Talk(user, conversation.id, listener)
+    const talk = new Talk(user, conversation.id, listener)
+    if (options.history ?? options.conversationId === undefined) {
+      // Older than anything the listener received (it was up before the history was read).
+      const before = (await listAll(user, conversation.id)).filter((m) => !talk.messages.some((seen) => seen.id === m.id))
+      talk.messages.unshift(...before.map((m) => ({ ...m, isBot: m.userId !== user.user.id, receivedAt: Date.now() }) as unknown as MessageSignal & { receivedAt: number }))
+      if (before.length > 0) talk.wake()
+    }
+    return talk
   }
 
   private wake(): void {

@@ -144,10 +144,10 @@ describe('runtime: actions, cards and triggers', () => {
   })
   afterAll(async () => h?.close())
 
-  /** A conversation whose conversationStarted greeting has been consumed by a first message. */
+  /** A conversation whose conversationStarted greeting (sent when it was created) has arrived. */
   async function started(): Promise<Talk> {
     const talk = await Talk.open(bot, { userId: uid('wf') })
-    await talk.ask('hello', 2)
+    await talk.botCount(2)
     return talk
   }
 
@@ -155,26 +155,45 @@ describe('runtime: actions, cards and triggers', () => {
     flowId, nodeId, eventName, conversationId: talk.conversationId, userId: talk.user.user.id, integration: 'chat',
   })
 
-  it('trigger conversationStarted: the first event of a conversation starts the flow; later ones do not', async () => {
+  it('trigger conversationStarted: fires when the conversation is created, before the user sends anything; messages never fire it', async () => {
     const talk = await Talk.open(bot, { userId: uid('first') })
     try {
-      const [welcome, trig] = await talk.askText('anything at all', 2)
+      const [welcome, trig] = (await talk.botCount(2)).map(textOf)
       expect(welcome).toBe(`welcome ${talk.user.user.id}`)
       expect(jsonAfter<Trigger>(trig!, 'TRIGGER ')).toEqual(triggerOf(talk, 'welcome', 'hi', 'conversationStarted'))
+      expect(talk.messages.filter((m) => !m.isBot)).toEqual([])
+      // the first message is the user's, not the greeting's: it reaches the triggers that match it
+      const replies = await talk.ask('Order Status', 3)
+      expect(jsonAfter<Trigger>(textOf(replies[0]!), 'TRIGGER ')).toEqual(triggerOf(talk, 'status', 'main', 'message'))
       await talk.say('anything again')
+      expect(await talk.quiet(400)).toEqual([])
+      expect(talk.botTexts().filter((t) => t.startsWith('welcome'))).toHaveLength(1)
+    } finally {
+      await talk.close()
+    }
+  })
+
+  it('trigger conversationStarted: a custom event sent first does not fire it again', async () => {
+    const talk = await Talk.open(bot, { userId: uid('ev-first') })
+    try {
+      await talk.botCount(2)
+      await talk.event({ name: 'hello' })
       expect(await talk.quiet(400)).toEqual([])
     } finally {
       await talk.close()
     }
   })
 
-  it('trigger conversationStarted also fires on a custom event opening the conversation', async () => {
-    const talk = await Talk.open(bot, { userId: uid('ev-first') })
+  it('trigger conversationStarted: a conversation opened with getOrCreateConversation is greeted once', async () => {
+    const user = await Talk.open(bot, { userId: uid('goc') })
+    await user.close()
+    const id = uid('conv')
+    const talk = await Talk.open(bot, { user: user.user, conversationId: id, history: true })
     try {
-      await talk.event({ name: 'hello' })
-      const [welcome, trig] = (await talk.botCount(2)).map(textOf)
-      expect(welcome).toBe(`welcome ${talk.user.user.id}`)
-      expect(jsonAfter<Trigger>(trig!, 'TRIGGER ')).toEqual(triggerOf(talk, 'welcome', 'hi', 'conversationStarted'))
+      await talk.botCount(2)
+      const again = await Talk.open(bot, { user: user.user, conversationId: id })
+      await again.close()
+      expect(await talk.quiet(400)).toEqual([])
     } finally {
       await talk.close()
     }
@@ -288,8 +307,8 @@ describe('runtime: actions, cards and triggers', () => {
     try {
       const replies = await talk.askText('count', 2)
       expect(replies[0]).toBe('exec sees count')
-      // listMessages saw: hello, welcome, trigger dump, count
-      expect(jsonAfter(replies[1]!, 'COUNT ')).toEqual({ count: 4, counted: 1, answer: 42 })
+      // listMessages saw: welcome, trigger dump, count
+      expect(jsonAfter(replies[1]!, 'COUNT ')).toEqual({ count: 3, counted: 1, answer: 42 })
       await waitForLog(h, bot.id, (l) => l.level === 'error' && l.message.includes('workflows.count.nodes.main.cards[1] (execute)') && l.message.includes('execute failed on purpose'))
       const again = await talk.askText('count', 2)
       expect(jsonAfter(again[1]!, 'COUNT ')).toMatchObject({ counted: 2 })

@@ -937,11 +937,14 @@ describe('triggers', () => {
     return { trigger, sent: t.sent().map((p) => p.text), out }
   }
 
-  it('conversationStarted fires only on the first event, and comes first in declaration order', async () => {
-    const { trigger, sent, out } = await triggerOf(messageEvent('help'), true)
+  it('the conversation start runs only conversationStarted triggers, without the incoming hooks; messages never fire them', async () => {
+    const { trigger, sent, out } = await triggerOf({ ...messageEvent(''), type: 'conversationStarted', payload: {} }, true)
     expect(sent).toEqual(['welcome'])
-    expect(trigger).toEqual({ flowId: 'welcome', nodeId: 'hello', eventName: 'conversationStarted', conversationId: 'conv-1', userId: 'user-1', integration: 'chat' })
-    expect(out.state.bot).toEqual({ outgoingTrigger: trigger })
+    // afterIncoming did not run; beforeOutgoing saw the trigger
+    expect(trigger).toBeUndefined()
+    expect(out.state.bot).toEqual({ outgoingTrigger: { flowId: 'welcome', nodeId: 'hello', eventName: 'conversationStarted', conversationId: 'conv-1', userId: 'user-1', integration: 'chat' } })
+    // a first message is answered for what it says (the `help` trigger), not by the greeting
+    expect((await triggerOf(messageEvent('help'))).sent).toEqual(['help'])
   })
 
   it('message text matches the trimmed preview case-insensitively and starts at `start`', async () => {
@@ -1062,5 +1065,27 @@ describe('self-containment', () => {
     expect(out.errors).toEqual([])
     expect(t.sent()).toEqual([{ type: 'text', text: 'Hello user-1 (conversationStarted)' }])
     expect(preview({ type: 'card', title: 'T', actions: [{ action: 'url', label: 'Open', value: 'https://x.test' }] })).toBe('T (Open)')
+  })
+})
+
+// -------------------------------------------------------------------------------------------------------------------
+describe('actionable errors', () => {
+  it('a missing client method fails with its name and the methods the client has', async () => {
+    const t = setup({ hooks: { afterIncoming: async (ctx: Json) => ctx.client.sendMesage({ payload: { type: 'text', text: 'x' } }) } })
+    const out = await t.turn(messageEvent('hi'))
+    expect(out.errors).toHaveLength(1)
+    expect(out.errors[0]).toMatch(/^hooks\.afterIncoming: client\.sendMesage is not a method of the bot client \(it has: .*\bcreateMessage\b.*\)$/)
+    // what the client has still works, and is not hidden behind the check
+    const ok = setup({ hooks: { afterIncoming: async (ctx: Json) => void (ctx.state.bot.has = [typeof ctx.client.createMessage, typeof ctx.client.then, 'getUser' in ctx.client]) } })
+    expect((await ok.turn(messageEvent('hi'))).state.bot).toEqual({ has: ['function', 'undefined', true] })
+  })
+
+  it('a unit stopped at its time budget names the budget and the setting (PARLEY_BOT_TIMEOUT_MS)', async () => {
+    const t = setup({ hooks: { afterIncoming: () => new Promise(() => {}) } })
+    const pending = t.turn(messageEvent('hi'), { budgetMs: 750 })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(t.api.abortUnit()).toBe(true)
+    const out = await pending
+    expect(out.errors).toEqual(['hooks.afterIncoming: timed out: it ran longer than its 750 ms budget (each hook, card or action; set by PARLEY_BOT_TIMEOUT_MS, or the bot\'s maxExecutionTime in seconds)'])
   })
 })

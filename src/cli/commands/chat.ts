@@ -9,6 +9,9 @@ import { describePayload, mapUrl, pickablesOf, type Pickable } from '../../webch
 import { ResilientStream } from '../../webchat/shared/sse.js'
 import type { MessagePayload, Signal, SignalMessage } from '../../webchat/shared/types.js'
 
+/** Piped input: how long to wait for the bot's greeting before sending the first line (a bot without one costs this once). */
+const GREETING_WAIT_MS = 3000
+
 export const chat: CommandSpec = {
   name: 'chat',
   summary: 'Talk to a bot in the terminal, through the Chat API',
@@ -93,6 +96,7 @@ export async function runChat({ values }: Parsed): Promise<void> {
 
   let me: string
   let conversationId: string
+  const startedAt = Date.now()
   try {
     const name = str(values.name)
     const created = await api.createUser(name ? { name } : {})
@@ -149,11 +153,12 @@ export async function runChat({ values }: Parsed): Promise<void> {
     onStatus: (status, detail) => {
       if (status === 'reconnecting' && detail?.delayMs !== undefined && interactive) err(style.yellow(process.stderr)('connection lost; reconnecting…'))
     },
-    onOpen: async ({ resumed }) => {
-      opened()
-      if (!resumed) return
+    onOpen: async () => {
+      // What was sent before the stream was open (the bot's greeting, sent as the conversation is created), or
+      // while it was down; `seen` drops repeats.
       const { messages } = await api.listMessages(conversationId).catch(() => ({ messages: [] }))
       for (const m of [...messages].reverse()) show(m)
+      opened()
     },
   })
   stream.start()
@@ -164,12 +169,12 @@ export async function runChat({ values }: Parsed): Promise<void> {
   clearTimeout(openTimer)
 
   /** Piped input: after a line, wait for the answer: a reply followed by a short quiet, or `wait` ms without one. */
-  const settle = async (since: number) => {
+  const settle = async (since: number, limit = wait) => {
     for (;;) {
       const now = Date.now()
       const replied = lastReply >= since
       if (replied && now - lastActivity >= 300) return
-      if (!replied && now - since >= wait) return
+      if (!replied && now - since >= limit) return
       if (now - since >= Math.max(wait, 30_000)) return
       await new Promise((r) => setTimeout(r, 50))
     }
@@ -218,6 +223,9 @@ export async function runChat({ values }: Parsed): Promise<void> {
     }
     return true
   }
+
+  // Piped input: the bot's greeting (if it has one) comes before the first line is sent.
+  if (!interactive) await settle(startedAt, Math.min(wait, GREETING_WAIT_MS))
 
   rl = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive, prompt: `${youLabel} ` })
   if (interactive) rl.prompt()

@@ -65,6 +65,7 @@ export const MessagePayloadSchema = discriminated(
 )
 export type MessagePayload = { type: string; [key: string]: unknown }
 export const PAYLOAD_TYPES = [...Object.keys(variants), 'bloc'] as const
+export const BLOC_ITEM_TYPES = ['text', 'markdown', 'image', 'audio', 'video', 'file', 'location'] as const
 
 /** Response-side payload: stored payloads were validated on the way in. */
 const StoredPayload = JsonObjectSchema

@@ -1,0 +1,95 @@
+/**
+ * The operator pages in Chromium: `/` (version, links to the API reference, health, metrics) and `/docs` (Swagger UI
+ * on /openapi.json, its files served by Parley from swagger-ui-dist under a strict CSP: nothing from another host),
+ * each with a screenshot and an axe-core check (no serious or critical violation).
+ */
+import { readFileSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import { afterAll, beforeAll, expect, it } from 'vitest'
+import type { Browser, Page } from 'playwright-core'
+import { startParley, type Harness } from '../helpers/harness.js'
+import { artifactPath, describeBrowser, launchBrowser, watchErrors } from './browser.js'
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+/** axe-core's serious and critical violations on the page (injected from node_modules/axe-core). */
+async function seriousViolations(page: Page): Promise<{ id: string; impact: string; nodes: number; sample: string[] }[]> {
+  // Evaluated through the DevTools protocol: the page's CSP (no inline script) stays as served.
+  await page.evaluate(AXE)
+  const result = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe
+    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, sample: (v.nodes as { html: string; failureSummary?: string }[]).slice(0, 3).map((n) => n.html.slice(0, 200) + ' :: ' + (n.failureSummary ?? '').slice(0, 200)) }))
+  })
+  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+}
+
+describeBrowser('operator pages in Chromium', () => {
+  let h: Harness
+  let browser: Browser
+
+  beforeAll(async () => {
+    ;[h, browser] = await Promise.all([startParley({ listen: true }), launchBrowser()])
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await h?.close()
+  })
+
+  for (const width of [1024, 375]) {
+    it(`GET / at ${width} px: version and links that work; accessible`, async () => {
+      const context = await browser.newContext({ viewport: { width, height: 800 }, bypassCSP: false })
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      const outside: string[] = []
+      page.on('request', (r) => void (new URL(r.url()).origin !== h.baseUrl && outside.push(r.url())))
+      try {
+        const res = await page.goto(`${h.baseUrl}/`)
+        expect(res!.status()).toBe(200)
+        expect(res!.headers()['content-security-policy']).toContain("default-src 'none'")
+        const version = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version
+        expect(await page.locator('p.version').textContent()).toContain(version)
+        for (const [name, path] of [['API reference', '/docs'], ['OpenAPI description', '/openapi.json'], ['Liveness', '/healthz'], ['Metrics', '/metrics']]) {
+          const href = await page.getByRole('link', { name: name! }).getAttribute('href')
+          expect(new URL(href!, `${h.baseUrl}/`).pathname).toBe(path)
+          expect((await fetch(new URL(href!, `${h.baseUrl}/`))).status).toBe(200)
+        }
+        await page.screenshot({ path: artifactPath(`operator-home-${width}.png`), fullPage: true })
+        expect(await seriousViolations(page)).toEqual([])
+        expect(outside).toEqual([])
+        expect(errors).toEqual([])
+      } finally {
+        await context.close()
+      }
+    })
+
+    it(`GET /docs at ${width} px: Swagger UI renders /openapi.json from Parley's own files; accessible`, async () => {
+      const context = await browser.newContext({ viewport: { width, height: 900 } })
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      const outside: string[] = []
+      page.on('request', (r) => void (new URL(r.url()).origin !== h.baseUrl && !r.url().startsWith('data:') && outside.push(r.url())))
+      try {
+        const res = await page.goto(`${h.baseUrl}/docs`)
+        expect(res!.status()).toBe(200)
+        expect(res!.headers()['content-security-policy']).toContain("script-src 'self'")
+        // An operation of the spec, rendered.
+        await page.locator('.opblock', { hasText: '/v1/admin/bots' }).first().waitFor({ timeout: 20_000 })
+        await expect.poll(() => page.locator('.info .title').textContent()).toContain('Parley')
+        await page.screenshot({ path: artifactPath(`operator-docs-${width}.png`) })
+        expect(await seriousViolations(page)).toEqual([])
+        expect(outside).toEqual([])
+        expect(errors).toEqual([])
+      } finally {
+        await context.close()
+      }
+    })
+  }
+
+  it('/docs/assets serves only its own files', async () => {
+    expect((await fetch(`${h.baseUrl}/docs/assets/swagger-ui-bundle.js`)).status).toBe(200)
+    const res = await fetch(`${h.baseUrl}/docs/assets/package.json`)
+    expect(res.status).toBe(404)
+    expect(await res.json()).toMatchObject({ code: 404, type: 'ResourceNotFound' })
+    expect((await fetch(`${h.baseUrl}/docs/assets/..%2Fpackage.json`)).status).toBe(404)
+  })
+})
