@@ -74,7 +74,6 @@ describe('security: HTTP edge', () => {
 
   describe('routing', () => {
     it.each([
-      ['GET', '/'],
       ['GET', '/nope'],
       ['GET', '/v0/admin/bots'],
       ['POST', '/a/b/c/d/e'],

@@ -18,7 +18,10 @@ export function runtimeSchema<S extends Record<string, unknown>, R extends Recor
   schema: S,
   responses: R,
 ) {
-  return routeSchema('runtime', [{ bearer: [], botId: [] }], operationId, summary, schema, responses)
+  // One /openapi.json documents every API: the client's operation names repeat the Chat API's (createMessage, getUser…),
+  // so the Runtime API's carry a prefix there (runtimeCreateMessage); the client's name leads the summary.
+  const id = `runtime${operationId[0]!.toUpperCase()}${operationId.slice(1)}`
+  return routeSchema('runtime', [{ bearer: [], botId: [] }], id, `${operationId}: ${summary}`, schema, responses)
 }
 
 // ---- schemas shared by the conversation, participant, message, user and tag operations ----
