@@ -28,8 +28,10 @@ export default defineConfig({
     testTimeout: 60_000,
     hookTimeout: 30_000,
     pool: 'forks',
-    // Tests that start servers pick free ports; files run in parallel on the 2 cores.
+    // Tests that start servers pick free ports; files run in parallel, two at a time (vitest's default is
+    // cores - 1, a single file at a time on this 2-core machine, while most files wait on I/O and timers).
     fileParallelism: true,
+    maxWorkers: 2,
     globalSetup: ['test/helpers/pg-global-setup.ts'],
     projects: [
       {
