@@ -4,81 +4,21 @@
  * x-bot-id; 403 for another bot's API key, the billing role, and a viewer on writes; 404 for another
  * bot's and another workspace's resources; 413 past the 1 MB body limit. Every error has the Botpress body.
  */
-import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describeBotScopeMatrix } from '../helpers/bot-scope-matrix.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { accountWithRole, expectError, secondBot, type Headers } from '../api/files-helpers.js'
-import { adminClient, createBotKey } from '../helpers/runtime-client.js'
+import { expectError, secondBot } from '../api/files-helpers.js'
 import { uuidv7 } from '../../src/lib/ids.js'
-import { RUNTIME_OPS, runtimeFixture, type RuntimeIds, type RuntimeOp } from './runtime-ops.js'
+import { RUNTIME_OPS, runtimeFixture } from './runtime-ops.js'
 
 describe('Runtime API security', () => {
   let h: Harness
-  let botKey: { id: string; value: string }
-  const call = (op: RuntimeOp, headers: Headers, ids: RuntimeIds, payload?: unknown): Promise<LightMyRequestResponse> => {
-    const body = payload ?? op.body?.(ids)
-    return h.app.inject({ method: op.method, url: op.url(ids), headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { payload: JSON.stringify(body) }) })
-  }
-  const fresh = () => runtimeFixture(h, h.credentials.botId)
-  const asBot = (over: Headers = {}): Headers => ({ authorization: `Bearer ${botKey.value}`, 'x-bot-id': h.credentials.botId, ...over })
-
   beforeAll(async () => {
     h = await startParley({ listen: true })
-    botKey = await createBotKey(h)
   })
   afterAll(async () => h?.close())
 
-  it('the bot\'s own API key may call every operation (2xx)', async () => {
-    for (const op of RUNTIME_OPS) {
-      const res = await call(op, asBot(), await fresh())
-      expect(res.statusCode, `${op.name}: ${res.body}`).toBe(200)
-    }
-  })
-
-  it('401: no token, forged PAT, forged bot key, a flipped character, a revoked key, missing or unknown x-bot-id', async () => {
-    const revoked = await createBotKey(h)
-    await adminClient(h).deleteBotApiKey({ id: revoked.id })
-    const flipped = `${botKey.value.slice(0, -1)}${botKey.value.endsWith('A') ? 'B' : 'A'}`
-    const botId = h.credentials.botId
-    const cases: [string, Headers][] = [
-      ['no token', { 'x-bot-id': botId }],
-      ['forged PAT', { authorization: 'Bearer pat_forged0000000000000000000000000000000', 'x-bot-id': botId }],
-      ['forged bot key', { authorization: 'Bearer bak_forged0000000000000000000000000000000', 'x-bot-id': botId }],
-      ['flipped character', { authorization: `Bearer ${flipped}`, 'x-bot-id': botId }],
-      ['revoked bot key', { authorization: `Bearer ${revoked.value}`, 'x-bot-id': botId }],
-      ['missing x-bot-id', { authorization: `Bearer ${botKey.value}` }],
-      ['unknown x-bot-id', { authorization: `Bearer ${h.credentials.token}`, 'x-bot-id': 'no-such-bot' }],
-    ]
-    const ids = await fresh()
-    for (const op of RUNTIME_OPS) {
-      for (const [label, headers] of cases) {
-        const res = await call(op, headers, ids)
-        expect(res.statusCode, `${op.name} with ${label}: ${res.body}`).toBe(401)
-        expectError(res, 401, 'Unauthorized')
-      }
-    }
-  })
-
-  it('403: another bot\'s API key, the billing role on everything, a viewer on writes (reads are 200)', async () => {
-    const other = await secondBot(h)
-    const otherKey = await createBotKey(h, other)
-    const billing = await accountWithRole(h, 'billing')
-    const viewer = await accountWithRole(h, 'viewer')
-    const ids = await fresh()
-    for (const op of RUNTIME_OPS) {
-      expectError(await call(op, asBot({ authorization: `Bearer ${otherKey.value}` }), ids), 403, 'Forbidden')
-      expectError(await call(op, asBot({ authorization: `Bearer ${billing.token}` }), ids), 403, 'Forbidden')
-      const res = await call(op, asBot({ authorization: `Bearer ${viewer.token}` }), ids)
-      if (op.write) expectError(res, 403, 'Forbidden')
-      else expect(res.statusCode, `${op.name} as viewer: ${res.body}`).toBe(200)
-    }
-    // A developer member's token works like the bot's key.
-    const developer = await accountWithRole(h, 'developer')
-    for (const op of RUNTIME_OPS) {
-      const res = await call(op, asBot({ authorization: `Bearer ${developer.token}` }), await fresh())
-      expect(res.statusCode, `${op.name} as developer: ${res.body}`).toBe(200)
-    }
-  })
+  const { call, asBot, fresh } = describeBotScopeMatrix(() => h, RUNTIME_OPS, runtimeFixture)
 
   it('404: another bot\'s and another workspace\'s conversations, users and messages, and nothing of theirs changes', async () => {
     const sameWorkspace = await runtimeFixture(h, await secondBot(h))

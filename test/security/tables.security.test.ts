@@ -1,90 +1,29 @@
 /**
- * Tables API security: the authn/authz matrix over every runtime operation (RUNTIME_OPS in
- * runtime-ops.ts): 401 for missing, forged, altered and revoked credentials and a missing or unknown
- * x-bot-id; 403 for another bot's API key, the billing role, and a viewer on writes; 404 for another
- * bot's and another workspace's resources; 413 past the 1 MB body limit. Every error has the Botpress body.
+ * Tables API security: the authn/authz matrix over every table operation (TABLE_OPS in tables-ops.ts,
+ * test/helpers/bot-scope-matrix.ts): 401, 403; 404 for another bot's and another workspace's tables;
+ * 413 past the 40 MB body limit. Every error has the Botpress body.
  */
-import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describeBotScopeMatrix } from '../helpers/bot-scope-matrix.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { accountWithRole, expectError, secondBot, type Headers } from '../api/files-helpers.js'
-import { adminClient, createBotKey } from '../helpers/runtime-client.js'
+import { expectError, secondBot } from '../api/files-helpers.js'
 import { uuidv7 } from '../../src/lib/ids.js'
-import { TABLE_OPS as RUNTIME_OPS, tableFixture as runtimeFixture, type TableIds as RuntimeIds, type TableOp as RuntimeOp } from './tables-ops.js'
+import { TABLE_OPS as RUNTIME_OPS, tableFixture as runtimeFixture } from './tables-ops.js'
 
 describe('Tables API security', () => {
   let h: Harness
-  let botKey: { id: string; value: string }
-  const call = (op: RuntimeOp, headers: Headers, ids: RuntimeIds, payload?: unknown): Promise<LightMyRequestResponse> => {
-    const body = payload ?? op.body?.(ids)
-    return h.app.inject({ method: op.method, url: op.url(ids), headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { payload: JSON.stringify(body) }) })
-  }
-  const fresh = () => runtimeFixture(h, h.credentials.botId)
-  const asBot = (over: Headers = {}): Headers => ({ authorization: `Bearer ${botKey.value}`, 'x-bot-id': h.credentials.botId, ...over })
-
   beforeAll(async () => {
     h = await startParley({ listen: true })
-    botKey = await createBotKey(h)
   })
   afterAll(async () => h?.close())
+
+  const { call, asBot, fresh } = describeBotScopeMatrix(() => h, RUNTIME_OPS, runtimeFixture)
 
   it('the operation table covers every Tables operation the server registers', () => {
     const doc = h.app.swagger() as { paths: Record<string, Record<string, { operationId?: string }>> }
     const registered = Object.entries(doc.paths).filter(([path]) => path.startsWith('/v1/tables')).flatMap(([, methods]) => Object.values(methods).map((op) => op.operationId))
     expect(RUNTIME_OPS.map((o) => o.name).sort()).toEqual([...registered].sort())
     expect(RUNTIME_OPS).toHaveLength(17)
-  })
-
-  it('the bot\'s own API key may call every operation (2xx)', async () => {
-    for (const op of RUNTIME_OPS) {
-      const res = await call(op, asBot(), await fresh())
-      expect(res.statusCode, `${op.name}: ${res.body}`).toBe(200)
-    }
-  })
-
-  it('401: no token, forged PAT, forged bot key, a flipped character, a revoked key, missing or unknown x-bot-id', async () => {
-    const revoked = await createBotKey(h)
-    await adminClient(h).deleteBotApiKey({ id: revoked.id })
-    const flipped = `${botKey.value.slice(0, -1)}${botKey.value.endsWith('A') ? 'B' : 'A'}`
-    const botId = h.credentials.botId
-    const cases: [string, Headers][] = [
-      ['no token', { 'x-bot-id': botId }],
-      ['forged PAT', { authorization: 'Bearer pat_forged0000000000000000000000000000000', 'x-bot-id': botId }],
-      ['forged bot key', { authorization: 'Bearer bak_forged0000000000000000000000000000000', 'x-bot-id': botId }],
-      ['flipped character', { authorization: `Bearer ${flipped}`, 'x-bot-id': botId }],
-      ['revoked bot key', { authorization: `Bearer ${revoked.value}`, 'x-bot-id': botId }],
-      ['missing x-bot-id', { authorization: `Bearer ${botKey.value}` }],
-      ['unknown x-bot-id', { authorization: `Bearer ${h.credentials.token}`, 'x-bot-id': 'no-such-bot' }],
-    ]
-    const ids = await fresh()
-    for (const op of RUNTIME_OPS) {
-      for (const [label, headers] of cases) {
-        const res = await call(op, headers, ids)
-        expect(res.statusCode, `${op.name} with ${label}: ${res.body}`).toBe(401)
-        expectError(res, 401, 'Unauthorized')
-      }
-    }
-  })
-
-  it('403: another bot\'s API key, the billing role on everything, a viewer on writes (reads are 200)', async () => {
-    const other = await secondBot(h)
-    const otherKey = await createBotKey(h, other)
-    const billing = await accountWithRole(h, 'billing')
-    const viewer = await accountWithRole(h, 'viewer')
-    const ids = await fresh()
-    for (const op of RUNTIME_OPS) {
-      expectError(await call(op, asBot({ authorization: `Bearer ${otherKey.value}` }), ids), 403, 'Forbidden')
-      expectError(await call(op, asBot({ authorization: `Bearer ${billing.token}` }), ids), 403, 'Forbidden')
-      const res = await call(op, asBot({ authorization: `Bearer ${viewer.token}` }), ids)
-      if (op.write) expectError(res, 403, 'Forbidden')
-      else expect(res.statusCode, `${op.name} as viewer: ${res.body}`).toBe(200)
-    }
-    // A developer member's token works like the bot's key.
-    const developer = await accountWithRole(h, 'developer')
-    for (const op of RUNTIME_OPS) {
-      const res = await call(op, asBot({ authorization: `Bearer ${developer.token}` }), await fresh())
-      expect(res.statusCode, `${op.name} as developer: ${res.body}`).toBe(200)
-    }
   })
 
   it('404: another bot\'s and another workspace\'s tables, by id and by name, and nothing of theirs changes', async () => {
