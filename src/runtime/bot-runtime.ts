@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
+import { diffState } from '../lib/state-patch.js'
 import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
@@ -9,7 +10,7 @@ import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView }
 import { sandboxTableCall } from './sandbox-tables.js'
 import type { TablesService } from '../domain/tables-service.js'
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
+import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, BotStateWrite, ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
@@ -53,7 +54,7 @@ export interface BotRuntimeOptions {
 /** What a turn runs for: an incoming message or event, or the start of a conversation (its creation by a user). */
 export type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow } | { kind: 'started'; conversation: ConversationRow & { ownerId: string } }
 
-export interface TurnResult { states: (BotStateKey & { data: JsonObject })[]; logs: BotLogRow[]; ownSeqs: number[] }
+export interface TurnResult { states: BotStateWrite[]; logs: BotLogRow[]; ownSeqs: number[] }
 
 /**
  * Runs one turn of a conversation; the runtime schedules (which conversation, in which order, under
@@ -565,10 +566,10 @@ export class BotRuntime implements IncomingInterceptor {
       )) as TurnOutput
       // output.errors were already written to the log by the in-sandbox runtime (host.log).
       const [userKey, conversationKey, botKey, flowKey] = keys as [BotStateKey, BotStateKey, BotStateKey, BotStateKey]
-      const states = [
-        { ...userKey, data: (output.state?.user ?? {}) as JsonObject },
-        { ...conversationKey, data: (output.state?.conversation ?? {}) as JsonObject },
-        { ...botKey, data: (output.state?.bot ?? {}) as JsonObject },
+      const states: BotStateWrite[] = [
+        { ...userKey, patch: diffState(state.user, (output.state?.user ?? {}) as JsonObject) },
+        { ...conversationKey, patch: diffState(state.conversation, (output.state?.conversation ?? {}) as JsonObject) },
+        { ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) },
         { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject } },
       ]
       return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
@@ -603,7 +604,7 @@ export class BotRuntime implements IncomingInterceptor {
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
-      await this.store.saveBotStates(bot.id, [{ ...botKey, data: (output.state?.bot ?? {}) as JsonObject }], this.clock())
+      await this.store.saveBotStates(bot.id, [{ ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) }], this.clock())
     } catch (err) {
       await this.recordFailure(bot, null, `Turn for webhook ${source.id}`, err)
     } finally {
@@ -703,7 +704,7 @@ export class BotRuntime implements IncomingInterceptor {
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
-      await this.store.saveBotStates(bot.id, [{ ...botKey, data: (output.state?.bot ?? {}) as JsonObject }], this.clock())
+      await this.store.saveBotStates(bot.id, [{ ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) }], this.clock())
       return output.errors?.length ? { status: 'failed', reason: output.errors[0]!.slice(0, 1000) } : { status: 'processed' }
     } catch (err) {
       await this.recordFailure(bot, null, `Turn for ${event.type} event ${event.id}`, err)

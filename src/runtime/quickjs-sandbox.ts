@@ -38,7 +38,7 @@ const SUSPECT_MS = 10 * 60_000
 /** Evacuations a run may go through (it is never their cause); crashes and stops count in MAX_MOVES. */
 const MAX_EVACUATIONS = 10
 /** OS priority (nice) of quarantine workers: the server's own threads and other bots' workers come first. */
-const QUARANTINE_NICE = 19
+const QUARANTINE_NICE = 10
 /** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
 const MAX_MOVES = 2
 

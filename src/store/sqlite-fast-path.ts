@@ -3,6 +3,7 @@ import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './kysely/schema.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { mergeSignals, ownerOf, toEvent, toMessage } from './kysely/rows.js'
+import { applyStatePatch, isEmptyPatch } from '../lib/state-patch.js'
 import type { BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
 
 type Seq = { last_seq: number; last_at: number }
@@ -110,7 +111,15 @@ export class SqliteStore extends KyselyStore {
     this.turn = prepareTurnStatements(sqlite)
     const t = this.turn
     this.finishTurnTx = sqlite.transaction((turn: BotTurnEnd) => {
-      for (const e of turn.states) t.upsertState.run(turn.botId, e.scope, e.scopeId, JSON.stringify(e.data), turn.now)
+      for (const e of turn.states) {
+        if (e.patch && isEmptyPatch(e.patch)) continue
+        let value = e.data
+        if (e.patch) {
+          const row = t.state.get(turn.botId, e.scope, e.scopeId)
+          value = applyStatePatch(row ? (JSON.parse(row.data) as JsonObject) : undefined, e.patch)
+        }
+        t.upsertState.run(turn.botId, e.scope, e.scopeId, JSON.stringify(value), turn.now)
+      }
       for (const l of turn.logs) t.insertLog.run(l.id, l.botId, l.at, l.level, l.message, l.conversationId)
       t.advanceCursor.run(turn.seq, turn.integrationId, turn.conversationId, turn.seq)
       if (turn.lease) t.renewLease.run(turn.now + turn.lease.ttlMs, turn.integrationId, turn.conversationId, turn.lease.owner)

@@ -1,3 +1,4 @@
+import type { StatePatch } from '../lib/state-patch.js'
 import type { KnowledgeStore } from './knowledge-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
@@ -133,6 +134,11 @@ export interface BotPatch {
 
 export interface BotLogRow { id: string; botId: string; at: number; level: string; message: string; conversationId: string | null }
 export interface BotStateKey { scope: 'user' | 'conversation' | 'bot' | 'flow'; scopeId: string }
+/**
+ * A state to save: `data` replaces the stored object; `patch` changes only its top-level keys, applied
+ * to the stored object inside the write (concurrent turns of other conversations keep their keys).
+ */
+export type BotStateWrite = BotStateKey & ({ data: JsonObject; patch?: never } | { patch: StatePatch<Json>; data?: never })
 
 export interface ParticipantRow { user: UserRow; joinedAt: number }
 
@@ -341,7 +347,7 @@ export interface Store {
   /** Marks everything already in the bot's conversations as processed (first deploy: history is not replayed). */
   fastForwardBotCursors(botId: string): Promise<void>
   getBotStates(botId: string, keys: BotStateKey[]): Promise<(JsonObject | undefined)[]>
-  saveBotStates(botId: string, entries: (BotStateKey & { data: JsonObject })[], now: number): Promise<void>
+  saveBotStates(botId: string, entries: BotStateWrite[], now: number): Promise<void>
   appendBotLogs(rows: BotLogRow[]): Promise<void>
   /** Oldest first within [from, to]; `after` pages forward. */
   listBotLogs(botId: string, range: { from?: number | undefined; to?: number | undefined }, page: PageRequest): Promise<Page<BotLogRow>>
@@ -367,7 +373,7 @@ export interface BotTurnEnd {
   integrationId: string
   conversationId: string
   seq: number
-  states: (BotStateKey & { data: JsonObject })[]
+  states: BotStateWrite[]
   logs: BotLogRow[]
   now: number
   lease?: { owner: string; ttlMs: number }

@@ -310,9 +310,12 @@ export function describeSandboxContract(name: string, factory: () => BotSandbox 
         expect(r.ms).toBeLessThanOrEqual(LIMITS.budgetMs + MARGIN_MS)
       })
 
-      it('memory: code whose loading allocates past the memory limit → SandboxError "memory"', async () => {
+      // One native call (fill) that allocates: QuickJS fails it at the memory limit, unless the machine is so
+      // loaded that the call is still running past its deadline, when the pool's watchdog stops it from outside
+      // (reported as a time limit whose message names allocation).
+      it('memory: code whose loading allocates past the memory limit → SandboxError "memory" (or the watchdog\'s stop)', async () => {
         const r = await outcome(sandbox.run(request('const big = new Array(1e9).fill(0)', 'turn', turnInput('x')), new FakeHost()))
-        expect(r.error?.kind).toBe('memory')
+        if (r.error?.kind !== 'memory') expect(r.error?.message).toMatch(/without yielding \(for example allocating/)
         expect(r.ms).toBeLessThanOrEqual(LIMITS.budgetMs + MARGIN_MS)
       })
 

@@ -1560,6 +1560,32 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.getBotCursor(fx.a.id, conv.id)).toEqual({ botSeq: 0, lastSeq: 1 })
       })
 
+      it('finish with patches: only the keys a turn changed are written, onto the state as stored; concurrent turns of other conversations keep each other\'s keys', async () => {
+        const bot = fx.bot.id
+        const one = await conversation()
+        const two = await conversation()
+        for (const c of [one, two]) await store.appendMessage(newMessage(fx.a.id, c.conv.id, c.owner.id, T0))
+        const botKey = { scope: 'bot' as const, scopeId: '' }
+        const userKey = { scope: 'user' as const, scopeId: `${fx.a.id}:${one.owner.id}` }
+        await store.saveBotStates(bot, [{ ...botKey, data: JSON.parse('{"kept":1,"gone":2,"__proto__":{"polluted":true}}') as JsonObject }], T0)
+        const finish = (c: typeof one, patch: { set: JsonObject; unset: string[] }) => store.finishBotTurn({
+          botId: bot, integrationId: fx.a.id, conversationId: c.conv.id, seq: 1, now: T0 + 1, states: [{ ...botKey, patch }, { ...userKey, patch: { set: {}, unset: [] } }], logs: [],
+        })
+        // two turns finishing at once, each with its own keys (on PostgreSQL, two transactions at once)
+        await Promise.all([
+          finish(one, { set: { a: { deep: [1] } }, unset: ['gone'] }),
+          finish(two, { set: JSON.parse('{"b":null,"__proto__":{"replaced":true}}') as JsonObject, unset: ['no-such-key'] }),
+        ])
+        const [stored, user] = await store.getBotStates(bot, [botKey, userKey])
+        expect(stored).toEqual(JSON.parse('{"kept":1,"__proto__":{"replaced":true},"a":{"deep":[1]},"b":null}'))
+        expect(Object.getPrototypeOf(stored)).toBe(Object.prototype)
+        // an empty patch writes nothing: no row for a user whose state no turn changed
+        expect(user).toBeUndefined()
+        // saveBotStates takes patches too
+        await store.saveBotStates(bot, [{ ...botKey, patch: { set: { kept: 'changed' }, unset: ['a', 'b', '__proto__'] } }], T0 + 2)
+        expect(await store.getBotStates(bot, [botKey])).toEqual([{ kept: 'changed' }])
+      })
+
       it('release: frees the lease for others and answers the cursor, with work that arrived meanwhile', async () => {
         const { owner, conv } = await conversation()
         await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))

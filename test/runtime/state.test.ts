@@ -20,6 +20,26 @@ export const hooks = {
       await client.createMessage({ payload: { type: 'text', text: 'tried a cycle' } })
       return
     }
+    if (event.payload.text === 'sync') {
+      // changes nothing: its reply tells the test that the conversation's previous turn has ended (turns of
+      // one conversation run one after another, and a turn's state is saved when it ends, after its replies)
+      await client.createMessage({ payload: { type: 'text', text: 'synced' } })
+      return
+    }
+    const key = /^set (\w+)$/.exec(event.payload.text)
+    if (key) {
+      // holds the turn for a moment, so that turns of two conversations sent together overlap
+      const end = Date.now() + 300
+      while (Date.now() < end) {}
+      state.user[key[1]] = true
+      state.bot[key[1]] = true
+      await client.createMessage({ payload: { type: 'text', text: 'set ' + key[1] } })
+      return
+    }
+    if (event.payload.text === 'keys') {
+      await client.createMessage({ payload: { type: 'text', text: 'KEYS ' + JSON.stringify({ user: Object.keys(state.user).sort(), bot: Object.keys(state.bot).sort() }) } })
+      return
+    }
     if (event.payload.text === 'replace') {
       state.user = 'not an object'
       await client.createMessage({ payload: { type: 'text', text: 'replaced user state' } })
@@ -65,10 +85,13 @@ describe('runtime: state across turns and restarts', () => {
     expect(await counts(a1, 'one')).toEqual({ user: 1, conversation: 1, bot: 1, seen: ['one'], fromBeforeIncoming: false })
     expect(await counts(a1, 'two')).toEqual({ user: 2, conversation: 2, bot: 2, seen: ['one', 'two'], fromBeforeIncoming: false })
     expect(await counts(a1, 'three')).toMatchObject({ user: 3, conversation: 3, bot: 3 })
+    // the reply comes before the turn's end (when its state is saved): wait for that end before going elsewhere
+    expect(await a1.askText('sync')).toEqual(['synced'])
 
     // same user, another conversation: the user counter goes on, the conversation one starts over
     const a2 = await Talk.open(bot, { user: a1.user })
     expect(await counts(a2, 'elsewhere')).toEqual({ user: 4, conversation: 1, bot: 4, seen: ['elsewhere'], fromBeforeIncoming: false })
+    expect(await a2.askText('sync')).toEqual(['synced'])
 
     // another user: only the bot counter is shared
     const b1 = await Talk.open(bot, { userId: uid('bob') })
@@ -87,6 +110,25 @@ describe('runtime: state across turns and restarts', () => {
       })
     } finally {
       await again.close()
+    }
+  })
+
+  it('turns of two conversations at once, each changing its own keys of the same user and bot state: both changes are kept', async () => {
+    const where = { url: chatUrl(server!, bot), encryptionKey: bot.encryptionKey }
+    const one = await Talk.open(where, { userId: uid('both') })
+    const two = await Talk.open(where, { user: one.user })
+    try {
+      // Each turn reads the state when it starts and saves it when it ends: both start before either ends.
+      const replies = Promise.all([one.botCount(1), two.botCount(1)])
+      await Promise.all([one.say('set x'), two.say('set y')])
+      expect((await replies).map((r) => r.map((m) => m.payload))).toEqual([[{ type: 'text', text: 'set x' }], [{ type: 'text', text: 'set y' }]])
+      await Promise.all([one.askText('sync'), two.askText('sync')])
+      const [keys] = await one.askText('keys')
+      const seen = jsonAfter<{ user: string[]; bot: string[] }>(keys!, 'KEYS ')
+      expect(seen.user).toEqual(['x', 'y'])
+      expect(seen.bot).toEqual(expect.arrayContaining(['x', 'y']))
+    } finally {
+      await Promise.all([one.close(), two.close()])
     }
   })
 

@@ -11,9 +11,10 @@ import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
+import { applyStatePatch, isEmptyPatch } from '../../lib/state-patch.js'
 import {
   UniqueViolation,
-  type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotStateWrite, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
   type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
   type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
 } from '../store.js'
@@ -761,15 +762,35 @@ export class KyselyStore implements Store {
     })
   }
 
-  async saveBotStates(botId: string, entries: (BotStateKey & { data: JsonObject })[], now: number): Promise<void> {
+  async saveBotStates(botId: string, entries: BotStateWrite[], now: number): Promise<void> {
     if (entries.length === 0) return
-    await this.db.transaction().execute(async (trx) => {
-      for (const e of entries) {
-        const data = JSON.stringify(e.data)
-        await trx.insertInto('bot_states').values({ bot_id: botId, scope: e.scope, scope_id: e.scopeId, data, updated_at: now })
-          .onConflict((oc) => oc.columns(['bot_id', 'scope', 'scope_id']).doUpdateSet({ data, updated_at: now })).execute()
-      }
-    })
+    await this.db.transaction().execute((trx) => this.writeBotStates(trx, botId, entries, now))
+  }
+
+  /**
+   * Saves states inside `trx`: `data` replaces the row; `patch` is applied to the row as stored, which
+   * PostgreSQL locks first (a turn of another conversation patching the same user or bot waits, then
+   * applies its own keys to what this one wrote). An empty patch writes nothing.
+   */
+  private async writeBotStates(trx: Transaction<Database>, botId: string, entries: BotStateWrite[], now: number): Promise<void> {
+    for (const e of entries) {
+      let value: JsonObject
+      if (e.patch) {
+        if (isEmptyPatch(e.patch)) continue
+        const pg = this.dialect === 'postgres'
+        if (pg) {
+          await trx.insertInto('bot_states').values({ bot_id: botId, scope: e.scope, scope_id: e.scopeId, data: '{}', updated_at: now })
+            .onConflict((oc) => oc.columns(['bot_id', 'scope', 'scope_id']).doNothing()).execute()
+        }
+        const row = await trx.selectFrom('bot_states').select('data')
+          .where('bot_id', '=', botId).where('scope', '=', e.scope).where('scope_id', '=', e.scopeId)
+          .$if(pg, (qb) => qb.forUpdate()).executeTakeFirst()
+        value = applyStatePatch(row ? (JSON.parse(row.data) as JsonObject) : undefined, e.patch)
+      } else value = e.data
+      const data = JSON.stringify(value)
+      await trx.insertInto('bot_states').values({ bot_id: botId, scope: e.scope, scope_id: e.scopeId, data, updated_at: now })
+        .onConflict((oc) => oc.columns(['bot_id', 'scope', 'scope_id']).doUpdateSet({ data, updated_at: now })).execute()
+    }
   }
 
   async appendBotLogs(rows: BotLogRow[]): Promise<void> {
@@ -830,11 +851,7 @@ export class KyselyStore implements Store {
 
   async finishBotTurn(turn: import('../store.js').BotTurnEnd): Promise<void> {
     await this.db.transaction().execute(async (trx) => {
-      for (const e of turn.states) {
-        const data = JSON.stringify(e.data)
-        await trx.insertInto('bot_states').values({ bot_id: turn.botId, scope: e.scope, scope_id: e.scopeId, data, updated_at: turn.now })
-          .onConflict((oc) => oc.columns(['bot_id', 'scope', 'scope_id']).doUpdateSet({ data, updated_at: turn.now })).execute()
-      }
+      await this.writeBotStates(trx, turn.botId, turn.states, turn.now)
       if (turn.logs.length > 0) {
         await trx.insertInto('bot_logs')
           .values(turn.logs.map((r) => ({ id: r.id, bot_id: r.botId, at: r.at, level: r.level, message: r.message, conversation_id: r.conversationId })))
