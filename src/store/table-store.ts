@@ -111,6 +111,9 @@ export interface TableJobRow {
   updatedAt: number
 }
 
+export interface JobPatch { status?: JobStatus; progress?: number; params?: JsonObject; outputFileId?: string; error?: string }
+export interface ImportBatchJob { id: string; owner: string; leaseUntil: number; patch: (inserted: (TableRecord | undefined)[]) => JobPatch }
+
 export interface TableStore {
   /** Throws UniqueViolation when the bot already has a table of that name. */
   createTable(row: TableRow): Promise<void>
@@ -151,7 +154,12 @@ export interface TableStore {
   /** Leases the oldest pending or in-progress job whose lease is free or expired. Atomic across instances. */
   claimJob(owner: string, now: number, leaseMs: number): Promise<TableJobRow | undefined>
   /** Progress, params (a cursor), status of a job `owner` holds, lease renewed; false when the lease was lost. */
-  updateJob(id: string, owner: string, patch: { status?: JobStatus; progress?: number; params?: JsonObject; outputFileId?: string; error?: string }, now: number, leaseUntil: number): Promise<boolean>
+  updateJob(id: string, owner: string, patch: JobPatch, now: number, leaseUntil: number): Promise<boolean>
+  /**
+   * One batch of an import: insertRows and the job's updateJob (its cursor, from `job.patch` given what
+   * was inserted) in one transaction. Undefined, with nothing inserted, when `job.owner` lost the lease.
+   */
+  importBatch(tableId: string, rows: NewRecord[], now: number, job: ImportBatchJob): Promise<(TableRecord | undefined)[] | undefined>
   /** Gives a claimed job back (shutdown). */
   releaseJob(id: string, owner: string): Promise<void>
 }

@@ -164,5 +164,29 @@ export function describeTablesContract(name: string, factory: TableStoreFactory)
       expect((await store.tables.getJob(retaken!.id))?.status).toBe('completed')
       expect((await store.tables.listJobs(t.id, 100)).length).toBe(6)
     })
+
+    it('importBatch: the rows and the job\'s cursor are written together; a holder that lost the lease inserts nothing', async () => {
+      const bot = (await seed(store)).bot.id
+      const t = tableRow(bot)
+      await store.tables.createTable(t)
+      await store.tables.createJob({ id: `job_i${seq}`, botId: bot, tableId: t.id, type: 'import', status: 'pending', progress: 0, params: { offset: 0 }, inputFileId: null, outputFileId: null, error: null, attempts: 0, createdAt: -1, updatedAt: -1 })
+      // (the oldest job: claimJob takes it before the other tests' jobs)
+      const now = 10 ** 13 + 1
+      const claimed = await store.tables.claimJob('first', now, 1000)
+      expect(claimed?.id).toBe(`job_i${seq}`)
+      const rows = [rec({ n: 1 }), rec({ n: 2 }, 'k'), rec({ n: 3 }, 'k')]
+      const batch = (owner: string, at: number) => store.tables.importBatch(t.id, rows, at, {
+        id: claimed!.id, owner, leaseUntil: at + 1000,
+        patch: (inserted) => ({ progress: 0.5, params: { offset: 3, duplicates: inserted.filter((r) => r === undefined).length } }),
+      })
+      const inserted = await batch('first', now)
+      expect(inserted?.map((r) => r?.data)).toEqual([{ n: 1 }, { n: 2 }, undefined])
+      expect((await store.tables.getJob(claimed!.id))?.params).toEqual({ offset: 3, duplicates: 1 })
+      // the lease expires and another instance takes the job: the first one's next batch is refused whole
+      expect((await store.tables.claimJob('second', now + 5000, 1000))?.id).toBe(claimed!.id)
+      expect(await batch('first', now + 5001)).toBeUndefined()
+      expect(await store.tables.countRows(t.id)).toBe(2)
+      expect((await store.tables.getJob(claimed!.id))?.params).toEqual({ offset: 3, duplicates: 1 })
+    })
   })
 }

@@ -22,10 +22,10 @@ const BATCH = 500
 /**
  * The Tables API's background jobs (import, export, delete by filter), durable in bot_table_jobs:
  * a worker claims a job with a lease (renewed at each batch), records its progress and cursor in the
- * job's params after each batch, and marks it completed or failed with the reason. A job whose lease
+ * job's params with each batch, and marks it completed or failed with the reason. A job whose lease
  * expired (its instance stopped or crashed) is claimed again and resumes from its cursor: deletes
- * re-run their filter (idempotent), imports skip the rows already imported (a batch cut by a crash
- * may be imported twice: a key column keeps such rows unique), exports start over (same file key).
+ * re-run their filter (idempotent), imports go on after the rows already imported (a batch and
+ * its cursor are written in one transaction, so none is imported twice), exports start over (same file key).
  */
 export class TableJobs {
   private readonly store: TableStore
@@ -129,12 +129,22 @@ export class TableJobs {
         const data = this.tables.check(loaded.table, loaded.cols, r, offset + i, out)
         return data ? [this.tables.record(loaded.table, loaded.cols, data)] : []
       })
-      const inserted = await this.store.insertRows(loaded.table.id, accepted, Date.now())
-      const dup = inserted.filter((r) => r === undefined).length
-      refused += out.errors.length + dup
-      for (const e of out.errors) if (firstErrors.length < 10) firstErrors.push(e)
-      offset += batch.length
-      if (!(await update({ progress: offset / rows.length, params: { ...job.params, offset, refused, errors: firstErrors } }))) throw new Stopped()
+      const next = offset + batch.length
+      const errors = [...firstErrors, ...out.errors].slice(0, 10)
+      let refusedNow = refused
+      const now = Date.now()
+      // the rows and the cursor past them are written together: a crash imports the batch once or not at all
+      const inserted = await this.store.importBatch(loaded.table.id, accepted, now, {
+        id: job.id, owner: this.owner, leaseUntil: now + this.options.leaseMs,
+        patch: (done) => {
+          refusedNow = refused + out.errors.length + done.filter((r) => r === undefined).length
+          return { progress: next / rows.length, params: { ...job.params, offset: next, refused: refusedNow, errors } }
+        },
+      })
+      if (!inserted) throw new Stopped()
+      offset = next
+      refused = refusedNow
+      firstErrors.splice(0, firstErrors.length, ...errors)
     }
     await update({
       status: 'completed', progress: 1, params: { ...job.params, offset, refused, errors: firstErrors },

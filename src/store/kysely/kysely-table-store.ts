@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto'
-import { sql, type Generated, type Kysely, type RawBuilder } from 'kysely'
+import { sql, type Generated, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import type { JsonObject } from '../store.js'
 import { UniqueViolation } from '../store.js'
 import {
-  COLUMN_NAME, type FieldRef, type GroupSpec, type JobStatus, type JobType, type NewRecord, type RowCondition, type RowQuery,
+  COLUMN_NAME, type FieldRef, type GroupSpec, type ImportBatchJob, type JobPatch, type JobStatus, type JobType, type NewRecord, type RowCondition, type RowQuery,
   type TableDefinition, type TableJobRow, type TableRecord, type TableRow, type TableStore,
 } from '../table-store.js'
 
@@ -190,7 +190,26 @@ export class KyselyTableStore implements TableStore {
 
   async insertRows(tableId: string, rows: NewRecord[], now: number): Promise<(TableRecord | undefined)[]> {
     if (rows.length === 0) return []
-    return this.db.transaction().execute(async (trx) => {
+    return this.db.transaction().execute((trx) => this.insertRowsIn(trx, tableId, rows, now))
+  }
+
+  async importBatch(tableId: string, rows: NewRecord[], now: number, job: ImportBatchJob): Promise<(TableRecord | undefined)[] | undefined> {
+    const lost = Symbol('lease lost')
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const inserted = rows.length === 0 ? [] : await this.insertRowsIn(trx, tableId, rows, now)
+        // the job's cursor moves in the same transaction: a crash leaves both the rows and the cursor as they were
+        if (!(await this.updateJobIn(trx, job.id, job.owner, job.patch(inserted), now, job.leaseUntil))) throw lost
+        return inserted
+      })
+    } catch (err) {
+      if (err === lost) return undefined
+      throw err
+    }
+  }
+
+  private async insertRowsIn(trx: Transaction<TablesSchema>, tableId: string, rows: NewRecord[], now: number): Promise<(TableRecord | undefined)[]> {
+    {
       const out: (TableRecord | undefined)[] = []
       // Multi-row INSERTs; a row whose key value is taken (before, or earlier in the same call) is skipped
       // by ON CONFLICT DO NOTHING. RETURNING gives the inserted rows, in id (= VALUES) order: they are
@@ -215,7 +234,7 @@ export class KyselyTableStore implements TableStore {
         }
       }
       return out
-    })
+    }
   }
 
   async getRows(tableId: string, ids: number[]): Promise<TableRecord[]> {
@@ -362,9 +381,13 @@ export class KyselyTableStore implements TableStore {
     return r && toJob(r)
   }
 
-  async updateJob(id: string, owner: string, patch: { status?: JobStatus; progress?: number; params?: JsonObject; outputFileId?: string; error?: string }, now: number, leaseUntil: number): Promise<boolean> {
+  updateJob(id: string, owner: string, patch: JobPatch, now: number, leaseUntil: number): Promise<boolean> {
+    return this.updateJobIn(this.db, id, owner, patch, now, leaseUntil)
+  }
+
+  private async updateJobIn(db: Kysely<TablesSchema> | Transaction<TablesSchema>, id: string, owner: string, patch: JobPatch, now: number, leaseUntil: number): Promise<boolean> {
     const done = patch.status === 'completed' || patch.status === 'failed'
-    const r = await this.db.updateTable('bot_table_jobs').set({
+    const r = await db.updateTable('bot_table_jobs').set({
       ...(patch.status !== undefined ? { status: patch.status } : {}),
       ...(patch.progress !== undefined ? { progress: patch.progress } : {}),
       ...(patch.params !== undefined ? { params: JSON.stringify(patch.params) } : {}),
