@@ -64,12 +64,13 @@ describe('markdown', () => {
     expect(text).toBe('<script>alert(1)</script> <img src=x onerror=alert(1)> <b>bold</b>')
   })
 
-  it('stays fast on hostile input', () => {
-    const inputs = ['*'.repeat(20_000), '_a'.repeat(10_000), '['.repeat(20_000), '`'.repeat(20_000), '**a'.repeat(7_000), '> '.repeat(10_000) + 'x', ('- a\n  b\n').repeat(3000), '![a](' + 'x'.repeat(20_000)]
+  // No timing assertion: inputs ten times the size a quadratic parser could get through, so a parser that
+  // backtracks or rescans would run for minutes and hit this test's timeout (a linear one takes well under a second).
+  it('parses hostile input of 200,000 characters without backtracking (bounded by the test timeout)', { timeout: 30_000 }, () => {
+    const n = 200_000
+    const inputs = ['*'.repeat(n), '_a'.repeat(n / 2), '['.repeat(n), '`'.repeat(n), '**a'.repeat(n / 3), '> '.repeat(n / 2) + 'x', ('- a\n  b\n').repeat(n / 8), '![a](' + 'x'.repeat(n)]
     for (const input of inputs) {
-      const started = performance.now()
       const blocks = parseMarkdown(input)
-      expect(performance.now() - started, input.slice(0, 10)).toBeLessThan(1000)
       expect(inlineText(blocks.flatMap((b) => ('c' in b && b.t !== 'quote' ? b.c : [])))).toBeTypeOf('string')
     }
   })
