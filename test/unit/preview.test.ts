@@ -86,22 +86,22 @@ describe('previewOf: markdown', () => {
     expect(md('\n\n  a\n\n\n\nb  \n\n')).toBe('a\n\nb')
   })
 
-  it('stays linear on hostile input', () => {
+  // No timing assertion: each input is ten times what a quadratic scan could get through before the test's
+  // timeout, so a backtracking or rescanning preview fails by timing out (a linear one takes milliseconds).
+  it('stays linear on hostile input (bounded by the test timeout)', { timeout: 30_000 }, () => {
     const hostile = [
-      '['.repeat(50_000),
-      '*'.repeat(50_000) + 'x',
-      '**a'.repeat(20_000),
-      '# ' + ' '.repeat(50_000) + 'x',
-      '<a' + ' '.repeat(50_000),
-      '_a'.repeat(30_000),
-      '![' + '('.repeat(50_000),
-      '`'.repeat(50_000),
-      '&'.repeat(50_000),
+      '['.repeat(500_000),
+      '*'.repeat(500_000) + 'x',
+      '**a'.repeat(200_000),
+      '# ' + ' '.repeat(500_000) + 'x',
+      '<a' + ' '.repeat(500_000),
+      '_a'.repeat(300_000),
+      '![' + '('.repeat(500_000),
+      '`'.repeat(500_000),
+      '&'.repeat(500_000),
     ]
     for (const text of hostile) {
-      const started = performance.now()
-      previewOf({ type: 'markdown', markdown: text })
-      expect(performance.now() - started).toBeLessThan(250)
+      expect(previewOf({ type: 'markdown', markdown: text })).toBeTypeOf('string')
     }
   })
 })
