@@ -143,6 +143,26 @@ export async function benchRemoteBot() {
 
 type Result = Awaited<ReturnType<typeof benchRemoteBot>>
 
+/**
+ * What the machine allows at most: the SDK bot's own CPU per turn (its process, measured in the closed
+ * loop) and Parley's, on this machine's cores. Throughput cannot pass cores / (bot + server CPU per turn),
+ * nor cores / (bot CPU per turn) even were Parley's share zero.
+ */
+function ceiling(r: Result): string[] {
+  const t = r.remote.throughput
+  if (r.remote.botCpu === undefined || t.serverCpu === undefined || t.turnsPerSec === 0) return []
+  const cores = cpus().length
+  const botMs = (r.remote.botCpu / t.turnsPerSec) * 1000
+  const serverMs = (t.serverCpu / t.turnsPerSec) * 1000
+  const round = (n: number) => Math.round(n)
+  return [
+    '',
+    `Ceiling on this machine: the SDK bot alone spends ${botMs.toFixed(2)} ms of CPU per turn, so ${cores} cores allow at most ` +
+      `${round((cores * 1000) / botMs)} turns/s even if Parley's own share were zero, and ${round((cores * 1000) / (botMs + serverMs))} turns/s ` +
+      `with Parley's measured ${serverMs.toFixed(2)} ms per turn.`,
+  ]
+}
+
 export function resultsMarkdown(r: Result, command: string): string {
   const perTurn = (cores: number | undefined, p: PathResult) => (cores === undefined || p.throughput.turnsPerSec === 0 ? '-' : `${Math.round((cores / p.throughput.turnsPerSec) * 1000 * 100) / 100} ms`)
   const row = (p: PathResult) => `| ${p.path === 'sandbox' ? 'sandboxed echo (QuickJS)' : 'remote @botpress/sdk echo (its url)'} | ${p.latency.p50} ms | ${p.latency.p99} ms | ${p.latency.lost} | ${p.throughput.turnsPerSec} | ${p.throughput.p50} ms | ${p.throughput.p99} ms | ${p.throughput.lost} | ${p.throughput.serverCpu ?? '?'} (${perTurn(p.throughput.serverCpu, p)}/turn) | ${p.botCpu ?? '-'} (${perTurn(p.botCpu, p)}/turn) |`
@@ -160,6 +180,7 @@ export function resultsMarkdown(r: Result, command: string): string {
     row(r.remote),
     '',
     `Targets: p50 overhead ≤ 2 ms over the sandboxed path (${r.overheadP50 < 0 ? '**not judged**: the sandboxed path came out slower, so this run\'s noise exceeds the difference' : met(r.overheadP50 <= 2)}: ${r.overheadP50} ms); ≥ 1,000 remote turns/s with ${r.conversations} conversations (${met(r.remote.throughput.turnsPerSec >= 1000)}: ${r.remote.throughput.turnsPerSec}/s).`,
+    ...ceiling(r),
     '',
     'Reproduce: `npm run bench -- remote-bot` (or `tsx bench/remote-bot.ts`; knobs `BENCH_REMOTE_*` at the top of bench/remote-bot.ts).',
   ].join('\n')
