@@ -1,6 +1,7 @@
-import { Ajv } from 'ajv'
+import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import type { FastifyInstance } from 'fastify'
+import fastJsonStringify from 'fast-json-stringify'
 import { ANY_KEY } from '../schemas/common.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
@@ -14,12 +15,33 @@ export function registerValidation(app: FastifyInstance): void {
   const common = { useDefaults: true, removeAdditional: false, strict: false, allErrors: false, discriminator: true } as const
   const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }))
   const paramAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }))
-  app.setValidatorCompiler(({ schema, httpPart }) => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema))
+  // Validators and response serializers are compiled on a route's first use, not at start: compiling all of
+  // them took most of the start-up time (ajv's code generation and fast-json-stringify's, ~40% of the CPU
+  // profile of `parley serve` before it listens), for routes most instances never call. Every schema is still
+  // compiled by the test suite (the fuzz suite calls every operation), so none fails only in production.
+  app.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema)))
+  app.setSerializerCompiler(({ schema }) => {
+    let serialize: ((data: unknown) => string) | undefined
+    return (data: unknown) => (serialize ??= fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]))(data)
+  })
   // One rule for free-form maps on every route (issue #13): keys are returned exactly as stored.
   app.addHook('onRoute', (route) => {
     const where = narrowMapKeys(route.schema)
     if (where) throw new Error(`${[route.method].flat().join(',')} ${route.url}: schema at ${where} keys a map by a pattern other than ANY_KEY; use StringMap (src/http/schemas/common.ts)`)
   })
+}
+
+/**
+ * An ajv validator compiled when first called. Fastify reads `errors` from the function it was given and
+ * passes the parent object when the function has `schemaEnv` (so ajv may coerce a root value): both are
+ * forwarded to the compiled validator.
+ */
+function lazyValidator(compile: () => ValidateFunction): ValidateFunction {
+  let validate: ValidateFunction | undefined
+  const wrapper = ((data: unknown, context?: Parameters<ValidateFunction>[1]) => (validate ??= compile())(data, context)) as ValidateFunction
+  Object.defineProperty(wrapper, 'errors', { get: () => validate?.errors, set: () => {}, configurable: true })
+  Object.defineProperty(wrapper, 'schemaEnv', { value: {}, configurable: true })
+  return wrapper
 }
 
 /**
