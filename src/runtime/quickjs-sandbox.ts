@@ -37,8 +37,14 @@ const HOG_MS = 100
 const SUSPECT_MS = 10 * 60_000
 /** Evacuations a run may go through (it is never their cause); crashes and stops count in MAX_MOVES. */
 const MAX_EVACUATIONS = 10
-/** OS priority (nice) of quarantine workers: the server's own threads and other bots' workers come first. */
-const QUARANTINE_NICE = 10
+/**
+ * OS priority (nice) of quarantine workers. 0, the same as every other thread: hook budgets are wall time,
+ * so a lowered priority made a suspect bot's turns starve past their budget whenever the machine was busy
+ * (at nice 19, and still at nice 10 under a load of 12 on 2 cores): each turn then failed, which kept the bot
+ * suspect, and the bot stopped working until the load went down. Quarantine still keeps its runs on workers
+ * of their own, so its next attack holds no other bot's worker.
+ */
+const QUARANTINE_NICE = 0
 /** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
 const MAX_MOVES = 2
 
