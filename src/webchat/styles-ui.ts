@@ -9,4 +9,25 @@ export const WEBCHAT_UI_CSS = String.raw`
 .pw-button.pw-chosen::before { content: "\2713\00a0"; }
 .pw-choice [disabled]:not(.pw-chosen), .pw-dropdown [disabled] { cursor: default; }
 .pw-select[disabled] { opacity: .7; }
+
+.pw-msg.pw-type-carousel { max-width: 100%; }
+.pw-carousel-wrap { display: flex; flex-direction: column; gap: 4px; max-width: min(100vw - 40px, 560px); }
+.pw-carousel {
+  position: relative; max-width: 100%; scroll-snap-type: x mandatory; scroll-behavior: auto; scroll-padding: 0;
+  overscroll-behavior-x: contain; scrollbar-width: thin; -webkit-overflow-scrolling: touch; touch-action: pan-x pan-y;
+}
+.pw-carousel > .pw-card { scroll-snap-align: start; scroll-snap-stop: always; }
+.pw-carousel-controls { display: flex; align-items: center; justify-content: center; gap: 12px; }
+.pw-carousel-controls[hidden] { display: none; }
+.pw-carousel-arrow {
+  min-width: 44px; min-height: 44px; border-radius: 999px; border: 1px solid var(--pw-accent); background: var(--pw-surface);
+  color: var(--pw-accent); font: inherit; font-size: 1.5rem; line-height: 1; cursor: pointer;
+}
+@media (hover: hover) { .pw-carousel-arrow:hover { background: var(--pw-accent); color: var(--pw-accent-text); } }
+.pw-carousel-arrow[aria-disabled="true"] { border-color: var(--pw-border); color: var(--pw-muted); background: var(--pw-surface); cursor: default; }
+.pw-carousel-position { min-width: 5em; text-align: center; font-size: .85rem; color: var(--pw-muted); }
+@media (max-width: 480px) {
+  .pw-carousel-wrap { max-width: calc(100vw - 24px); }
+  .pw-carousel > .pw-card { width: min(260px, calc(100vw - 64px)); }
+}
 `

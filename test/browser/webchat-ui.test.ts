@@ -97,4 +97,79 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await accessible(page)
     })
   }
+
+  for (const width of WIDTHS) {
+    it(`carousel at ${width} px: labelled arrows (mouse and keyboard), swipe, scroll-snap; every card reachable whole`, async () => {
+      const { page, context } = await open(width)
+      await openChat(page, h.credentials.chat.webchatUrl!)
+      const agent = await secondParticipant(h.credentials.chat.url, page)
+      const cards = [1, 2, 3, 4].map((n) => ({ type: 'card' as const, title: `Card ${n}`, subtitle: 'A subtitle long enough to wrap on a phone', actions: [{ action: 'postback' as const, label: `Pick ${n}`, value: `pick-${n}` }] }))
+      await agent.say({ type: 'carousel', items: cards })
+      const carousel = page.getByRole('group', { name: '4 cards' })
+      await carousel.waitFor()
+      expect(await carousel.getAttribute('aria-roledescription')).toBe('carousel')
+      const prev = page.getByRole('button', { name: 'Previous card' })
+      const next = page.getByRole('button', { name: 'Next card' })
+      await next.waitFor()
+      const track = page.locator('.pw-carousel')
+      /** Whether card n is wholly inside the visible part of the row. */
+      const whole = async (n: number) => {
+        const [row, card] = await Promise.all([track.boundingBox(), page.locator('.pw-carousel .pw-card', { hasText: `Card ${n}` }).boundingBox()])
+        return card!.x >= row!.x - 1 && card!.x + card!.width <= row!.x + row!.width + 1
+      }
+      const position = () => page.locator('.pw-carousel-position').textContent()
+      expect(await prev.getAttribute('aria-disabled')).toBe('true')
+      expect(await whole(1)).toBe(true)
+      expect(await whole(4)).toBe(false)
+      // The page itself never scrolls sideways.
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
+
+      // Next, with the mouse: the second card comes wholly into view.
+      await next.click()
+      await expect.poll(() => whole(2)).toBe(true)
+      expect(await prev.getAttribute('aria-disabled')).toBe('false')
+      // Keyboard: Enter on the focused arrow moves on, and the focus stays on it.
+      await next.focus()
+      for (let i = 0; i < 3; i++) await page.keyboard.press('Enter')
+      await expect.poll(() => whole(4)).toBe(true)
+      expect(await next.getAttribute('aria-disabled')).toBe('true')
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Next card')
+      await expect.poll(position).toMatch(/4 of 4$/)
+      await page.getByRole('button', { name: 'Pick 4' }).click()
+      await mine(page, 'Pick 4').waitFor()
+      // Back to the start (Playwright treats aria-disabled as disabled: click while it is not).
+      for (let i = 0; i < 4 && (await prev.getAttribute('aria-disabled')) !== 'true'; i++) {
+        await prev.click()
+        await page.waitForTimeout(50) // the position is updated on the next animation frame
+      }
+      await expect.poll(() => whole(1)).toBe(true)
+      expect(await prev.getAttribute('aria-disabled')).toBe('true')
+
+      // The row itself takes the arrow keys (it is in the tab order) and snaps card by card.
+      await track.focus()
+      await page.keyboard.press('ArrowRight')
+      await expect.poll(() => track.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0)
+      await expect.poll(async () => (await Promise.all([1, 2, 3, 4].map(whole))).some(Boolean)).toBe(true)
+      await track.evaluate((el) => el.scrollTo({ left: 0 }))
+
+      if (width < 500) {
+        // A swipe to the left (touch events through the DevTools protocol, as a finger would send them) lands on
+        // the second card: scroll-snap aligns it, whole.
+        const box = (await track.boundingBox())!
+        const cdp = await context.newCDPSession(page)
+        const y = Math.round(box.y + 40)
+        const x = Math.round(box.x + box.width * 0.8)
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] })
+        for (let i = 1; i <= 8; i++) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x - i * 20, y }] })
+        await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] })
+        await expect.poll(() => whole(2)).toBe(true)
+        // Snapped: the second card's left edge on the row's left edge.
+        await expect.poll(() => track.evaluate((el) => Math.round((el.children[1] as HTMLElement).offsetLeft - el.scrollLeft))).toBe(0)
+        await expect.poll(position).toBe('2 of 4')
+        await expect.poll(() => whole(1)).toBe(false)
+      }
+      await page.screenshot({ path: artifactPath(`webchat-carousel-${width}.png`) })
+      await accessible(page)
+    })
+  }
 })

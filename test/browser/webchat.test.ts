@@ -157,7 +157,7 @@ describeBrowser('webchat in Chromium', () => {
     expect(await log.locator('a.pw-location-link').getAttribute('href')).toContain('openstreetmap.org/?mlat=45.501700&mlon=-73.567300')
     expect(await log.locator('.pw-card-title', { hasText: 'Card title' }).count()).toBe(1)
     expect(await log.locator('.pw-carousel .pw-card').count()).toBe(2)
-    expect(await log.locator('.pw-carousel').getAttribute('aria-roledescription')).toBe('carousel')
+    expect(await log.locator('.pw-carousel-wrap').getAttribute('aria-roledescription')).toBe('carousel')
     expect(await page.getByRole('button', { name: 'Option A' }).count()).toBe(1)
     expect(await page.getByLabel('Select one').count()).toBe(1)
     expect(await log.locator('.pw-bloc > *').count()).toBe(3)

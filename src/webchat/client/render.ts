@@ -2,6 +2,7 @@
 import { mapUrl, safeUrl } from '../shared/payload.js'
 import type { CardAction, CardBody, MessagePayload, Option } from '../shared/types.js'
 import { h, icon, srOnly, uniqueId } from './dom.js'
+import { renderCarousel } from './carousel.js'
 import { renderMarkdown } from './markdown-dom.js'
 
 export interface RenderContext {
@@ -75,21 +76,8 @@ export function renderPayload(payload: MessagePayload, ctx: RenderContext): HTML
     }
     case 'card':
       return renderCard(payload, ctx)
-    case 'carousel': {
-      const items = Array.isArray(payload.items) ? payload.items : []
-      const carousel = h('div', {
-        class: 'pw-carousel',
-        attrs: { role: 'group', 'aria-roledescription': 'carousel', 'aria-label': `${items.length} cards`, tabindex: '0' },
-      })
-      items.forEach((item, i) => {
-        const card = renderCard(item, ctx)
-        card.setAttribute('role', 'group')
-        card.setAttribute('aria-roledescription', 'slide')
-        card.setAttribute('aria-label', `${i + 1} of ${items.length}: ${str(item.title)}`)
-        carousel.appendChild(card)
-      })
-      return carousel
-    }
+    case 'carousel':
+      return renderCarousel(Array.isArray(payload.items) ? payload.items : [], (item) => renderCard(item, ctx))
     case 'choice':
       return renderChoice(str(payload.text), payload.options, ctx)
     case 'dropdown':
