@@ -30,4 +30,13 @@ export const WEBCHAT_UI_CSS = String.raw`
   .pw-carousel-wrap { max-width: calc(100vw - 24px); }
   .pw-carousel > .pw-card { width: min(260px, calc(100vw - 64px)); }
 }
+.pw-history { display: flex; flex-direction: column; align-items: center; gap: 6px; padding: 4px 0 8px; }
+.pw-history[data-state="off"] { display: none; }
+.pw-history-button {
+  min-height: 44px; padding: 8px 16px; border-radius: 999px; border: 1px solid var(--pw-border); background: var(--pw-surface);
+  color: var(--pw-accent); font: inherit; font-size: .9rem; font-weight: 600; cursor: pointer;
+}
+.pw-history[data-state="loading"] .pw-history-button { color: var(--pw-muted); cursor: progress; }
+.pw-history-end { margin: 0; font-size: .85rem; color: var(--pw-muted); }
+.pw-log { overflow-anchor: none; }
 `

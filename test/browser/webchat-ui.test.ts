@@ -172,4 +172,75 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await accessible(page)
     })
   }
+
+  for (const width of WIDTHS) {
+    it(`history at ${width} px: back through the whole conversation a page at a time, the reader's place kept`, async () => {
+      const { page: first, context } = await open(width)
+      await openChat(first, h.credentials.chat.webchatUrl!)
+      const me = await session(first)
+      const agent = await secondParticipant(h.credentials.chat.url, first)
+      await first.close()
+      // 250 messages (more than the 200 the page used to read), one at a time so their order is known.
+      const mineApi = new ChatApi(h.credentials.chat.url, me.userKey)
+      const TOTAL = 250
+      for (let i = 1; i <= TOTAL; i++) {
+        const payload = { type: 'text' as const, text: `message ${i}` }
+        if (i % 5 === 0) await mineApi.createMessage(me.conversationId, payload)
+        else await agent.say(payload)
+      }
+
+      const page = await context.newPage()
+      const errors = watchErrors(page)
+      onTestFinished(() => {
+        expect(errors).toEqual([])
+      })
+      await openChat(page, h.credentials.chat.webchatUrl!)
+      const articles = page.locator('#pw-log article')
+      await page.locator('#pw-log article', { hasText: `message ${TOTAL}` }).waitFor()
+      const shown = () => articles.count()
+      expect(await shown()).toBeLessThan(TOTAL)
+      const history = page.locator('.pw-history')
+      expect(await history.getAttribute('data-state')).toBe('more')
+
+      // Scrolling to the top loads the page before, and the message that was first stays where it was on screen.
+      const before = await shown()
+      const firstId = (await articles.first().getAttribute('data-message-id'))!
+      const y0 = await page.evaluate(() => {
+        const log = document.getElementById('pw-log')!
+        log.scrollTop = 0
+        return log.querySelector('article')!.getBoundingClientRect().top
+      })
+      await expect.poll(shown).toBeGreaterThan(before)
+      await expect.poll(() => history.getAttribute('data-state')).not.toBe('loading')
+      const y1 = await page.locator(`#pw-log article[data-message-id="${firstId}"]`).evaluate((el) => el.getBoundingClientRect().top)
+      expect(Math.abs(y1 - y0)).toBeLessThanOrEqual(2)
+
+      // The rest with the keyboard: the button at the top of the log, Enter, until the beginning.
+      const button = page.getByRole('button', { name: 'Load older messages' })
+      for (let i = 0; i < 20 && (await history.getAttribute('data-state')) !== 'done'; i++) {
+        const count = await shown()
+        await button.focus()
+        await page.keyboard.press('Enter')
+        await expect.poll(async () => (await shown()) > count || (await history.getAttribute('data-state')) === 'done').toBe(true)
+        await expect.poll(() => history.getAttribute('data-state')).not.toBe('loading')
+      }
+      expect(await history.getAttribute('data-state')).toBe('done')
+      await page.locator('.pw-history-end', { hasText: 'Beginning of the conversation' }).waitFor()
+      // Every message once, in order.
+      const texts = await page.$$eval('#pw-log article .pw-bubble', (els) => els.map((e) => e.textContent))
+      expect(texts).toEqual(Array.from({ length: TOTAL }, (_, i) => `message ${i + 1}`))
+      const ids = await page.$$eval('#pw-log article', (els) => els.map((e) => e.getAttribute('data-message-id')))
+      expect(new Set(ids).size).toBe(TOTAL)
+      await expect.poll(() => page.locator('#pw-announce').textContent()).toMatch(/beginning of the conversation/)
+      // Live messages still arrive at the bottom.
+      await agent.say({ type: 'text', text: 'a new one' })
+      await page.locator('#pw-log article', { hasText: 'a new one' }).waitFor()
+      expect((await page.$$eval('#pw-log article .pw-bubble', (els) => els.map((e) => e.textContent))).at(-1)).toBe('a new one')
+      await page.evaluate(() => {
+        document.getElementById('pw-log')!.scrollTop = 0
+      })
+      await page.screenshot({ path: artifactPath(`webchat-history-${width}.png`) })
+      await accessible(page)
+    })
+  }
 })

@@ -5,8 +5,10 @@ import { describePayload } from '../shared/payload.js'
 import { ResilientStream, type StreamStatus } from '../shared/sse.js'
 import { Timeline } from '../shared/timeline.js'
 import type { Message, Signal, SignalMessage } from '../shared/types.js'
+import { announcer } from './announce.js'
 import { applyAnswers } from './answers.js'
 import { h, srOnly } from './dom.js'
+import { OlderHistory } from './history.js'
 import { renderPayload } from './render.js'
 
 /**
@@ -155,12 +157,13 @@ function start(): void {
     })
   }
 
-  function show(message: Shown): void {
+  /** Shows a message in its place in the log; `quiet`: an older one, the view does not follow it. */
+  function show(message: Shown, quiet = false): void {
     const index = timeline.add(message)
     if (index < 0) return
     const mine = message.userId === saved?.userId
     const who = mine ? 'You' : message.isBot === false ? 'Someone' : 'Bot'
-    const stick = mine || following
+    const stick = !quiet && (mine || following)
     let body: HTMLElement
     const payload = message.payload
     const label = mine && payload.type === 'text' ? readReplyMetadata(message).label : undefined
@@ -207,20 +210,60 @@ function start(): void {
     else if (signal.type === 'message_deleted') hide(signal.data.id)
   }
 
-  async function catchUp(all: boolean): Promise<void> {
+  const announce = announcer(root)
+  const history = new OlderHistory({
+    log,
+    loadPage: async (token) => {
+      const conversationId = saved?.conversationId ?? ''
+      const { messages, meta } = await api.listMessages(conversationId, token)
+      return { messages: messages.filter((m) => m.conversationId === conversationId), ...(meta.nextToken && { nextToken: meta.nextToken }) }
+    },
+    show: (messages) => {
+      for (const m of messages) show(m, true)
+    },
+    announce,
+  })
+  /** Empties the log (another conversation is about to be shown). */
+  function clearLog(): void {
+    for (const m of [...timeline.messages]) hide(m.id)
+    history.clear()
+    historyOf = undefined
+  }
+  /** The conversation whose newest page is shown (older pages come through `history`). */
+  let historyOf: string | undefined
+
+  /**
+   * Reads the conversation from the server. The first time: its newest page, older ones on demand (`history`).
+   * After a reconnection: the newest pages down to one already shown (at most 10), to fill what the stream missed.
+   */
+  async function catchUp(): Promise<void> {
     const conversationId = saved?.conversationId
     if (!conversationId) return
+    const first = historyOf !== conversationId
     log.setAttribute('aria-busy', 'true')
     try {
-      const messages: Message[] = all ? await api.recentMessages(conversationId, 10) : (await api.listMessages(conversationId)).messages
-      // Oldest first, so the log grows downwards as it would have live.
-      for (const m of [...messages].reverse()) show(m)
-    } finally {
-      log.setAttribute('aria-busy', 'false')
-      if (all) {
+      if (first) {
+        const { messages, meta } = await api.listMessages(conversationId)
+        if (historyOf !== undefined) clearLog() // another conversation was shown (a new session)
+        // Oldest first, so the log grows downwards as it would have live.
+        for (const m of [...messages].reverse()) show(m)
+        historyOf = conversationId
         following = true
         toBottom()
+        history.reset(meta.nextToken)
+        return
       }
+      let token: string | undefined
+      const pages: Message[][] = []
+      for (let page = 0; page < 10; page++) {
+        const { messages, meta } = await api.listMessages(conversationId, token)
+        pages.push(messages)
+        token = meta.nextToken
+        if (!token || messages.some((m) => timeline.has(m.id))) break
+      }
+      for (const m of pages.flat().reverse()) show(m)
+    } finally {
+      log.setAttribute('aria-busy', 'false')
     }
   }
 
@@ -293,9 +336,9 @@ function start(): void {
       const [text, connection] = statusText[status]
       setStatus(text, connection)
     },
-    onOpen: async ({ resumed }) => {
+    onOpen: async () => {
       // The stream is open before the history is read, so nothing falls in between; the timeline drops repeats.
-      await catchUp(!resumed).catch(() => undefined)
+      await catchUp().catch(() => undefined)
       setState('ready')
     },
     onRefused: async (status) => {
