@@ -39,4 +39,25 @@ export const WEBCHAT_UI_CSS = String.raw`
 .pw-history[data-state="loading"] .pw-history-button { color: var(--pw-muted); cursor: progress; }
 .pw-history-end { margin: 0; font-size: .85rem; color: var(--pw-muted); }
 .pw-log { overflow-anchor: none; }
+.pw-image-button {
+  display: block; padding: 0; margin: 0; border: 0; background: none; border-radius: 10px; cursor: zoom-in; max-width: 100%;
+}
+.pw-markdown .pw-image-button { display: inline-block; }
+.pw-lightbox {
+  width: 100vw; height: 100vh; height: 100dvh; max-width: 100vw; max-height: 100vh; max-height: 100dvh; margin: 0; padding: 0;
+  border: 0; background: rgba(0, 0, 0, .92); color: #fff;
+}
+.pw-lightbox[open] { display: flex; flex-direction: column; }
+.pw-lightbox::backdrop { background: rgba(0, 0, 0, .6); }
+.pw-lightbox-bar {
+  display: flex; align-items: center; gap: 12px; padding: 8px 12px; padding-top: max(8px, env(safe-area-inset-top));
+}
+.pw-lightbox-title { flex: 1; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-lightbox-link { color: #cfe0ff; font-size: .9rem; }
+.pw-lightbox-close {
+  min-width: 44px; min-height: 44px; border-radius: 999px; border: 1px solid rgba(255, 255, 255, .6); background: transparent;
+  color: #fff; font: inherit; font-size: 1.5rem; line-height: 1; cursor: pointer;
+}
+.pw-lightbox-stage { flex: 1; min-height: 0; display: flex; align-items: center; justify-content: center; padding: 8px; cursor: zoom-out; }
+.pw-lightbox-image { width: 100%; height: 100%; object-fit: contain; cursor: default; }
 `

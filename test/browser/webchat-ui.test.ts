@@ -8,7 +8,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { ChatApi } from '../../src/webchat/shared/chat-api.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { seriousViolations } from './axe.js'
-import { artifactPath, describeBrowser, launchBrowser, openChat, secondParticipant, session, watchErrors } from './browser.js'
+import { artifactPath, describeBrowser, launchBrowser, openChat, secondParticipant, session, startMediaServer, watchErrors } from './browser.js'
 
 const WIDTHS = [1024, 375] as const
 
@@ -240,6 +240,57 @@ describeBrowser('webchat interactive parts in Chromium', () => {
         document.getElementById('pw-log')!.scrollTop = 0
       })
       await page.screenshot({ path: artifactPath(`webchat-history-${width}.png`) })
+      await accessible(page)
+    })
+  }
+
+  for (const width of WIDTHS) {
+    it(`image lightbox at ${width} px: opens large in a labelled dialog, Escape closes, the focus comes back`, async () => {
+      const { page } = await open(width)
+      const media = await startMediaServer()
+      onTestFinished(() => media.close())
+      await openChat(page, h.credentials.chat.webchatUrl!)
+      const agent = await secondParticipant(h.credentials.chat.url, page)
+      await agent.say({ type: 'image', imageUrl: `${media.url}/photo.svg` })
+      await agent.say({ type: 'markdown', markdown: `A map: ![Mountain map](${media.url}/map.svg) and a linked one [![Logo](${media.url}/logo.svg)](https://example.com)` })
+      const thumb = page.getByRole('button', { name: 'Image (enlarge)' })
+      await thumb.waitFor()
+      await page.waitForFunction(() => Array.from(document.querySelectorAll('#pw-log img')).every((i) => (i as HTMLImageElement).complete))
+      const small = (await thumb.boundingBox())!
+
+      // Mouse: the picture opens in a modal dialog named after it, larger than in the message.
+      await thumb.click()
+      const dialog = page.getByRole('dialog', { name: 'Image' })
+      await dialog.waitFor()
+      const big = (await dialog.locator('img').boundingBox())!
+      expect(big.width).toBeGreaterThan(small.width)
+      expect(big.width).toBeGreaterThanOrEqual(Math.min(width, 800) * 0.8)
+      expect(await dialog.locator('img').getAttribute('src')).toBe(`${media.url}/photo.svg`)
+      expect(await dialog.getByRole('link', { name: /Open original/ }).getAttribute('target')).toBe('_blank')
+      // The focus is in the dialog; the page behind is inert.
+      expect(await page.evaluate(() => document.activeElement?.closest('dialog') !== null)).toBe(true)
+      await page.screenshot({ path: artifactPath(`webchat-lightbox-${width}.png`) })
+      await accessible(page)
+      await page.keyboard.press('Escape')
+      await expect.poll(() => dialog.isVisible()).toBe(false)
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Image (enlarge)')
+
+      // Keyboard: Enter on the picture opens it, the Close button closes it, the focus is back on the picture.
+      await page.keyboard.press('Enter')
+      await dialog.waitFor()
+      await page.getByRole('button', { name: 'Close image' }).focus()
+      await page.keyboard.press('Enter')
+      await expect.poll(() => dialog.isVisible()).toBe(false)
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Image (enlarge)')
+
+      // A markdown image opens the same way; a click on the dark area closes. An image inside a link stays a link.
+      await page.getByRole('button', { name: 'Mountain map (enlarge)' }).click()
+      const map = page.getByRole('dialog', { name: 'Mountain map' })
+      await map.waitFor()
+      await page.mouse.click(5, Math.round((await page.viewportSize())!.height - 5))
+      await expect.poll(() => map.isVisible()).toBe(false)
+      expect(await page.getByRole('button', { name: 'Logo (enlarge)' }).count()).toBe(0)
+      expect(await page.getByRole('link', { name: 'Logo' }).getAttribute('href')).toBe('https://example.com/')
       await accessible(page)
     })
   }

@@ -3,6 +3,7 @@ import { mapUrl, safeUrl } from '../shared/payload.js'
 import type { CardAction, CardBody, MessagePayload, Option } from '../shared/types.js'
 import { h, icon, srOnly, uniqueId } from './dom.js'
 import { renderCarousel } from './carousel.js'
+import { zoomableImage } from './lightbox.js'
 import { renderMarkdown } from './markdown-dom.js'
 
 export interface RenderContext {
@@ -107,9 +108,7 @@ function fileName(url: unknown): string {
 function renderImage(url: unknown, alt: string): HTMLElement {
   const src = safeUrl(url, 'media')
   if (!src) return unavailable('image')
-  return h('a', { class: 'pw-image-link', attrs: { href: src, target: '_blank', rel: 'noopener noreferrer', 'aria-label': `${alt} (opens in a new tab)` } }, [
-    h('img', { class: 'pw-image', attrs: { src, alt, loading: 'lazy', referrerpolicy: 'no-referrer' } }),
-  ])
+  return zoomableImage(src, alt, 'pw-image')
 }
 
 function renderCard(card: CardBody, ctx: RenderContext): HTMLElement {
