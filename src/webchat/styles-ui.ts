@@ -60,4 +60,29 @@ export const WEBCHAT_UI_CSS = String.raw`
 }
 .pw-lightbox-stage { flex: 1; min-height: 0; display: flex; align-items: center; justify-content: center; padding: 8px; cursor: zoom-out; }
 .pw-lightbox-image { width: 100%; height: 100%; object-fit: contain; cursor: default; }
+.pw-restart {
+  min-height: 44px; padding: 0 12px; border-radius: 8px; border: 1px solid var(--pw-border); background: transparent;
+  color: var(--pw-text); font: inherit; font-size: .9rem; font-weight: 600; cursor: pointer; white-space: nowrap;
+}
+.pw-restart[aria-busy="true"] { cursor: progress; color: var(--pw-muted); }
+.pw-composer { position: relative; }
+.pw-emoji-toggle {
+  min-width: 44px; min-height: 44px; border-radius: 12px; border: 1px solid var(--pw-border); background: var(--pw-surface);
+  font-size: 1.25rem; line-height: 1; cursor: pointer; padding: 0;
+}
+.pw-emoji-panel {
+  position: absolute; bottom: calc(100% + 4px); left: 8px; z-index: 5; display: grid; grid-template-columns: repeat(8, 44px);
+  gap: 2px; padding: 6px; background: var(--pw-surface); border: 1px solid var(--pw-border); border-radius: 12px;
+  box-shadow: 0 4px 16px rgba(0, 0, 0, .18); max-width: calc(100vw - 16px);
+}
+.pw-emoji-panel[hidden] { display: none; }
+.pw-emoji {
+  width: 44px; height: 44px; border: 0; border-radius: 8px; background: transparent; font-size: 1.4rem; line-height: 1;
+  cursor: pointer; padding: 0;
+}
+.pw-emoji:hover, .pw-emoji:focus-visible { background: var(--pw-bg); }
+@media (max-width: 480px) {
+  .pw-header { gap: 8px; padding-left: 12px; padding-right: 12px; }
+  .pw-emoji-panel { grid-template-columns: repeat(6, 44px); left: 4px; }
+}
 `

@@ -294,4 +294,95 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await accessible(page)
     })
   }
+
+  for (const width of WIDTHS) {
+    it(`new conversation at ${width} px: "New chat" leaves the old one, the bot greets again, a reload stays in the new one`, async () => {
+      const { page } = await open(width)
+      const before = await openChat(page, demo.credentials.chat.webchatUrl!)
+      const greeting = page.locator('#pw-log article.pw-msg-theirs', { hasText: 'I am the Parley demo bot' })
+      await greeting.waitFor()
+      await page.fill('#pw-input', 'hello')
+      await page.press('#pw-input', 'Enter')
+      await mine(page, 'hello').waitFor()
+
+      // Keyboard: the header's button, Enter.
+      const button = page.getByRole('button', { name: 'New chat' })
+      await button.focus()
+      await page.keyboard.press('Enter')
+      await expect.poll(async () => (await session(page)).conversationId).not.toBe(before.conversationId)
+      const after = await session(page)
+      expect(after.userId).toBe(before.userId) // the same user, a new conversation
+      await expect.poll(() => page.locator('#parley-webchat').getAttribute('data-conversation-id')).toBe(after.conversationId)
+      // The old conversation's messages are gone from the log; the bot's greeting of the new one is there, once.
+      await greeting.waitFor()
+      expect(await mine(page, 'hello').count()).toBe(0)
+      await expect.poll(() => page.locator('#pw-status').textContent()).toBe('Online')
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
+      await expect.poll(() => page.locator('#pw-announce').textContent()).toBe('New conversation started.')
+      await page.fill('#pw-input', 'help')
+      await page.press('#pw-input', 'Enter')
+      await page.getByRole('button', { name: 'Show text' }).waitFor()
+      expect(await greeting.count()).toBe(1)
+      // The old conversation is still there on the server.
+      const old = new ChatApi(demo.credentials.chat.url, before.userKey)
+      expect((await old.listMessages(before.conversationId)).messages.some((m) => (m.payload as { text?: string }).text === 'hello')).toBe(true)
+
+      await page.reload()
+      await page.waitForSelector('#parley-webchat[data-state="ready"]', { state: 'attached' })
+      expect((await session(page)).conversationId).toBe(after.conversationId)
+      await mine(page, 'help').waitFor()
+      expect(await mine(page, 'hello').count()).toBe(0)
+      expect(await page.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(width)
+      await page.screenshot({ path: artifactPath(`webchat-new-conversation-${width}.png`) })
+      await accessible(page)
+    })
+  }
+
+  for (const width of WIDTHS) {
+    it(`emoji at ${width} px: a keyboard-friendly picker inserts at the caret`, async () => {
+      const { page } = await open(width)
+      await openChat(page, h.credentials.chat.webchatUrl!)
+      const toggle = page.getByRole('button', { name: 'Insert emoji' })
+      await page.fill('#pw-input', 'I like it')
+      await page.locator('#pw-input').evaluate((el) => (el as HTMLTextAreaElement).setSelectionRange(2, 2))
+      await toggle.click()
+      expect(await toggle.getAttribute('aria-expanded')).toBe('true')
+      const panel = page.getByRole('group', { name: 'Emoji' })
+      await panel.waitFor()
+      // The focus is on the first emoji; the arrows move it; Enter inserts it where the caret was.
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('grinning face')
+      await page.keyboard.press('ArrowRight')
+      await page.keyboard.press('ArrowRight')
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('smiling face')
+      await page.keyboard.press('ArrowDown')
+      const below = await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))
+      expect(below).toBe(width < 500 ? 'crying face' : 'angry face') // 6 columns on a phone, 8 on a wide screen
+      await page.keyboard.press('ArrowUp')
+      await page.screenshot({ path: artifactPath(`webchat-emoji-${width}.png`) })
+      await accessible(page)
+      await page.keyboard.press('Enter')
+      expect(await page.inputValue('#pw-input')).toBe('I 😊like it')
+      expect(await panel.isVisible()).toBe(false)
+      expect(await toggle.getAttribute('aria-expanded')).toBe('false')
+      expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
+
+      // Escape closes and gives the focus back to the button; a click elsewhere closes too.
+      await toggle.focus()
+      await page.keyboard.press('Enter')
+      await panel.waitFor()
+      await page.keyboard.press('Escape')
+      expect(await panel.isVisible()).toBe(false)
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Insert emoji')
+      await toggle.click()
+      await panel.waitFor()
+      await page.locator('#pw-log').click({ position: { x: 5, y: 5 } })
+      await expect.poll(() => panel.isVisible()).toBe(false)
+
+      await page.locator('#pw-input').press('End')
+      await page.getByRole('button', { name: 'Insert emoji' }).click()
+      await page.getByRole('button', { name: 'party popper' }).click()
+      await page.press('#pw-input', 'Enter')
+      await mine(page, 'I 😊like it🎉').waitFor()
+    })
+  }
 })

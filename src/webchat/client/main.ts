@@ -7,9 +7,11 @@ import { Timeline } from '../shared/timeline.js'
 import type { Message, Signal, SignalMessage } from '../shared/types.js'
 import { announcer } from './announce.js'
 import { applyAnswers } from './answers.js'
+import { addEmojiPicker } from './emoji.js'
 import { h, srOnly } from './dom.js'
 import { OlderHistory } from './history.js'
 import { renderPayload } from './render.js'
+import { addRestartButton } from './restart.js'
 
 /**
  * The webchat page: talks only to the public Chat API of one chat integration, as one end user whose key is
@@ -75,7 +77,8 @@ function start(): void {
     const close = () => window.parent.postMessage({ type: 'parley:close' }, '*')
     closeButton.addEventListener('click', close)
     document.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape') close()
+      // Not while a dialog of the page (the image lightbox) is open: Escape closes that first.
+      if (event.key === 'Escape' && !event.defaultPrevented && !document.querySelector('dialog[open]')) close()
     })
   }
 
@@ -321,6 +324,8 @@ function start(): void {
     }
   }
 
+  /** While the page moves to a new conversation (the stream is restarted: not a lost connection). */
+  let switching = false
   const statusText: Record<StreamStatus, [string, string]> = {
     connecting: ['Connecting…', 'connecting'],
     open: ['Online', 'open'],
@@ -333,8 +338,9 @@ function start(): void {
     headers: () => api.authHeaders(),
     onFrame: (frame) => onSignal(frame.data),
     onStatus: (status) => {
-      const [text, connection] = statusText[status]
+      const [text, connection] = switching && status !== 'open' ? ['Starting a new conversation…', 'connecting'] : statusText[status]
       setStatus(text, connection)
+      if (status === 'open') switching = false
     },
     onOpen: async () => {
       // The stream is open before the history is read, so nothing falls in between; the timeline drops repeats.
@@ -383,6 +389,35 @@ function start(): void {
       showError(`Your message was not sent: ${errorText(err)}. Press Enter to try again.`)
     })
   })
+
+  addEmojiPicker(form, input)
+
+  // ---- a new conversation ----
+
+  /** Leaves the current conversation (kept on the server) for a new one; the bot greets in it as in the first. */
+  async function newConversation(): Promise<void> {
+    showError(undefined)
+    try {
+      await ready
+      if (!saved) return
+      const { conversation } = await api.createConversation()
+      switching = true
+      await stream.stop()
+      saved.conversationId = conversation.id
+      save()
+      root.dataset.conversationId = conversation.id
+      clearLog()
+      stream.lastEventId = undefined
+      stream.start()
+      announce('New conversation started.')
+      input.focus()
+    } catch (err) {
+      showError(`A new conversation could not be started: ${errorText(err)}. Try again.`)
+      switching = false
+      if (!stream.running) stream.start()
+    }
+  }
+  addRestartButton(closeButton.parentElement!, closeButton, newConversation)
 
   setState('connecting')
   ready = connect()
