@@ -95,6 +95,9 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       expect(await page.getByRole('button', { name: 'Yes' }).isEnabled()).toBe(true)
       await page.screenshot({ path: artifactPath(`webchat-answers-${width}.png`) })
       await accessible(page)
+      // Dark mode too (the chosen option's colours are the page's accent).
+      await page.emulateMedia({ colorScheme: 'dark' })
+      await accessible(page)
     })
   }
 
@@ -169,6 +172,8 @@ describeBrowser('webchat interactive parts in Chromium', () => {
         await expect.poll(() => whole(1)).toBe(false)
       }
       await page.screenshot({ path: artifactPath(`webchat-carousel-${width}.png`) })
+      await accessible(page)
+      await page.emulateMedia({ colorScheme: 'dark' })
       await accessible(page)
     })
   }
