@@ -11,6 +11,8 @@ import { seriousViolations } from './axe.js'
 import { artifactPath, describeBrowser, launchBrowser, openChat, secondParticipant, session, startMediaServer, watchErrors } from './browser.js'
 
 const WIDTHS = [1024, 375] as const
+/** expect.poll with room for a loaded machine (its default gives up after 1 s). */
+const poll = <T>(fn: () => T | Promise<T>) => expect.poll(fn, { timeout: 15_000 })
 
 const mine = (page: Page, text: string) => page.locator('#pw-log article.pw-msg-mine', { hasText: text })
 const bubbles = (page: Page, side: 'mine' | 'theirs') => page.$$eval(`#pw-log article.pw-msg-${side} .pw-bubble`, (els) => els.map((e) => e.textContent ?? ''))
@@ -61,7 +63,7 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       const sent = (await agent.api.listMessages(me.conversationId)).messages.find((m) => m.userId === me.userId)!
       expect(sent.payload).toEqual({ type: 'text', text: 'red-value' })
       // Answered: every option is disabled, the one picked says so to screen readers; the focus is in the composer.
-      await expect.poll(() => red.isDisabled()).toBe(true)
+      await poll(() => red.isDisabled()).toBe(true)
       expect(await page.getByRole('button', { name: 'Blue' }).isDisabled()).toBe(true)
       expect(await page.getByRole('button', { name: 'Red (your answer)' }).count()).toBe(1)
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
@@ -73,19 +75,19 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await page.locator('.pw-dropdown button', { hasText: 'Send' }).focus()
       await page.keyboard.press('Enter')
       await mine(page, 'Japan').waitFor()
-      await expect.poll(() => select.isDisabled()).toBe(true)
+      await poll(() => select.isDisabled()).toBe(true)
 
       // Answered elsewhere (another client of the same user, no webchat metadata): the typed value counts.
       await agent.say({ type: 'choice', text: 'Size?', options: [{ label: 'Small', value: 's' }, { label: 'Large', value: 'l' }] })
       await page.getByRole('button', { name: 'Large' }).waitFor()
       await new ChatApi(h.credentials.chat.url, me.userKey).createMessage(me.conversationId, { type: 'text', text: 'l' })
-      await expect.poll(() => page.getByRole('button', { name: 'Large (your answer)' }).isDisabled()).toBe(true)
-      await expect.poll(() => bubbles(page, 'mine')).toEqual(['Red', 'Japan', 'Large'])
+      await poll(() => page.getByRole('button', { name: 'Large (your answer)' }).isDisabled()).toBe(true)
+      await poll(() => bubbles(page, 'mine')).toEqual(['Red', 'Japan', 'Large'])
 
       // A reload shows the same: answers from the server's history.
       await page.reload()
       await page.waitForSelector('#parley-webchat[data-state="ready"]', { state: 'attached' })
-      await expect.poll(() => bubbles(page, 'mine')).toEqual(['Red', 'Japan', 'Large'])
+      await poll(() => bubbles(page, 'mine')).toEqual(['Red', 'Japan', 'Large'])
       expect(await page.getByRole('button', { name: 'Red (your answer)' }).isDisabled()).toBe(true)
       expect(await page.getByLabel('Pick a country').isDisabled()).toBe(true)
       expect(await page.getByLabel('Pick a country').inputValue()).toBe('1')
@@ -129,15 +131,15 @@ describeBrowser('webchat interactive parts in Chromium', () => {
 
       // Next, with the mouse: the second card comes wholly into view.
       await next.click()
-      await expect.poll(() => whole(2)).toBe(true)
+      await poll(() => whole(2)).toBe(true)
       expect(await prev.getAttribute('aria-disabled')).toBe('false')
       // Keyboard: Enter on the focused arrow moves on, and the focus stays on it.
       await next.focus()
       for (let i = 0; i < 3; i++) await page.keyboard.press('Enter')
-      await expect.poll(() => whole(4)).toBe(true)
+      await poll(() => whole(4)).toBe(true)
       expect(await next.getAttribute('aria-disabled')).toBe('true')
       expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Next card')
-      await expect.poll(position).toMatch(/4 of 4$/)
+      await poll(position).toMatch(/4 of 4$/)
       await page.getByRole('button', { name: 'Pick 4' }).click()
       await mine(page, 'Pick 4').waitFor()
       // Back to the start (Playwright treats aria-disabled as disabled: click while it is not).
@@ -145,14 +147,14 @@ describeBrowser('webchat interactive parts in Chromium', () => {
         await prev.click()
         await page.waitForTimeout(50) // the position is updated on the next animation frame
       }
-      await expect.poll(() => whole(1)).toBe(true)
+      await poll(() => whole(1)).toBe(true)
       expect(await prev.getAttribute('aria-disabled')).toBe('true')
 
       // The row itself takes the arrow keys (it is in the tab order) and snaps card by card.
       await track.focus()
       await page.keyboard.press('ArrowRight')
-      await expect.poll(() => track.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0)
-      await expect.poll(async () => (await Promise.all([1, 2, 3, 4].map(whole))).some(Boolean)).toBe(true)
+      await poll(() => track.evaluate((el) => el.scrollLeft)).toBeGreaterThan(0)
+      await poll(async () => (await Promise.all([1, 2, 3, 4].map(whole))).some(Boolean)).toBe(true)
       await track.evaluate((el) => el.scrollTo({ left: 0 }))
 
       if (width < 500) {
@@ -165,11 +167,11 @@ describeBrowser('webchat interactive parts in Chromium', () => {
         await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x, y }] })
         for (let i = 1; i <= 8; i++) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: x - i * 20, y }] })
         await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] })
-        await expect.poll(() => whole(2)).toBe(true)
+        await poll(() => whole(2)).toBe(true)
         // Snapped: the second card's left edge on the row's left edge.
-        await expect.poll(() => track.evaluate((el) => Math.round((el.children[1] as HTMLElement).offsetLeft - el.scrollLeft))).toBe(0)
-        await expect.poll(position).toBe('2 of 4')
-        await expect.poll(() => whole(1)).toBe(false)
+        await poll(() => track.evaluate((el) => Math.round((el.children[1] as HTMLElement).offsetLeft - el.scrollLeft))).toBe(0)
+        await poll(position).toBe('2 of 4')
+        await poll(() => whole(1)).toBe(false)
       }
       await page.screenshot({ path: artifactPath(`webchat-carousel-${width}.png`) })
       await accessible(page)
@@ -215,8 +217,8 @@ describeBrowser('webchat interactive parts in Chromium', () => {
         log.scrollTop = 0
         return log.querySelector('article')!.getBoundingClientRect().top
       })
-      await expect.poll(shown).toBeGreaterThan(before)
-      await expect.poll(() => history.getAttribute('data-state')).not.toBe('loading')
+      await poll(shown).toBeGreaterThan(before)
+      await poll(() => history.getAttribute('data-state')).not.toBe('loading')
       const y1 = await page.locator(`#pw-log article[data-message-id="${firstId}"]`).evaluate((el) => el.getBoundingClientRect().top)
       expect(Math.abs(y1 - y0)).toBeLessThanOrEqual(2)
 
@@ -226,8 +228,8 @@ describeBrowser('webchat interactive parts in Chromium', () => {
         const count = await shown()
         await button.focus()
         await page.keyboard.press('Enter')
-        await expect.poll(async () => (await shown()) > count || (await history.getAttribute('data-state')) === 'done').toBe(true)
-        await expect.poll(() => history.getAttribute('data-state')).not.toBe('loading')
+        await poll(async () => (await shown()) > count || (await history.getAttribute('data-state')) === 'done').toBe(true)
+        await poll(() => history.getAttribute('data-state')).not.toBe('loading')
       }
       expect(await history.getAttribute('data-state')).toBe('done')
       await page.locator('.pw-history-end', { hasText: 'Beginning of the conversation' }).waitFor()
@@ -236,7 +238,7 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       expect(texts).toEqual(Array.from({ length: TOTAL }, (_, i) => `message ${i + 1}`))
       const ids = await page.$$eval('#pw-log article', (els) => els.map((e) => e.getAttribute('data-message-id')))
       expect(new Set(ids).size).toBe(TOTAL)
-      await expect.poll(() => page.locator('#pw-announce').textContent()).toMatch(/beginning of the conversation/)
+      await poll(() => page.locator('#pw-announce').textContent()).toMatch(/beginning of the conversation/)
       // Live messages still arrive at the bottom.
       await agent.say({ type: 'text', text: 'a new one' })
       await page.locator('#pw-log article', { hasText: 'a new one' }).waitFor()
@@ -277,7 +279,7 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await page.screenshot({ path: artifactPath(`webchat-lightbox-${width}.png`) })
       await accessible(page)
       await page.keyboard.press('Escape')
-      await expect.poll(() => dialog.isVisible()).toBe(false)
+      await poll(() => dialog.isVisible()).toBe(false)
       expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Image (enlarge)')
 
       // Keyboard: Enter on the picture opens it, the Close button closes it, the focus is back on the picture.
@@ -285,7 +287,7 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await dialog.waitFor()
       await page.getByRole('button', { name: 'Close image' }).focus()
       await page.keyboard.press('Enter')
-      await expect.poll(() => dialog.isVisible()).toBe(false)
+      await poll(() => dialog.isVisible()).toBe(false)
       expect(await page.evaluate(() => document.activeElement?.getAttribute('aria-label'))).toBe('Image (enlarge)')
 
       // A markdown image opens the same way; a click on the dark area closes. An image inside a link stays a link.
@@ -293,7 +295,7 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       const map = page.getByRole('dialog', { name: 'Mountain map' })
       await map.waitFor()
       await page.mouse.click(5, Math.round((await page.viewportSize())!.height - 5))
-      await expect.poll(() => map.isVisible()).toBe(false)
+      await poll(() => map.isVisible()).toBe(false)
       expect(await page.getByRole('button', { name: 'Logo (enlarge)' }).count()).toBe(0)
       expect(await page.getByRole('link', { name: 'Logo' }).getAttribute('href')).toBe('https://example.com/')
       await accessible(page)
@@ -314,16 +316,16 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       const button = page.getByRole('button', { name: 'New chat' })
       await button.focus()
       await page.keyboard.press('Enter')
-      await expect.poll(async () => (await session(page)).conversationId).not.toBe(before.conversationId)
+      await poll(async () => (await session(page)).conversationId).not.toBe(before.conversationId)
       const after = await session(page)
       expect(after.userId).toBe(before.userId) // the same user, a new conversation
-      await expect.poll(() => page.locator('#parley-webchat').getAttribute('data-conversation-id')).toBe(after.conversationId)
+      await poll(() => page.locator('#parley-webchat').getAttribute('data-conversation-id')).toBe(after.conversationId)
       // The old conversation's messages are gone from the log; the bot's greeting of the new one is there, once.
       await greeting.waitFor()
       expect(await mine(page, 'hello').count()).toBe(0)
-      await expect.poll(() => page.locator('#pw-status').textContent()).toBe('Online')
+      await poll(() => page.locator('#pw-status').textContent()).toBe('Online')
       expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
-      await expect.poll(() => page.locator('#pw-announce').textContent()).toBe('New conversation started.')
+      await poll(() => page.locator('#pw-announce').textContent()).toBe('New conversation started.')
       await page.fill('#pw-input', 'help')
       await page.press('#pw-input', 'Enter')
       await page.getByRole('button', { name: 'Show text' }).waitFor()
@@ -381,7 +383,7 @@ describeBrowser('webchat interactive parts in Chromium', () => {
       await toggle.click()
       await panel.waitFor()
       await page.locator('#pw-log').click({ position: { x: 5, y: 5 } })
-      await expect.poll(() => panel.isVisible()).toBe(false)
+      await poll(() => panel.isVisible()).toBe(false)
 
       await page.locator('#pw-input').press('End')
       await page.getByRole('button', { name: 'Insert emoji' }).click()
