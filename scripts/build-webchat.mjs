@@ -9,10 +9,11 @@ const dist = new URL('dist/', root)
 
 const { bundleWebchat } = await import(new URL('webchat/assets.js', dist).href)
 const { WEBCHAT_CSS } = await import(new URL('webchat/styles.js', dist).href)
+const { WEBCHAT_UI_CSS } = await import(new URL('webchat/styles-ui.js', dist).href)
 const assets = new URL('webchat/assets/', dist)
 await mkdir(assets, { recursive: true })
 const bundles = await bundleWebchat({ minify: true })
-for (const [name, text] of Object.entries({ ...bundles, 'webchat.css': WEBCHAT_CSS })) {
+for (const [name, text] of Object.entries({ ...bundles, 'webchat.css': WEBCHAT_CSS + WEBCHAT_UI_CSS })) {
   await writeFile(new URL(name, assets), text)
   console.log(`webchat: dist/webchat/assets/${name} ${(Buffer.byteLength(text) / 1024).toFixed(1)} kB`)
 }

@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
 import { WEBCHAT_CSS } from './styles.js'
+import { WEBCHAT_UI_CSS } from './styles-ui.js'
 
 /** A file the webchat routes serve: body, content type and a strong ETag. */
 export interface WebchatAsset {
@@ -93,7 +94,7 @@ export class WebchatAssets {
   }
 
   private async load(): Promise<Record<WebchatAssetName, WebchatAsset>> {
-    const css = asset('webchat.css', Buffer.from(WEBCHAT_CSS))
+    const css = asset('webchat.css', Buffer.from(WEBCHAT_CSS + WEBCHAT_UI_CSS))
     const prebuilt = (name: string) => `${this.prebuiltDir.replace(/\/?$/, '/')}${name}`
     if (existsSync(prebuilt('webchat.js')) && existsSync(prebuilt('embed.js'))) {
       const [app, embed] = await Promise.all([readFile(prebuilt('webchat.js')), readFile(prebuilt('embed.js'))])

@@ -78,12 +78,12 @@ describeBrowser('webchat in Chromium', () => {
     await page.screenshot({ path: artifactPath('webchat-greeting-help.png') })
   })
 
-  it('sends a choice\'s value and a card postback\'s value as messages when clicked', async () => {
+  it('sends a choice\'s value and a card postback\'s value as messages when clicked (the bubble shows the label)', async () => {
     await openChat(page, h.credentials.chat.webchatUrl!)
     const agent = await secondParticipant(h.credentials.chat.url, page)
     await agent.say({ type: 'choice', text: 'Pick a colour', options: [{ label: 'Red', value: 'red-value' }, { label: 'Blue', value: 'blue-value' }] })
     await page.getByRole('button', { name: 'Red' }).click()
-    await mine(page, 'red-value').waitFor()
+    await mine(page, 'Red').waitFor()
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
 
     await agent.say({
@@ -94,7 +94,7 @@ describeBrowser('webchat in Chromium', () => {
       ],
     })
     await page.getByRole('button', { name: 'Do it' }).click()
-    await mine(page, 'postback-value').waitFor()
+    await mine(page, 'Do it').waitFor()
     await page.getByRole('button', { name: 'Say it' }).click()
     await mine(page, 'say-value').waitFor()
     const link = page.getByRole('link', { name: /Docs/ })
@@ -106,14 +106,18 @@ describeBrowser('webchat in Chromium', () => {
     await agent.say({ type: 'dropdown', text: 'Pick a country', options: [{ label: 'Canada', value: 'CA' }, { label: 'Japan', value: 'JP' }] })
     await page.getByLabel('Pick a country').selectOption({ label: 'Japan' })
     await page.locator('.pw-dropdown button', { hasText: 'Send' }).click()
-    await mine(page, 'JP').waitFor()
+    await mine(page, 'Japan').waitFor()
 
     // Keyboard only: focus a choice button, press Enter.
     await agent.say({ type: 'choice', text: 'Keyboard?', options: [{ label: 'Yes please', value: 'keyboard-yes' }] })
     await page.getByRole('button', { name: 'Yes please' }).focus()
     await page.keyboard.press('Enter')
-    await mine(page, 'keyboard-yes').waitFor()
+    await mine(page, 'Yes please').waitFor()
     expect(await page.evaluate(() => document.activeElement?.id)).toBe('pw-input')
+    // What the bot received: the values.
+    const me = await session(page)
+    const sent = (await agent.api.listMessages(me.conversationId)).messages.filter((m) => m.userId === me.userId).map((m) => (m.payload as { text?: string }).text)
+    expect(sent.reverse()).toEqual(['red-value', 'postback-value', 'say-value', 'JP', 'keyboard-yes'])
   })
 
   it('renders every payload type, mine and the other side\'s, and saves a screenshot', async () => {
@@ -153,7 +157,7 @@ describeBrowser('webchat in Chromium', () => {
     expect(await log.locator('a.pw-location-link').getAttribute('href')).toContain('openstreetmap.org/?mlat=45.501700&mlon=-73.567300')
     expect(await log.locator('.pw-card-title', { hasText: 'Card title' }).count()).toBe(1)
     expect(await log.locator('.pw-carousel .pw-card').count()).toBe(2)
-    expect(await log.locator('.pw-carousel').getAttribute('aria-roledescription')).toBe('carousel')
+    expect(await log.locator('.pw-carousel-wrap').getAttribute('aria-roledescription')).toBe('carousel')
     expect(await page.getByRole('button', { name: 'Option A' }).count()).toBe(1)
     expect(await page.getByLabel('Select one').count()).toBe(1)
     expect(await log.locator('.pw-bloc > *').count()).toBe(3)

@@ -1,11 +1,17 @@
 /// <reference lib="dom" />
+import { readReplyMetadata, replyMetadata } from '../shared/answers.js'
 import { ChatApi, ChatApiError } from '../shared/chat-api.js'
 import { describePayload } from '../shared/payload.js'
 import { ResilientStream, type StreamStatus } from '../shared/sse.js'
 import { Timeline } from '../shared/timeline.js'
 import type { Message, Signal, SignalMessage } from '../shared/types.js'
+import { announcer } from './announce.js'
+import { applyAnswers } from './answers.js'
+import { addEmojiPicker } from './emoji.js'
 import { h, srOnly } from './dom.js'
+import { OlderHistory } from './history.js'
 import { renderPayload } from './render.js'
+import { addRestartButton } from './restart.js'
 
 /**
  * The webchat page: talks only to the public Chat API of one chat integration, as one end user whose key is
@@ -71,7 +77,8 @@ function start(): void {
     const close = () => window.parent.postMessage({ type: 'parley:close' }, '*')
     closeButton.addEventListener('click', close)
     document.addEventListener('keydown', (event) => {
-      if (event.key === 'Escape') close()
+      // Not while a dialog of the page (the image lightbox) is open: Escape closes that first.
+      if (event.key === 'Escape' && !event.defaultPrevented && !document.querySelector('dialog[open]')) close()
     })
   }
 
@@ -125,29 +132,48 @@ function start(): void {
     if (following) toBottom()
   }, true)
 
-  const send = async (text: string): Promise<void> => {
+  const send = async (text: string, metadata?: Record<string, unknown>): Promise<void> => {
     showError(undefined)
     await ready
     const conversationId = saved?.conversationId
     if (!conversationId) throw new Error('not connected yet')
-    const { message } = await api.createMessage(conversationId, { type: 'text', text })
+    const { message } = await api.createMessage(conversationId, { type: 'text', text }, metadata)
     show({ ...message, isBot: false })
   }
 
-  const sendFromButton = (text: string) => {
+  /** A choice, a dropdown or a card action of message `replyTo`: sends the value, the bubble shows the label. */
+  const sendFromButton = (replyTo: string, text: string, label?: string): Promise<void> => {
     input.focus()
-    send(text).catch((err: unknown) => showError(`Your message was not sent: ${errorText(err)}. Try again.`))
+    const sending = send(text, replyMetadata(label ?? text, replyTo))
+    sending.catch((err: unknown) => showError(`Your message was not sent: ${errorText(err)}. Try again.`))
+    return sending
   }
 
-  function show(message: Shown): void {
+  /** Answered choices and the labels of the user's answers, brought up to date once per batch of messages. */
+  let answersQueued = false
+  const refreshAnswers = () => {
+    if (answersQueued) return
+    answersQueued = true
+    queueMicrotask(() => {
+      answersQueued = false
+      applyAnswers(timeline.messages, saved?.userId, (id) => elements.get(id))
+    })
+  }
+
+  /** Shows a message in its place in the log; `quiet`: an older one, the view does not follow it. */
+  function show(message: Shown, quiet = false): void {
     const index = timeline.add(message)
     if (index < 0) return
     const mine = message.userId === saved?.userId
     const who = mine ? 'You' : message.isBot === false ? 'Someone' : 'Bot'
-    const stick = mine || following
+    const stick = !quiet && (mine || following)
     let body: HTMLElement
+    const payload = message.payload
+    const label = mine && payload.type === 'text' ? readReplyMetadata(message).label : undefined
     try {
-      body = renderPayload(message.payload, { send: sendFromButton })
+      body = label !== undefined && payload.type === 'text'
+        ? h('p', { class: 'pw-text', text: label, attrs: { 'data-value': String(payload.text) } })
+        : renderPayload(message.payload, { send: (text, label) => sendFromButton(message.id, text, label) })
     } catch {
       body = h('p', { class: 'pw-text', text: describePayload(message.payload) })
     }
@@ -166,6 +192,7 @@ function start(): void {
       following = true
       toBottom()
     }
+    refreshAnswers()
   }
 
   function hide(id: string): void {
@@ -186,20 +213,60 @@ function start(): void {
     else if (signal.type === 'message_deleted') hide(signal.data.id)
   }
 
-  async function catchUp(all: boolean): Promise<void> {
+  const announce = announcer(root)
+  const history = new OlderHistory({
+    log,
+    loadPage: async (token) => {
+      const conversationId = saved?.conversationId ?? ''
+      const { messages, meta } = await api.listMessages(conversationId, token)
+      return { messages: messages.filter((m) => m.conversationId === conversationId), ...(meta.nextToken && { nextToken: meta.nextToken }) }
+    },
+    show: (messages) => {
+      for (const m of messages) show(m, true)
+    },
+    announce,
+  })
+  /** Empties the log (another conversation is about to be shown). */
+  function clearLog(): void {
+    for (const m of [...timeline.messages]) hide(m.id)
+    history.clear()
+    historyOf = undefined
+  }
+  /** The conversation whose newest page is shown (older pages come through `history`). */
+  let historyOf: string | undefined
+
+  /**
+   * Reads the conversation from the server. The first time: its newest page, older ones on demand (`history`).
+   * After a reconnection: the newest pages down to one already shown (at most 10), to fill what the stream missed.
+   */
+  async function catchUp(): Promise<void> {
     const conversationId = saved?.conversationId
     if (!conversationId) return
+    const first = historyOf !== conversationId
     log.setAttribute('aria-busy', 'true')
     try {
-      const messages: Message[] = all ? await api.recentMessages(conversationId, 10) : (await api.listMessages(conversationId)).messages
-      // Oldest first, so the log grows downwards as it would have live.
-      for (const m of [...messages].reverse()) show(m)
-    } finally {
-      log.setAttribute('aria-busy', 'false')
-      if (all) {
+      if (first) {
+        const { messages, meta } = await api.listMessages(conversationId)
+        if (historyOf !== undefined) clearLog() // another conversation was shown (a new session)
+        // Oldest first, so the log grows downwards as it would have live.
+        for (const m of [...messages].reverse()) show(m)
+        historyOf = conversationId
         following = true
         toBottom()
+        history.reset(meta.nextToken)
+        return
       }
+      let token: string | undefined
+      const pages: Message[][] = []
+      for (let page = 0; page < 10; page++) {
+        const { messages, meta } = await api.listMessages(conversationId, token)
+        pages.push(messages)
+        token = meta.nextToken
+        if (!token || messages.some((m) => timeline.has(m.id))) break
+      }
+      for (const m of pages.flat().reverse()) show(m)
+    } finally {
+      log.setAttribute('aria-busy', 'false')
     }
   }
 
@@ -257,6 +324,8 @@ function start(): void {
     }
   }
 
+  /** While the page moves to a new conversation (the stream is restarted: not a lost connection). */
+  let switching = false
   const statusText: Record<StreamStatus, [string, string]> = {
     connecting: ['Connecting…', 'connecting'],
     open: ['Online', 'open'],
@@ -269,12 +338,13 @@ function start(): void {
     headers: () => api.authHeaders(),
     onFrame: (frame) => onSignal(frame.data),
     onStatus: (status) => {
-      const [text, connection] = statusText[status]
+      const [text, connection] = switching && status !== 'open' ? ['Starting a new conversation…', 'connecting'] : statusText[status]
       setStatus(text, connection)
+      if (status === 'open') switching = false
     },
-    onOpen: async ({ resumed }) => {
+    onOpen: async () => {
       // The stream is open before the history is read, so nothing falls in between; the timeline drops repeats.
-      await catchUp(!resumed).catch(() => undefined)
+      await catchUp().catch(() => undefined)
       setState('ready')
     },
     onRefused: async (status) => {
@@ -319,6 +389,35 @@ function start(): void {
       showError(`Your message was not sent: ${errorText(err)}. Press Enter to try again.`)
     })
   })
+
+  addEmojiPicker(form, input)
+
+  // ---- a new conversation ----
+
+  /** Leaves the current conversation (kept on the server) for a new one; the bot greets in it as in the first. */
+  async function newConversation(): Promise<void> {
+    showError(undefined)
+    try {
+      await ready
+      if (!saved) return
+      const { conversation } = await api.createConversation()
+      switching = true
+      await stream.stop()
+      saved.conversationId = conversation.id
+      save()
+      root.dataset.conversationId = conversation.id
+      clearLog()
+      stream.lastEventId = undefined
+      stream.start()
+      announce('New conversation started.')
+      input.focus()
+    } catch (err) {
+      showError(`A new conversation could not be started: ${errorText(err)}. Try again.`)
+      switching = false
+      if (!stream.running) stream.start()
+    }
+  }
+  addRestartButton(closeButton.parentElement!, closeButton, newConversation)
 
   setState('connecting')
   ready = connect()

@@ -1,6 +1,7 @@
 /// <reference lib="dom" />
 import type { Block, Inline } from '../shared/markdown.js'
 import { parseMarkdown } from '../shared/markdown.js'
+import { zoomableImage } from './lightbox.js'
 import { h } from './dom.js'
 
 /** Markdown → DOM nodes. Text goes through text nodes; links and images only carry URLs safeUrl accepted. */
@@ -33,12 +34,13 @@ function renderBlock(block: Block): Node {
   }
 }
 
-function inlines<E extends HTMLElement>(parent: E, nodes: Inline[]): E {
-  for (const node of nodes) parent.appendChild(renderInline(node))
+/** `inLink`: inside a link, where an image stays a plain image (no button inside a link). */
+function inlines<E extends HTMLElement>(parent: E, nodes: Inline[], inLink = false): E {
+  for (const node of nodes) parent.appendChild(renderInline(node, inLink))
   return parent
 }
 
-function renderInline(node: Inline): Node {
+function renderInline(node: Inline, inLink: boolean): Node {
   switch (node.t) {
     case 'text':
       return document.createTextNode(node.v)
@@ -47,16 +49,17 @@ function renderInline(node: Inline): Node {
     case 'code':
       return h('code', { text: node.v })
     case 'strong':
-      return inlines(h('strong'), node.c)
+      return inlines(h('strong'), node.c, inLink)
     case 'em':
-      return inlines(h('em'), node.c)
+      return inlines(h('em'), node.c, inLink)
     case 'del':
-      return inlines(h('del'), node.c)
+      return inlines(h('del'), node.c, inLink)
     case 'link':
-      if (!node.href) return inlines(h('span'), node.c)
-      return inlines(h('a', { attrs: { href: node.href, target: '_blank', rel: 'noopener noreferrer' } }), node.c)
+      if (!node.href) return inlines(h('span'), node.c, inLink)
+      return inlines(h('a', { attrs: { href: node.href, target: '_blank', rel: 'noopener noreferrer' } }), node.c, true)
     case 'img':
       if (!node.src) return document.createTextNode(node.alt)
-      return h('img', { class: 'pw-md-img', attrs: { src: node.src, alt: node.alt, loading: 'lazy', referrerpolicy: 'no-referrer' } })
+      if (inLink) return h('img', { class: 'pw-md-img', attrs: { src: node.src, alt: node.alt, loading: 'lazy', referrerpolicy: 'no-referrer' } })
+      return zoomableImage(node.src, node.alt || 'Image', 'pw-md-img')
   }
 }

@@ -2,11 +2,25 @@
 import { mapUrl, safeUrl } from '../shared/payload.js'
 import type { CardAction, CardBody, MessagePayload, Option } from '../shared/types.js'
 import { h, icon, srOnly, uniqueId } from './dom.js'
+import { renderCarousel } from './carousel.js'
+import { zoomableImage } from './lightbox.js'
 import { renderMarkdown } from './markdown-dom.js'
 
 export interface RenderContext {
-  /** Sends a text message for the user (choices, dropdowns, postback and say actions). */
-  send(text: string): void
+  /**
+   * Sends a text message for the user (choices, dropdowns, postback and say actions): `text` is the value the bot
+   * reads, `label` what the user's bubble shows (when it differs). Rejects when the message could not be sent.
+   */
+  send(text: string, label?: string): Promise<void>
+}
+
+/** Disables the controls of a choice or dropdown while its answer is being sent; gives them back if it fails. */
+function answering(controls: Array<HTMLButtonElement | HTMLSelectElement>, sending: Promise<void>): void {
+  for (const c of controls) c.disabled = true
+  sending.catch(() => {
+    if (controls[0]?.closest('[data-answered]')) return
+    for (const c of controls) c.disabled = false
+  })
 }
 
 const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : String(v))
@@ -63,21 +77,8 @@ export function renderPayload(payload: MessagePayload, ctx: RenderContext): HTML
     }
     case 'card':
       return renderCard(payload, ctx)
-    case 'carousel': {
-      const items = Array.isArray(payload.items) ? payload.items : []
-      const carousel = h('div', {
-        class: 'pw-carousel',
-        attrs: { role: 'group', 'aria-roledescription': 'carousel', 'aria-label': `${items.length} cards`, tabindex: '0' },
-      })
-      items.forEach((item, i) => {
-        const card = renderCard(item, ctx)
-        card.setAttribute('role', 'group')
-        card.setAttribute('aria-roledescription', 'slide')
-        card.setAttribute('aria-label', `${i + 1} of ${items.length}: ${str(item.title)}`)
-        carousel.appendChild(card)
-      })
-      return carousel
-    }
+    case 'carousel':
+      return renderCarousel(Array.isArray(payload.items) ? payload.items : [], (item) => renderCard(item, ctx))
     case 'choice':
       return renderChoice(str(payload.text), payload.options, ctx)
     case 'dropdown':
@@ -107,9 +108,7 @@ function fileName(url: unknown): string {
 function renderImage(url: unknown, alt: string): HTMLElement {
   const src = safeUrl(url, 'media')
   if (!src) return unavailable('image')
-  return h('a', { class: 'pw-image-link', attrs: { href: src, target: '_blank', rel: 'noopener noreferrer', 'aria-label': `${alt} (opens in a new tab)` } }, [
-    h('img', { class: 'pw-image', attrs: { src, alt, loading: 'lazy', referrerpolicy: 'no-referrer' } }),
-  ])
+  return zoomableImage(src, alt, 'pw-image')
 }
 
 function renderCard(card: CardBody, ctx: RenderContext): HTMLElement {
@@ -139,22 +138,23 @@ function renderAction(action: CardAction, ctx: RenderContext): HTMLElement {
     class: 'pw-button',
     text: label,
     attrs: { type: 'button', 'data-action': action.action },
-    on: { click: () => ctx.send(str(action.value)) },
+    // A postback's value is for the bot: the user's bubble shows the label. `say` says the value.
+    on: { click: () => void ctx.send(str(action.value), action.action === 'postback' ? label : undefined).catch(() => undefined) },
   })
 }
 
 function renderChoice(text: string, options: Option[], ctx: RenderContext): HTMLElement {
   const id = uniqueId('pw-choice')
   const list = Array.isArray(options) ? options : []
+  const buttons: HTMLButtonElement[] = list.map((o, i) => h('button', {
+    class: 'pw-button',
+    text: str(o.label),
+    attrs: { type: 'button', 'data-value': str(o.value), 'data-index': String(i) },
+    on: { click: () => answering(buttons, ctx.send(str(o.value), str(o.label))) },
+  }))
   return h('div', { class: 'pw-choice' }, [
     h('p', { class: 'pw-text', text, attrs: { id } }),
-    h('div', { class: 'pw-actions', attrs: { role: 'group', 'aria-labelledby': id } },
-      list.map((o) => h('button', {
-        class: 'pw-button',
-        text: str(o.label),
-        attrs: { type: 'button', 'data-value': str(o.value) },
-        on: { click: () => ctx.send(str(o.value)) },
-      }))),
+    h('div', { class: 'pw-actions', attrs: { role: 'group', 'aria-labelledby': id } }, buttons),
   ])
 }
 
@@ -176,7 +176,7 @@ function renderDropdown(text: string, options: Option[], ctx: RenderContext): HT
           select.focus()
           return
         }
-        ctx.send(str(option.value))
+        answering([select, button], ctx.send(str(option.value), str(option.label)))
       },
     },
   })

@@ -104,8 +104,8 @@ export class ChatApi {
     return all
   }
 
-  createMessage(conversationId: string, payload: MessagePayload): Promise<{ message: Message }> {
-    return this.call('POST', '/messages', { conversationId, payload })
+  createMessage(conversationId: string, payload: MessagePayload, metadata?: Record<string, unknown>): Promise<{ message: Message }> {
+    return this.call('POST', '/messages', { conversationId, payload, ...(metadata !== undefined && { metadata }) })
   }
 
   addParticipant(conversationId: string, userId: string): Promise<{ participant: ChatUser }> {
