@@ -84,6 +84,9 @@ export async function bundleBot(entry: string, options: { minify?: boolean } = {
       conditions: ['import', 'module', 'default'],
       resolveExtensions: ['.ts', '.tsx', '.mts', '.js', '.mjs', '.json'],
       minify: options.minify ?? false,
+      // An inline source map (without the sources' text): the server maps bot.js:LINE:COLUMN of errors back to these files.
+      sourcemap: 'inline',
+      sourcesContent: false,
       metafile: true,
       logLevel: 'silent',
       legalComments: 'none',
