@@ -771,7 +771,7 @@ export class BotRuntime implements IncomingInterceptor {
       )) as TurnOutput
       this.observeRun('bot_event', startedAt, BotRuntime.reasonOf(output.errors))
       await this.store.saveBotStates(bot.id, [{ ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) }], this.clock())
-      return output.errors?.length ? { status: 'failed', reason: output.errors[0]!.slice(0, 1000) } : { status: 'processed' }
+      return output.errors?.length ? { status: 'failed', reason: mapDeployedPositions(output.errors[0]!, this.sourceMapOf(bot)).slice(0, 1000) } : { status: 'processed' }
     } catch (err) {
       this.observeRun('bot_event', startedAt, BotRuntime.failureOf(err))
       await this.recordFailure(bot, null, `Turn for ${event.type} event ${event.id}`, err)
