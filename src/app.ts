@@ -151,7 +151,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     },
   })
 
-  registerMetrics(app, domain.gauges)
+  registerMetrics(app, domain.metrics)
   healthRoutes(app)
   operatorRoutes(app)
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger())

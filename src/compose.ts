@@ -32,6 +32,7 @@ import type { KyselyStore } from './store/kysely/kysely-store.js'
 import { createPostgresStore } from './store/postgres.js'
 import { createSqliteStore } from './store/sqlite.js'
 import type { Store } from './store/store.js'
+import { MetricsRegistry } from './lib/metrics.js'
 
 /**
  * The composition root: the one place where a Config becomes running parts.
@@ -117,16 +118,20 @@ export interface Domain {
   stop(): Promise<void>
   /** Releases what was created here (the sandbox, unless it was given). */
   close(): Promise<void>
-  /** Gauges for /metrics: open streams, the sandbox's workers. */
-  gauges(): Record<string, number>
+  /** The instance's one metrics registry (GET /metrics): every part's series, the HTTP ones added by the app. */
+  metrics: MetricsRegistry
 }
 
 export function createServices(deps: ServiceDeps): Domain {
   const { config, store, pubsub, blobs, warn } = deps
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
+  const metrics = new MetricsRegistry()
   const remote = new RemoteBots(store, config.remoteBots)
+  remote.registerMetrics(metrics)
+  sandbox.registerMetrics?.(metrics)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
+    metrics,
     limits: config.sandboxLimits,
     sweepMs: config.botSweepMs,
     validatePayload: validateMessagePayload,
@@ -135,6 +140,7 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
+  metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
   const botChat = new BotChatService(store, pubsub, chat, {
     validatePayload: validateMessagePayload,
     maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
@@ -204,6 +210,6 @@ export function createServices(deps: ServiceDeps): Domain {
     async close() {
       if (!deps.sandbox) await sandbox.close()
     },
-    gauges: () => ({ parley_sse_open_streams: streams.openCount, ...sandbox.stats?.(), ...remote.gauges() }),
+    metrics,
   }
 }

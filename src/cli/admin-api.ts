@@ -15,7 +15,7 @@ export class AdminApiError extends CliError {
 }
 
 export interface BotSummary { id: string; name: string; createdAt: string; updatedAt: string; deployedAt?: string; tags: Record<string, string> }
-export interface ChatIntegrationView { enabled: boolean; webhookId: string; webhookUrl: string; webchatUrl?: string }
+export interface ChatIntegrationView { enabled: boolean; webhookId: string; webhookUrl: string; webchatUrl?: string; configuration?: { encryptionKey?: string } }
 export interface BotView extends BotSummary { integrations: Record<string, ChatIntegrationView> }
 export interface TokenView { id: string; createdAt: string; note: string }
 export interface LogEntry { timestamp: string; level: string; message: string; conversationId?: string }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { helpText, parseCommand, type CommandSpec, type Parsed } from './args.js'
 import { botsCreate, botsDelete, botsList, runBotsCreate, runBotsDelete, runBotsList } from './commands/bots.js'
 import { chat, runChat } from './commands/chat.js'
+import { demo, runDemo } from './commands/demo.js'
 import { deploy, runDeploy } from './commands/deploy.js'
 import { logs, runLogs } from './commands/logs.js'
 import { runServe, serve } from './commands/serve.js'
@@ -17,6 +18,7 @@ interface Command {
 const COMMANDS: Record<string, Command | Record<string, Command>> = {
   serve: { spec: serve, run: runServe },
   deploy: { spec: deploy, run: runDeploy },
+  demo: { spec: demo, run: runDemo },
   chat: { spec: chat, run: runChat },
   logs: {
     spec: logs,

@@ -5,7 +5,7 @@ import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { Store } from '../store/store.js'
 import { BotService } from './bot-service.js'
 import { webchatUrl } from '../webchat/urls.js'
-import { DEMO_BOT_CODE } from './demo-bot.js'
+import { demoBotCode } from './demo-bot.js'
 
 /** What a new user needs to talk to Parley; tools and tests rely on these exact fields. */
 export interface Credentials {
@@ -58,7 +58,7 @@ async function bootstrapUnlocked(
   await store.createAccessToken({ id: uuidv7(), accountId, tokenHash: hashSecret(token), note: 'created at first start', createdAt: now })
   const { bot, integrations } = await new BotService(store).createBot(workspaceId, {
     name: 'Demo bot',
-    ...(options.demoCode !== false && { code: DEMO_BOT_CODE }),
+    ...(options.demoCode !== false && { code: demoBotCode(publicUrl) }),
     integrations: { chat: { enabled: true } },
   })
   const chat = integrations[0]!

@@ -1,17 +1,23 @@
 /**
- * The code of the demo bot created at first start. It shows the platform: a greeting workflow,
- * a workflow with captures, every payload type on request, state across turns, and an echo.
- * It is ordinary bot code (see docs/bot-code.md), deployed like any other.
+ * The code of the demo bot created at first start (and restored by `parley demo`). It shows the platform:
+ * a greeting workflow, a workflow with captures, every payload type on request, state across turns, and
+ * an echo. It is ordinary bot code (see docs/bot-code.md), deployed like any other. Its image, audio and
+ * PDF are served by the server itself (GET /demo/assets/…, files in assets/demo/), at `publicUrl`.
  */
-export const DEMO_BOT_CODE = String.raw`
-const image = 'https://picsum.photos/seed/parley/480/320'
+export function demoBotCode(publicUrl: string): string {
+  return DEMO_BOT_TEMPLATE.replace('__PARLEY_ASSETS__', JSON.stringify(`${publicUrl.replace(/\/+$/, '')}/demo/assets/`))
+}
+
+const DEMO_BOT_TEMPLATE = String.raw`
+const assets = __PARLEY_ASSETS__
+const image = assets + 'parley.svg'
 const samples = {
   text: { type: 'text', text: 'This is a text message.' },
   markdown: { type: 'markdown', markdown: '**Markdown** with _emphasis_, a [link](https://example.com) and a list:\n\n- one\n- two' },
   image: { type: 'image', imageUrl: image },
-  audio: { type: 'audio', audioUrl: 'https://example.com/sample.mp3' },
+  audio: { type: 'audio', audioUrl: assets + 'sample.wav' },
   video: { type: 'video', videoUrl: 'https://example.com/sample.mp4' },
-  file: { type: 'file', fileUrl: 'https://example.com/sample.pdf', title: 'A sample PDF' },
+  file: { type: 'file', fileUrl: assets + 'sample.pdf', title: 'A sample PDF' },
   location: { type: 'location', latitude: 45.5017, longitude: -73.5673, address: 'Montréal, QC', title: 'Montréal' },
   card: { type: 'card', title: 'A card', subtitle: 'With an image and actions', imageUrl: image, actions: [
     { action: 'postback', label: 'Say hello', value: 'hello' },

@@ -11,11 +11,13 @@ import { sandboxTableCall } from './sandbox-tables.js'
 import type { TablesService } from '../domain/tables-service.js'
 import type { PubSub } from '../pubsub/pubsub.js'
 import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, BotStateWrite, ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
-import type { BeforeIncomingOutput, BotSummary, LogLevel, TurnInput, TurnOutput } from './prelude-contract.js'
+import { BUDGET_EXCEEDED, type BeforeIncomingOutput, type BotSummary, type LogLevel, type TurnInput, type TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
 import { conversationEvent, DeliveryStopped, type RemoteBots } from './remote-bots.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
+import { mapDeployedPositions, SourceMap } from './source-map.js'
+import { MetricsRegistry, type Counter, type Histogram } from '../lib/metrics.js'
 import { webhookEvent, withExtension, type HostExtension, type WebhookEventSource } from './webhook-events.js'
 import { botLevelTurnEvent, type BotEventOutcome, type BotLevelEvent } from './bot-events.js'
 
@@ -49,7 +51,17 @@ export interface BotRuntimeOptions {
   composeAnswer?: AnswerComposer | undefined
   /** Delivers the turns of bots with a `url` (remote @botpress/sdk programs); without it such bots' turns are skipped. */
   remote?: RemoteBots | undefined
+  /** The instance's registry: the runtime's series (turns, their duration, failures, conversations behind) go there. */
+  metrics?: MetricsRegistry | undefined
 }
+
+/** What a sandbox run was for (the `kind` label of the runtime's series). */
+type RunKind = 'message' | 'event' | 'start' | 'webhook' | 'bot_event' | 'action' | 'before_incoming'
+/** How a sandbox run ended: `error` = the bot code threw (caught and logged), the others = stopped by the sandbox. */
+type RunFailure = 'error' | 'timeout' | 'memory' | 'crashed'
+const TURN_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+/** The queue-depth gauge counts at most this many conversations behind (one query per scrape). */
+const BEHIND_COUNT_CAP = 10_000
 
 /** What a turn runs for: an incoming message or event, or the start of a conversation (its creation by a user). */
 export type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow } | { kind: 'started'; conversation: ConversationRow & { ownerId: string } }
@@ -102,6 +114,10 @@ export class BotRuntime implements IncomingInterceptor {
   private sweeper: NodeJS.Timeout | undefined
   /** This instance's name on conversation leases. */
   private readonly instanceId = uuidv7()
+  private readonly runs: Counter
+  private readonly sourceMaps = new Map<string, { deployedAt: BotRow['deployedAt']; map: SourceMap | undefined }>()
+  private readonly failures: Counter
+  private readonly runSeconds: Histogram
 
   constructor(
     private readonly store: Store,
@@ -110,6 +126,16 @@ export class BotRuntime implements IncomingInterceptor {
     private readonly options: BotRuntimeOptions,
   ) {
     this.clock = options.clock ?? Date.now
+    const metrics = options.metrics ?? new MetricsRegistry()
+    this.runs = metrics.counter('parley_bot_turns_total',
+      'Runs of bot code in the sandbox by kind (message, event, start, webhook, bot_event, action, before_incoming) and outcome (ok, failed)', ['kind', 'outcome'])
+    this.failures = metrics.counter('parley_bot_failures_total',
+      'Failed runs of bot code by kind and reason: error (the code threw), timeout (PARLEY_BOT_TIMEOUT_MS / PARLEY_BOT_TURN_TIMEOUT_MS), memory (PARLEY_BOT_MEMORY_MB), crashed', ['kind', 'reason'])
+    this.runSeconds = metrics.histogram('parley_bot_turn_duration_seconds', 'Wall time of runs of bot code in the sandbox by kind, in seconds', TURN_BUCKETS, ['kind'])
+    metrics.collect('parley_bot_conversations_behind',
+      `Conversations with incoming messages or events their bot has not processed yet (the bot runtime's queue depth, all instances; counted up to ${BEHIND_COUNT_CAP})`,
+      async () => (await store.conversationsBehind(BEHIND_COUNT_CAP)).length)
+    metrics.collect('parley_bot_conversations_running', 'Conversations whose turns this instance is running or about to run', () => this.active.size)
     const remote = options.remote
     this.remoteTurns = remote && {
       leaseMs: () => remote.leaseMs(),
@@ -513,7 +539,7 @@ export class BotRuntime implements IncomingInterceptor {
     return {
       call,
       log: (level: LogLevel, text: string) => {
-        logs.push({ id: uuidv7(), botId: bot.id, at: this.clock(), level, message: text, conversationId })
+        logs.push({ id: uuidv7(), botId: bot.id, at: this.clock(), level, message: mapDeployedPositions(text, this.sourceMapOf(bot)), conversationId })
       },
       flush: async () => {
         const rows = logs.splice(0)
@@ -530,6 +556,34 @@ export class BotRuntime implements IncomingInterceptor {
     }
   }
 
+  /** Counts one sandbox run (since `startedAt`) and its outcome: undefined = ok. */
+  private observeRun(kind: RunKind, startedAt: number, failure: RunFailure | undefined): void {
+    this.runSeconds.observe((performance.now() - startedAt) / 1000, { kind })
+    this.runs.inc({ kind, outcome: failure ? 'failed' : 'ok' })
+    if (failure) this.failures.inc({ kind, reason: failure })
+  }
+
+  /** The reason of a run that ended with errors of the bot code (caught in the sandbox): a unit's time budget, or what it threw. */
+  private static reasonOf(errors: string[] | undefined): RunFailure | undefined {
+    if (!errors?.length) return undefined
+    return errors.some((e) => BUDGET_EXCEEDED.test(e)) ? 'timeout' : 'error'
+  }
+
+  /** The reason of a run's failure: the sandbox's stop, or `error` for what the code threw. */
+  private static failureOf(err: unknown): RunFailure {
+    return err instanceof SandboxError && err.kind !== 'error' ? err.kind : 'error'
+  }
+
+  /** The deployed code's inline source map (`parley deploy` adds one), parsed once per deployed version. */
+  private sourceMapOf(bot: BotRow): SourceMap | undefined {
+    if (bot.code === null) return undefined
+    const cached = this.sourceMaps.get(bot.id)
+    if (cached?.deployedAt === bot.deployedAt) return cached.map
+    const map = SourceMap.fromCode(bot.code)
+    this.sourceMaps.set(bot.id, { deployedAt: bot.deployedAt, map })
+    return map
+  }
+
   private failureLog(bot: BotRow, conversationId: string | null, what: string, err: unknown): BotLogRow {
     // Limits are named with the setting that raises them.
     const limit = err instanceof SandboxError
@@ -537,7 +591,7 @@ export class BotRuntime implements IncomingInterceptor {
         : err.kind === 'memory' ? ` (the limit is ${Math.round(this.options.limits.memoryBytes / 1024 / 1024)} MB: PARLEY_BOT_MEMORY_MB)` : ''
       : ''
     const message = err instanceof SandboxError ? `${what} ${err.kind === 'timeout' ? 'timed out' : err.kind === 'memory' ? 'ran out of memory' : 'failed'}: ${err.message}${limit}` : `${what} failed: ${(err as Error).message}`
-    return { id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message, conversationId }
+    return { id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message: mapDeployedPositions(message, this.sourceMapOf(bot)), conversationId }
   }
 
   private async recordFailure(bot: BotRow, conversationId: string | null, what: string, err: unknown): Promise<void> {
@@ -559,11 +613,14 @@ export class BotRuntime implements IncomingInterceptor {
       budgetMs: this.limitsOf(bot).budgetMs,
     }
     const host = this.host(bot, integration, conversationId, sourceId)
+    const kind: RunKind = incoming.kind === 'started' ? 'start' : incoming.kind
+    const startedAt = performance.now()
     try {
       const output = JSON.parse(await this.sandbox.run(
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code!, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
+      this.observeRun(kind, startedAt, BotRuntime.reasonOf(output.errors))
       // output.errors were already written to the log by the in-sandbox runtime (host.log).
       const [userKey, conversationKey, botKey, flowKey] = keys as [BotStateKey, BotStateKey, BotStateKey, BotStateKey]
       const states: BotStateWrite[] = [
@@ -574,6 +631,7 @@ export class BotRuntime implements IncomingInterceptor {
       ]
       return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
     } catch (err) {
+      this.observeRun(kind, startedAt, BotRuntime.failureOf(err))
       return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, incoming.kind === 'started' ? 'Turn for the conversation start' : `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
     }
   }
@@ -599,13 +657,16 @@ export class BotRuntime implements IncomingInterceptor {
     const input: TurnInput = { event: webhookEvent(bot, integration, source, state), flow: null, conversationStarted: false, budgetMs: this.limitsOf(bot).budgetMs }
     const chat = (await this.store.listIntegrations(bot.id)).find((i) => i.name === 'chat' && i.enabled)
     const host = withExtension(this.host(bot, chat ?? integration, null, source.id), extension)
+    const startedAt = performance.now()
     try {
       const output = JSON.parse(await this.sandbox.run(
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
+      this.observeRun('webhook', startedAt, BotRuntime.reasonOf(output.errors))
       await this.store.saveBotStates(bot.id, [{ ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) }], this.clock())
     } catch (err) {
+      this.observeRun('webhook', startedAt, BotRuntime.failureOf(err))
       await this.recordFailure(bot, null, `Turn for webhook ${source.id}`, err)
     } finally {
       await host.flush()
@@ -653,19 +714,22 @@ export class BotRuntime implements IncomingInterceptor {
     }
     const host = this.host(bot, chat ?? ({ id: '', botId: bot.id, name: 'chat' } as IntegrationRow), null, `action:${id}`)
     let raw: string
+    const startedAt = performance.now()
     try {
       raw = await this.sandbox.run(
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'action', input: JSON.stringify({ event, type, input, budgetMs: this.limitsOf(bot).budgetMs }), limits: this.limitsOf(bot) },
         host,
       )
     } catch (err) {
+      this.observeRun('action', startedAt, BotRuntime.failureOf(err))
       await this.recordFailure(bot, null, `Action ${type}`, err)
       throw errors.runtime(this.failureLog(bot, null, `Action "${type}"`, err).message)
     } finally {
       await host.flush()
     }
     if (raw.length > MAX_ACTION_OUTPUT) throw errors.runtime(`Action "${type}": its output is larger than ${MAX_ACTION_OUTPUT} bytes`)
-    const result = JSON.parse(raw) as { output?: JsonObject; error?: string; unknown?: boolean }
+    const result = JSON.parse(raw) as { output?: JsonObject; error?: string; unknown?: boolean; errors?: string[] }
+    this.observeRun('action', startedAt, result.error !== undefined && !result.unknown ? BotRuntime.reasonOf([...(result.errors ?? []), result.error]) : undefined)
     if (result.unknown) throw errors.notFound('Action', type)
     if (result.error !== undefined || !result.output) throw errors.runtime(`Action "${type}" failed: ${result.error ?? 'no output'}`)
     return result.output
@@ -699,14 +763,17 @@ export class BotRuntime implements IncomingInterceptor {
     const state = { user: {}, conversation: {}, bot: botState ?? {}, workflow: {} }
     const input: TurnInput = { event: botLevelTurnEvent(bot, integration, event, state), flow: null, conversationStarted: false, budgetMs: this.limitsOf(bot).budgetMs }
     const host = this.host(bot, integration, null, `event:${event.id}`)
+    const startedAt = performance.now()
     try {
       const output = JSON.parse(await this.sandbox.run(
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
+      this.observeRun('bot_event', startedAt, BotRuntime.reasonOf(output.errors))
       await this.store.saveBotStates(bot.id, [{ ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) }], this.clock())
-      return output.errors?.length ? { status: 'failed', reason: output.errors[0]!.slice(0, 1000) } : { status: 'processed' }
+      return output.errors?.length ? { status: 'failed', reason: mapDeployedPositions(output.errors[0]!, this.sourceMapOf(bot)).slice(0, 1000) } : { status: 'processed' }
     } catch (err) {
+      this.observeRun('bot_event', startedAt, BotRuntime.failureOf(err))
       await this.recordFailure(bot, null, `Turn for ${event.type} event ${event.id}`, err)
       return { status: 'failed', reason: (err as Error).message.slice(0, 1000) }
     } finally {
@@ -734,11 +801,13 @@ export class BotRuntime implements IncomingInterceptor {
     const { state } = await this.loadState(bot, integration.id, draft.conversationId, draft.userId)
     const event = this.buildEvent(bot, integration, { kind: 'draft', ...draft, createdAt: this.clock() }, state)
     const host = this.host(bot, integration, draft.conversationId, `before:${draft.id}`)
+    const startedAt = performance.now()
     try {
       const output = JSON.parse(await this.sandbox.run(
         { botId: bot.id, version: String(bot.deployedAt), code, entry: 'beforeIncoming', input: JSON.stringify({ event, budgetMs: this.limitsOf(bot).budgetMs }), limits: this.limitsOf(bot) },
         host,
       )) as BeforeIncomingOutput
+      this.observeRun('before_incoming', startedAt, BotRuntime.reasonOf(output.errors))
       const payload = output.payload ?? draft.payload
       const problem = draft.custom ? undefined : this.options.validatePayload(payload)
       if (problem) {
@@ -747,6 +816,7 @@ export class BotRuntime implements IncomingInterceptor {
       }
       return { payload: payload as JsonObject, stop: output.stop === true }
     } catch (err) {
+      this.observeRun('before_incoming', startedAt, BotRuntime.failureOf(err))
       await this.recordFailure(bot, draft.conversationId, 'beforeIncoming hook', err)
       return unchanged
     } finally {

@@ -73,7 +73,12 @@ export interface BeforeIncomingOutput {
   /** The (possibly changed) payload to store and deliver. */
   payload: Record<string, unknown>
   stop: boolean
+  /** Errors raised by the hook (already logged), when there were any. */
+  errors?: string[]
 }
+
+/** How prelude.ts words a unit of user code stopped at its time budget (the host counts it as a timeout). */
+export const BUDGET_EXCEEDED = /timed out: it ran longer than its \d+ ms budget/
 
 export interface BotSummary {
   hooks: string[]

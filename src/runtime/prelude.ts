@@ -163,6 +163,18 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     }
   }
 
+  /** Where in the deployed module the error was raised: the first `bot.js:LINE:COLUMN` of its stack (the host maps it to the bot's own file). */
+  function deployedPosition(err: unknown): string | undefined {
+    try {
+      const stack = (err as { stack?: unknown } | null | undefined)?.stack
+      if (typeof stack !== 'string') return undefined
+      const m = /\bbot\.js:\d+:\d+/.exec(stack)
+      return m ? m[0] : undefined
+    } catch {
+      return undefined
+    }
+  }
+
   function log(level: 'debug' | 'info' | 'warn' | 'error', text: string): void {
     try {
       host.log(level, text)
@@ -177,7 +189,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     if (message === 'interrupted' || message === 'InternalError: interrupted' || message.indexOf('timed out (its wall-time budget ran out)') === 0) {
       message = 'timed out: it ran longer than its ' + rt.budgetMs + ' ms budget (each hook, card or action; set by PARLEY_BOT_TIMEOUT_MS, or the bot\'s maxExecutionTime in seconds)'
     }
-    const text = where + ': ' + message
+    const at = deployedPosition(err)
+    const text = where + ': ' + message + (at ? ' (at ' + at + ')' : '')
     rt.errors.push(text)
     log('error', text)
   }
@@ -1141,7 +1154,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       fail(rt, 'hooks.beforeIncoming', new Error('event.payload must stay ' + (event.type === 'custom' ? 'an object' : 'a message payload object with a string `type`') + '; the original payload was kept'))
     }
     result.stop = isStop(hook.result)
-    return jsonStringify(result)
+    // What the hook threw (already logged), for the host's counts of failures; only when there is any.
+    return rt.errors.length > 0 ? jsonStringify({ payload: result.payload, stop: result.stop, errors: rt.errors }) : jsonStringify(result)
   }
 
   async function turn(inputJson: string): Promise<string> {

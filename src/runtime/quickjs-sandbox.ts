@@ -3,6 +3,7 @@ import { Worker } from 'node:worker_threads'
 import type { BotSummary } from './prelude-contract.js'
 import type { FromWorker, ToWorker } from './quickjs-worker.js'
 import { DEFAULT_LIMITS, SandboxError, type BotSandbox, type CheckResult, type SandboxHost, type SandboxLimits, type SandboxRun } from './sandbox.js'
+import type { MetricsRegistry } from '../lib/metrics.js'
 
 /** Extra time a worker gets past a run's own limit before it is presumed stuck and replaced. */
 const STUCK_GRACE_MS = 1_000
@@ -477,16 +478,16 @@ export class QuickJsSandbox implements BotSandbox {
     })
   }
 
-  stats(): Record<string, number> {
-    const now = Date.now()
-    return {
-      parley_sandbox_workers: this.live(false).length,
-      parley_sandbox_quarantine_workers: this.live(true).length,
-      parley_sandbox_quarantined_bots: [...this.suspects.values()].filter((until) => until > now).length,
-      parley_sandbox_workers_retired: this.retired,
-      parley_sandbox_runs_evacuated: this.evacuated,
-      parley_sandbox_heap_bytes: this.slots.reduce((sum, slot) => sum + slot.beat[BEAT_HEAP]!, 0),
-    }
+  registerMetrics(metrics: MetricsRegistry): void {
+    metrics.collect('parley_sandbox_workers', 'Worker threads running bot code (quarantine workers excluded)', () => this.live(false).length)
+    metrics.collect('parley_sandbox_quarantine_workers', 'Worker threads running only quarantined bots\' code', () => this.live(true).length)
+    metrics.collect('parley_sandbox_quarantined_bots', 'Bots whose code runs on the quarantine workers now (it recently hit a limit)', () => {
+      const now = Date.now()
+      return [...this.suspects.values()].filter((until) => until > now).length
+    })
+    metrics.collect('parley_sandbox_workers_retired', 'Workers stopped and replaced since the start (stuck, out of memory, crashed)', () => this.retired, 'counter')
+    metrics.collect('parley_sandbox_runs_evacuated', 'Runs moved off a held worker to another since the start', () => this.evacuated, 'counter')
+    metrics.collect('parley_sandbox_heap_bytes', 'WebAssembly heap of the workers together, in bytes', () => this.slots.reduce((sum, slot) => sum + slot.beat[BEAT_HEAP]!, 0))
   }
 
   async close(): Promise<void> {

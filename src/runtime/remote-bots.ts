@@ -5,6 +5,7 @@ import { uuidv7 } from '../lib/ids.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { RuntimeConversationView, RuntimeMessageView, RuntimeUserView } from '../domain/runtime-views.js'
 import type { BotLogRow, BotRow, EventRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
+import type { MetricsRegistry } from '../lib/metrics.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -364,12 +365,10 @@ export class RemoteBots {
     return this.post(bot.url!, headers, body)
   }
 
-  gauges(): Record<string, number> {
-    return {
-      parley_remote_deliveries_in_flight: this.all.busy,
-      parley_remote_deliveries_total: this.delivered,
-      parley_remote_delivery_attempts_failed_total: this.retried,
-      parley_remote_deliveries_failed_total: this.failed,
-    }
+  registerMetrics(metrics: MetricsRegistry): void {
+    metrics.collect('parley_remote_deliveries_in_flight', 'Remote-bot POSTs in flight on this instance', () => this.all.busy)
+    metrics.collect('parley_remote_deliveries_total', 'Events this instance delivered to remote bots (answered 2xx)', () => this.delivered, 'counter')
+    metrics.collect('parley_remote_delivery_attempts_failed_total', 'Delivery attempts to remote bots that failed (retried or given up)', () => this.retried, 'counter')
+    metrics.collect('parley_remote_deliveries_failed_total', 'Events given up after the last attempt (recorded as failed in the bot\'s logs)', () => this.failed, 'counter')
   }
 }

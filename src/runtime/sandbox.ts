@@ -1,3 +1,4 @@
+import type { MetricsRegistry } from '../lib/metrics.js'
 import type { BotSummary, LogLevel } from './prelude-contract.js'
 
 /**
@@ -11,8 +12,8 @@ export interface BotSandbox {
   /** Runs one entry of the in-sandbox runtime for a bot. Resolves with the entry's JSON output. */
   run(request: SandboxRun, host: SandboxHost): Promise<string>
   close(): Promise<void>
-  /** Figures for /metrics (gauge name → value), if the implementation has any. */
-  stats?(): Record<string, number>
+  /** Registers the implementation's own series for /metrics, if it has any. */
+  registerMetrics?(metrics: MetricsRegistry): void
 }
 
 export type CheckResult = { ok: true; summary: BotSummary } | { ok: false; error: string }

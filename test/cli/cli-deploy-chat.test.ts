@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChatApi } from '../../src/webchat/shared/chat-api.js'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { adminClient } from '../helpers/runtime-client.js'
 import { ensureBuilt, FIXTURES, runCli } from './helpers.js'
 
 /** Talks to a bot through the Chat API: one message, then the bot's first answer. */
@@ -22,8 +23,11 @@ async function ask(chatUrl: string, text: string): Promise<string> {
   throw new Error(`no answer to "${text}"`)
 }
 
+const getBot = async (id: string) => (await adminClient(h).getBot({ id })).bot
+
+let h: Harness
+
 describe('parley deploy and parley chat', () => {
-  let h: Harness
   let dir: string[]
   let work: string
 
@@ -37,17 +41,37 @@ describe('parley deploy and parley chat', () => {
     rmSync(work, { recursive: true, force: true })
   })
 
-  it('deploys a TypeScript bot (a folder, with local imports and the SDK) to the default bot, which then answers', async () => {
+  it('deploys a TypeScript bot (a folder, with local imports and the SDK) to a bot of its own, never the demo bot; --bot names the demo bot', async () => {
+    const demoBefore = await getBot(h.credentials.botId)
     const result = await runCli(['deploy', join(FIXTURES, 'ts-bot'), ...dir])
     expect(result.code, result.stderr).toBe(0)
-    expect(result.stdout.trim()).toBe(h.credentials.botId)
+    const botId = result.stdout.trim()
+    expect(botId).not.toBe(h.credentials.botId)
     expect(result.stderr).toMatch(/Bundling .*ts-bot[/\\]bot\.ts…/)
     expect(result.stderr).toMatch(/Bundled [\d.]+ k?B in \d+ ms \(exports: default\)/)
-    expect(result.stderr).toContain(`Deploying to bot ${h.credentials.botId} at ${h.baseUrl}…`)
-    expect(result.stderr).toMatch(/✓ Deployed "Demo bot" .* in \d+ ms/)
-    expect(result.stderr).toContain(`Talk to it: ${h.credentials.chat.webchatUrl}`)
+    expect(result.stderr).toContain(`Created bot ${botId} for bot.ts (the demo bot is left as it is`)
+    expect(result.stderr).toContain(`Deploying to bot ${botId} at ${h.baseUrl}…`)
+    expect(result.stderr).toMatch(/✓ Deployed "ts-bot" .* in \d+ ms/)
+    const bot = await getBot(botId)
+    expect(bot.tags).toEqual({ 'parley-deploy': join(FIXTURES, 'ts-bot', 'bot.ts') })
+    expect(await ask(bot.integrations.chat!.webhookUrl, 'hello')).toContain('echo: hello')
+    expect(await ask(bot.integrations.chat!.webhookUrl, 'ping')).toContain('pong') // its workflow
+    // The demo bot was not touched.
+    expect((await getBot(h.credentials.botId)).deployedAt).toBe(demoBefore.deployedAt)
+
+    // Deploying the same file again updates the same bot (no second bot).
+    const again = await runCli(['deploy', join(FIXTURES, 'ts-bot', 'bot.ts'), ...dir])
+    expect(again.code, again.stderr).toBe(0)
+    expect(again.stdout.trim()).toBe(botId)
+    expect(again.stderr).not.toContain('Created bot')
+
+    // --bot deploys to the bot it names, the demo bot included.
+    const demo = await runCli(['deploy', join(FIXTURES, 'ts-bot'), '--bot', h.credentials.botId, ...dir])
+    expect(demo.code, demo.stderr).toBe(0)
+    expect(demo.stdout.trim()).toBe(h.credentials.botId)
+    expect(demo.stderr).toMatch(/✓ Deployed "Demo bot" .* in \d+ ms/)
+    expect(demo.stderr).toContain(`Talk to it: ${h.credentials.chat.webchatUrl}`)
     expect(await ask(h.credentials.chat.url, 'hello')).toContain('echo: hello')
-    expect(await ask(h.credentials.chat.url, 'ping')).toContain('pong') // its workflow
   })
 
   it('deploys a JavaScript bot that imports parley/sdk without installing it, to the bot named by --bot', async () => {
@@ -76,12 +100,19 @@ describe('parley deploy and parley chat', () => {
   })
 
   it('refuses code that does not load with the server\'s message, exit 1, and keeps the previous code live', async () => {
-    const result = await runCli(['deploy', join(FIXTURES, 'bad-bot', 'bot.js'), ...dir])
+    const result = await runCli(['deploy', join(FIXTURES, 'bad-bot', 'bot.js'), '--bot', h.credentials.botId, ...dir])
     expect(result.code).toBe(1)
     expect(result.stderr).toContain('error: The server refused the code: Bot code does not load')
     expect(result.stderr).toContain('unknown hook "beforeIncomming"')
     expect(result.stderr).toContain('The previous code is still live')
     expect(await ask(h.credentials.chat.url, 'still there?')).toContain('echo: still there?')
+
+    // Without --bot: the bot created for the file is removed again, nothing was deployed anywhere.
+    const fresh = await runCli(['deploy', join(FIXTURES, 'bad-bot', 'bot.js'), ...dir])
+    expect(fresh.code).toBe(1)
+    expect(fresh.stderr).toContain('Nothing was deployed')
+    const { bots } = await adminClient(h).listBots({})
+    expect(bots.some((b) => b.tags['parley-deploy'] === join(FIXTURES, 'bad-bot', 'bot.js'))).toBe(false)
 
     const syntax = await runCli(['deploy', join(FIXTURES, 'bad-bot', 'syntax.js'), ...dir])
     expect(syntax.code).toBe(1)

@@ -130,6 +130,28 @@ describe('e2e: Runtime API chat data (official client)', () => {
     expect((await bot.getConversation({ id: conversation.id })).conversation.messageCount).toBe(1)
   })
 
+  it('an unknown message type is answered 400 with the allowed types and the value sent (not ajv\'s "must be in oneOf")', async () => {
+    const { conversation } = await bot.createConversation({ channel: 'channel', tags: {} })
+    const refused = await bot.createMessage({ conversationId: conversation.id, userId: botId, type: 'txt', payload: { text: 'x' }, tags: {} }).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(InvalidPayloadError)
+    const error = refused as InvalidPayloadError
+    expect(error.code).toBe(400)
+    expect(error.type).toBe('InvalidPayload')
+    expect(error.message).toBe('payload/type must be one of: audio, card, carousel, choice, dropdown, file, image, location, markdown, text, video, bloc; got "txt"')
+    const item = await bot.createMessage({ conversationId: conversation.id, userId: botId, type: 'bloc', payload: { items: [{ type: 'card', title: 'x' }] }, tags: {} }).catch((e: unknown) => e)
+    expect((item as InvalidPayloadError).message).toBe('payload/items/0/type must be one of: text, markdown, image, audio, video, file, location; got "card"')
+    // The raw answer keeps the error body's shape.
+    const raw = await fetch(`${h.baseUrl}/v1/chat/messages`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${h.credentials.token}`, 'x-bot-id': botId },
+      body: JSON.stringify({ conversationId: conversation.id, userId: botId, type: 'txt', payload: { text: 'x' }, tags: {} }),
+    })
+    expect(raw.status).toBe(400)
+    const body = (await raw.json()) as Record<string, unknown>
+    expect(Object.keys(body).sort()).toEqual(['code', 'id', 'message', 'type'])
+    expect(body).toMatchObject({ code: 400, type: 'InvalidPayload', message: expect.stringMatching(/^payload\/type must be one of: audio, .*; got "txt"$/) })
+  })
+
   it('owner-less conversations and the Chat API: a user added by the bot sees it; a Chat API owner cannot be removed', async () => {
     const alice = await connectJwt(h)
     const { conversation } = await bot.createConversation({ channel: 'channel', tags: { owner: 'none' } })

@@ -68,10 +68,14 @@ describe('runtime: the demo bot', () => {
     for (const type of TYPES) expect(byType.has(type)).toBe(true)
     expect(byType.get('text')!.text).toEqual(expect.any(String))
     expect(byType.get('markdown')!.markdown).toEqual(expect.any(String))
-    expect(byType.get('image')!.imageUrl).toMatch(/^https:\/\//)
-    expect(byType.get('audio')!.audioUrl).toMatch(/^https:\/\//)
+    // The image, audio and PDF are served by this server (shipped in assets/demo/), not by an outside host.
+    expect(byType.get('image')!.imageUrl).toBe(`${h.baseUrl}/demo/assets/parley.svg`)
+    expect(byType.get('audio')!.audioUrl).toBe(`${h.baseUrl}/demo/assets/sample.wav`)
     expect(byType.get('video')!.videoUrl).toMatch(/^https:\/\//)
-    expect(byType.get('file')!.fileUrl).toMatch(/^https:\/\//)
+    expect(byType.get('file')!.fileUrl).toBe(`${h.baseUrl}/demo/assets/sample.pdf`)
+    for (const url of [byType.get('image')!.imageUrl, byType.get('audio')!.audioUrl, byType.get('file')!.fileUrl] as string[]) {
+      expect((await fetch(url)).status, url).toBe(200)
+    }
     expect(byType.get('location')!).toMatchObject({ latitude: expect.any(Number), longitude: expect.any(Number) })
     expect(byType.get('card')!.actions.length).toBeGreaterThan(0)
     expect(byType.get('carousel')!.items.length).toBeGreaterThan(1)

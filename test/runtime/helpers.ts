@@ -23,7 +23,7 @@ import { freePort } from '../helpers/ports.js'
 /**
  * Config for every server of these suites. The official `@botpress/chat` client (0.5.5) under Node
  * ends its SignalListener ('error', then disconnected, no reconnect) after about 4 s without any
- * data on the stream; with the default 20 s keep-alive a listener would die during any slow turn
+ * data on the stream; with a 20 s keep-alive (the default before PARLEY_SSE_KEEPALIVE_MS became 2.5 s) a listener died during any slow turn
  * (measured: keep-alive 1 s and 3 s survive 8 s idle, 20 s dies at ~4.0 s). Keep-alives every
  * second keep the official listener up; Talk also fails fast when its listener reports an error.
  */

@@ -126,7 +126,9 @@ describe('runtime: bot logs (getBotLogs)', () => {
     const logs = mine((await allLogs(h, bot.id)).logs)
     const thrown = logs.filter((l) => l.message.includes('boom-from-the-hook'))
     expect(thrown).toHaveLength(1)
-    expect(thrown[0]).toMatchObject({ level: 'error', message: 'hooks.afterIncoming: boom-from-the-hook' })
+    // With the line and column of the deployed code where it was thrown (QuickJS points at the parenthesis of the Error call).
+    const line = CODE.split('\n').findIndex((l) => l.includes('boom-from-the-hook')) + 1
+    expect(thrown[0]).toMatchObject({ level: 'error', message: `hooks.afterIncoming: boom-from-the-hook (at bot.js:${line}:${CODE.split('\n')[line - 1]!.indexOf('Error(') + 'Error('.length})` })
     const refused = logs.filter((l) => l.level === 'error' && /hooks\.afterIncoming: .*(payload|InvalidPayload)/.test(l.message))
     expect(refused).toHaveLength(1)
     const spun = logs.filter((l) => l.level === 'error' && /interrupted|timed out|time limit/.test(l.message))

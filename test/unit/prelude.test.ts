@@ -259,7 +259,9 @@ describe('hooks', () => {
 
   it('beforeIncoming cannot replace a message payload by a non-payload', async () => {
     const t = setup({ hooks: { beforeIncoming: (ctx: Json) => void (ctx.event.payload = 'nope') } })
-    expect(await t.beforeIncoming(messageEvent('original'))).toEqual({ payload: { type: 'text', text: 'original' }, stop: false })
+    const out = (await t.beforeIncoming(messageEvent('original'))) as { payload: Json; stop: boolean; errors?: string[] }
+    // The output names the error (the host counts it in /metrics), as a turn's output does.
+    expect(out).toEqual({ payload: { type: 'text', text: 'original' }, stop: false, errors: [expect.stringMatching(/^hooks\.beforeIncoming: event\.payload must stay/)] })
     expect(t.logs[0]!.text).toMatch(/^hooks\.beforeIncoming: event\.payload must stay a message payload object/)
   })
 

@@ -1,3 +1,5 @@
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { AdminApi } from '../admin-api.js'
 import { CONNECTION_OPTIONS, intOption, type CommandSpec, type Parsed, str } from '../args.js'
@@ -15,12 +17,15 @@ const GREETING_WAIT_MS = 3000
 export const chat: CommandSpec = {
   name: 'chat',
   summary: 'Talk to a bot in the terminal, through the Chat API',
-  usage: ['parley chat [--bot ID | --chat-url URL] [--name NAME]'],
+  usage: ['parley chat [--bot ID | --chat-url URL] [--user ID] [--name NAME]'],
   description: [
     'Choices, dropdowns, cards and carousels are shown as numbered options: type the number to pick one.',
     'Type /help for the commands, /quit (or Ctrl-D) to leave.',
     'Without --bot or --chat-url it talks to the demo bot of credentials.json. With --bot it asks the Admin API',
     'for that bot\'s Chat API address (so it needs a token); --chat-url needs nothing else.',
+    'Each run is a new user and conversation, unless --user ID names an identity: the first run with it creates the',
+    'user and conversation and keeps their key in <data-dir>/chat-users.json (mode 0600); later runs with the same ID',
+    '(and the same bot) are that user again, in that conversation.',
     'Reading from a pipe (not a terminal), lines are sent one by one: after each, it waits for the bot\'s answer',
     '(up to --wait milliseconds, until the bot has been quiet for a moment), so numbers can pick options too.',
   ].join('\n'),
@@ -28,10 +33,31 @@ export const chat: CommandSpec = {
     bot: { type: 'string', value: 'ID', description: 'The bot to talk to' },
     'chat-url': { type: 'string', value: 'URL', description: 'A Chat API base URL (integrations.chat.webhookUrl of the bot)' },
     name: { type: 'string', value: 'NAME', description: 'Your display name in the conversation' },
+    user: { type: 'string', value: 'ID', description: 'An identity kept across runs (same user, same conversation)' },
     wait: { type: 'string', value: 'MS', description: 'With piped input: how long to wait for an answer to each line (default 5000)' },
     ...CONNECTION_OPTIONS,
   },
-  examples: ['parley chat', 'parley chat --bot 0193…', 'printf "help\\n1\\n" | parley chat'],
+  examples: ['parley chat', 'parley chat --bot 0193…', 'parley chat --user alice', 'printf "help\\n1\\n" | parley chat'],
+}
+
+/** An identity of `parley chat --user`: the Chat API user's key, its id and its conversation. */
+interface SavedIdentity { key: string; userId: string; conversationId: string }
+
+/** <data-dir>/chat-users.json: identities by chat URL and --user id. */
+function identities(dir: string): { path: string; all: Record<string, SavedIdentity> } {
+  const path = join(dir, 'chat-users.json')
+  try {
+    return { path, all: JSON.parse(readFileSync(path, 'utf8')) as Record<string, SavedIdentity> }
+  } catch {
+    return { path, all: {} }
+  }
+}
+
+function saveIdentity(dir: string, name: string, identity: SavedIdentity): void {
+  const { path, all } = identities(dir)
+  mkdirSync(dir, { recursive: true })
+  writeFileSync(`${path}.tmp`, JSON.stringify({ ...all, [name]: identity }, null, 2) + '\n', { mode: 0o600 })
+  renameSync(`${path}.tmp`, path)
 }
 
 /** Lines for one message in the terminal, and the options it offers (numbered from `first`). */
@@ -97,12 +123,36 @@ export async function runChat({ values }: Parsed): Promise<void> {
   let me: string
   let conversationId: string
   const startedAt = Date.now()
+  const userName = str(values.user)
+  const identityKey = userName && `${url} ${userName}`
+  const dir = dataDir(values)
+  /** Messages of a resumed conversation, shown once as a count (not replayed). */
+  let earlier: string[] = []
+  let resumed = false
   try {
-    const name = str(values.name)
-    const created = await api.createUser(name ? { name } : {})
-    api.key = created.key
-    me = created.user.id
-    conversationId = (await api.createConversation()).conversation.id
+    const saved = identityKey ? identities(dir).all[identityKey] : undefined
+    if (saved) {
+      api.key = saved.key
+      try {
+        earlier = (await api.listMessages(saved.conversationId)).messages.map((m) => m.id)
+        me = saved.userId
+        conversationId = saved.conversationId
+        resumed = true
+      } catch (error) {
+        // The user or the conversation is gone (the bot was re-created…): a fresh identity under the same name.
+        if (!(error instanceof ChatApiError) || error.status === 0) throw error
+        api.key = undefined
+      }
+    }
+    if (!resumed) {
+      const name = str(values.name) || userName
+      const created = await api.createUser(name ? { name } : {})
+      api.key = created.key
+      me = created.user.id
+      conversationId = (await api.createConversation()).conversation.id
+      if (identityKey) saveIdentity(dir, identityKey, { key: created.key, userId: me, conversationId })
+    }
+    if (userName) err(style.dim(process.stderr)(resumed ? `You are ${userName} again (user ${me!}), in your conversation ${conversationId!} (${earlier.length} earlier message(s)).` : `You are ${userName} (user ${me!}); the next \`parley chat --user ${userName}\` continues this conversation.`))
   } catch (error) {
     if (error instanceof ChatApiError && error.status === 404) throw new CliError(`No chat at ${url} (unknown or disabled webhook)`, 'Check the bot id or the URL: `parley bots list`.')
     if (error instanceof ChatApiError && error.status === 0) throw new CliError(error.message, 'Is the server running (`parley serve`)?')
@@ -110,7 +160,7 @@ export async function runChat({ values }: Parsed): Promise<void> {
   }
   if (interactive) err(style.dim(process.stderr)(`Connected to ${url} — type /help for help, /quit to leave.`))
 
-  const seen = new Set<string>()
+  const seen = new Set<string>(earlier)
   let options: Pickable[] = []
   let lastActivity = Date.now()
   let lastReply = 0
@@ -225,7 +275,7 @@ export async function runChat({ values }: Parsed): Promise<void> {
   }
 
   // Piped input: the bot's greeting (if it has one) comes before the first line is sent.
-  if (!interactive) await settle(startedAt, Math.min(wait, GREETING_WAIT_MS))
+  if (!interactive && !resumed) await settle(startedAt, Math.min(wait, GREETING_WAIT_MS))
 
   rl = createInterface({ input: process.stdin, output: process.stdout, terminal: interactive, prompt: `${youLabel} ` })
   if (interactive) rl.prompt()

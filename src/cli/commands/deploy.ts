@@ -18,7 +18,9 @@ export const deploy: CommandSpec = {
     '(and the same in .js/.mjs). `import { defineBot } from \'parley/sdk\'` works without installing anything.',
     'Types are not checked here: run `tsc --noEmit` in your project for that. Code that does not load is refused',
     'by the server with the error and its line; the previous code then stays live.',
-    'Without --bot: PARLEY_BOT_ID, else the demo bot of credentials.json.',
+    'Without --bot (or PARLEY_BOT_ID) it never replaces another bot\'s code, the demo bot\'s included: the first deploy',
+    'of a file creates a bot named after it (tagged parley-deploy = the file\'s path), later deploys of that file update',
+    'that bot. `--bot ID` deploys to an existing bot (the demo bot too); `parley demo` restores the demo bot.',
   ].join('\n'),
   options: {
     bot: { type: 'string', value: 'ID', description: 'The bot to deploy to' },
@@ -29,6 +31,28 @@ export const deploy: CommandSpec = {
   },
   positionals: { min: 1, max: 1, names: 'the bot\'s file or folder' },
   examples: ['parley deploy ./my-bot/bot.ts', 'parley deploy ./my-bot --bot 0193…', 'parley deploy bot.ts --dry-run --outfile bundle.mjs'],
+}
+
+/** The tag of bots `parley deploy` created for a file (its value: the file's absolute path, at most 1,000 characters). */
+export const DEPLOY_TAG = 'parley-deploy'
+
+/** A bot's name for a file: the folder's name for an index/bot file, else the file's name without extension. */
+function botNameFor(entry: string): string {
+  const base = basename(entry).replace(/\.[cm]?[jt]sx?$/, '')
+  const named = ['index', 'bot', 'main'].includes(base) ? basename(dirname(entry)) : base
+  return (named === 'src' ? basename(dirname(dirname(entry))) : named).slice(0, 100) || 'my-bot'
+}
+
+/**
+ * Where a deploy without --bot goes: the bot an earlier deploy of this file created (found by its tag), or a new
+ * bot created for it. Never the demo bot or any other bot the user did not name.
+ */
+async function targetFor(api: AdminApi, entry: string): Promise<{ id: string; created: boolean }> {
+  const key = entry.length > 1000 ? entry.slice(-1000) : entry
+  const earlier = (await api.listBots()).find((b) => b.tags?.[DEPLOY_TAG] === key)
+  if (earlier) return { id: earlier.id, created: false }
+  const bot = await api.createBot({ name: botNameFor(entry), tags: { [DEPLOY_TAG]: key } })
+  return { id: bot.id, created: true }
 }
 
 const CANDIDATES = ['bot', 'index', 'src/bot', 'src/index'].flatMap((base) => ['.ts', '.mts', '.js', '.mjs'].map((ext) => base + ext))
@@ -84,6 +108,9 @@ export async function bundleBot(entry: string, options: { minify?: boolean } = {
       conditions: ['import', 'module', 'default'],
       resolveExtensions: ['.ts', '.tsx', '.mts', '.js', '.mjs', '.json'],
       minify: options.minify ?? false,
+      // An inline source map (without the sources' text): the server maps bot.js:LINE:COLUMN of errors back to these files.
+      sourcemap: 'inline',
+      sourcesContent: false,
       metafile: true,
       logLevel: 'silent',
       legalComments: 'none',
@@ -135,9 +162,12 @@ export async function runDeploy({ values, positionals }: Parsed): Promise<void> 
   }
 
   const connection = resolveConnection(values)
-  const botId = str(values.bot) || connection.defaultBotId
-  if (!botId) throw new UsageError('Which bot? Pass --bot ID', 'Set PARLEY_BOT_ID, or create one with `parley bots create --name NAME`.')
   const api = new AdminApi(connection)
+  // --bot, else PARLEY_BOT_ID, else this file's own bot (created at its first deploy): never the demo bot by default.
+  const named = str(values.bot) || process.env.PARLEY_BOT_ID
+  const target = named ? { id: named, created: false } : await targetFor(api, entry)
+  const botId = target.id
+  if (target.created) progress(`Created bot ${botId} for ${basename(entry)} (the demo bot is left as it is; --bot ID deploys to another bot)`)
   progress(`Deploying to bot ${botId} at ${connection.apiUrl}…`)
   const sent = Date.now()
   try {
@@ -147,10 +177,14 @@ export async function runDeploy({ values, positionals }: Parsed): Promise<void> 
     if (chat?.enabled && chat.webchatUrl) err(`  Talk to it: ${chat.webchatUrl}   or   parley chat --bot ${bot.id}`)
     out(bot.id)
   } catch (error) {
+    // A bot created for this deploy and refused its code: removed, so that the next deploy starts clean.
+    if (target.created) await api.deleteBot(botId).catch(() => {})
     if (error instanceof AdminApiError && error.status === 400) {
       throw new CliError(
         `The server refused the code: ${error.message.replace(/^InvalidPayload: /, '')}`,
-        'The previous code is still live. Fix the error and run `parley deploy` again. (Line numbers refer to the bundle: use --outfile to see it.)',
+        target.created
+          ? 'Nothing was deployed. Fix the error and run `parley deploy` again. (Line numbers refer to the bundle: use --outfile to see it.)'
+          : 'The previous code is still live. Fix the error and run `parley deploy` again. (Line numbers refer to the bundle: use --outfile to see it.)',
       )
     }
     throw error

@@ -1,19 +1,11 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { ApiError, errors, isUnavailableError, type ErrorBody } from '../../lib/errors.js'
-import { BLOC_ITEM_TYPES, PAYLOAD_TYPES } from '../schemas/chat.js'
+import { payloadTypeProblem } from '../schemas/chat.js'
 
-/**
- * An unknown message `type` (ajv: `must be in oneOf` of a discriminator) says which types there are: the payload's,
- * or a bloc item's.
- */
+/** An unknown message `type` (ajv: `must be in oneOf` of a discriminator) says which types there are. */
 function payloadTypeMessage(err: FastifyError): string | undefined {
   const e = err.validation?.find((v) => v.keyword === 'discriminator')
-  if (!e) return undefined
-  const params = e.params as { tag?: string; tagValue?: unknown; error?: string }
-  const path = `${err.validationContext ?? 'body'}${e.instancePath}`
-  const types = /\/items\/\d+$/.test(e.instancePath) ? BLOC_ITEM_TYPES : PAYLOAD_TYPES
-  if (params.error === 'tag') return `${path}/${params.tag ?? 'type'} must be a string, one of: ${types.join(', ')}`
-  return `${path}/${params.tag ?? 'type'} must be one of: ${types.join(', ')}; got ${JSON.stringify(params.tagValue)}`
+  return e && payloadTypeProblem(e, `${err.validationContext ?? 'body'}${e.instancePath}`)
 }
 
 /** Fastify's own error codes → our registry, so that framework errors keep the wire shape too. */

@@ -67,6 +67,20 @@ export type MessagePayload = { type: string; [key: string]: unknown }
 export const PAYLOAD_TYPES = [...Object.keys(variants), 'bloc'] as const
 export const BLOC_ITEM_TYPES = ['text', 'markdown', 'image', 'audio', 'video', 'file', 'location'] as const
 
+/**
+ * An unknown payload `type` (ajv's discriminator error, `must be in oneOf`) as a message that lists the
+ * allowed types (the payload's, or a bloc item's) and the value sent; undefined for any other error.
+ * `path` is where the payload is (`body/payload`, `payload`); `instancePath` is ajv's path inside it.
+ */
+export function payloadTypeProblem(error: { keyword: string; instancePath: string; params: unknown }, path: string): string | undefined {
+  if (error.keyword !== 'discriminator') return undefined
+  const params = error.params as { tag?: string; tagValue?: unknown; error?: string }
+  const types = /\/items\/\d+$/.test(error.instancePath) ? BLOC_ITEM_TYPES : PAYLOAD_TYPES
+  const where = `${path}/${params.tag ?? 'type'}`
+  if (params.error === 'tag') return `${where} must be a string, one of: ${types.join(', ')}`
+  return `${where} must be one of: ${types.join(', ')}; got ${JSON.stringify(params.tagValue)}`
+}
+
 /** Response-side payload: stored payloads were validated on the way in. */
 const StoredPayload = JsonObjectSchema
 

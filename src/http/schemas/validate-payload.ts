@@ -1,5 +1,5 @@
 import { Ajv } from 'ajv'
-import { MessagePayloadSchema } from './chat.js'
+import { MessagePayloadSchema, payloadTypeProblem } from './chat.js'
 
 /**
  * The Chat API's payload rules as a function, for payloads that do not arrive through a route
@@ -11,5 +11,7 @@ const validate = new Ajv({ strict: false, discriminator: true, allErrors: false 
 export function validateMessagePayload(payload: unknown): string | undefined {
   if (validate(payload)) return undefined
   const error = validate.errors?.[0]
-  return error ? `payload${error.instancePath} ${error.message ?? 'is invalid'}` : 'payload is invalid'
+  if (!error) return 'payload is invalid'
+  // An unknown type lists the allowed ones (as the Chat API's routes answer), not ajv's `must be in oneOf`.
+  return payloadTypeProblem(error, `payload${error.instancePath}`) ?? `payload${error.instancePath} ${error.message ?? 'is invalid'}`
 }

@@ -16,6 +16,13 @@ const SWAGGER_FILES: Record<string, string> = {
   'swagger-ui-bundle.js': 'text/javascript; charset=utf-8',
   'favicon-32x32.png': 'image/png',
 }
+/** The demo bot's files (assets/demo/ at the package root, next to src/ and dist/), by name: only these are served. */
+const DEMO_DIR = new URL('../../../../assets/demo/', import.meta.url)
+const DEMO_FILES: Record<string, string> = {
+  'parley.svg': 'image/svg+xml',
+  'sample.wav': 'audio/wav',
+  'sample.pdf': 'application/pdf',
+}
 /** Starts Swagger UI on /openapi.json (a file, not inline, so the page's CSP allows no inline script). */
 const DOCS_INIT = `window.onload = function () {
   window.ui = SwaggerUIBundle({ url: 'openapi.json', dom_id: '#swagger-ui', deepLinking: false, validatorUrl: null })
@@ -108,6 +115,7 @@ const docsPage = () => `<!doctype html>
  * - GET /                    what this server is: version, the API reference, the webchat, health and metrics
  * - GET /docs                the API reference: Swagger UI on /openapi.json, its files served from swagger-ui-dist
  * - GET /docs/assets/{file}  those files (and the small script that starts it)
+ * - GET /demo/assets/{file}  the demo bot's image, audio and PDF (assets/demo/, shipped with the server: no outside host)
  */
 export function operatorRoutes(app: App): void {
   const hide = { hide: true }
@@ -126,5 +134,14 @@ export function operatorRoutes(app: App): void {
     const type = SWAGGER_FILES[file]
     if (!type) throw new ApiError('ResourceNotFound', `API reference file "${file}" not found`)
     return reply.type(type).send(readFileSync(join(SWAGGER_DIR, file)))
+  })
+
+  app.get('/demo/assets/:file', { schema: { ...hide, params: Type.Object({ file: Type.String() }) } }, async (request, reply) => {
+    const { file } = request.params
+    const type = DEMO_FILES[file]
+    if (!type) throw new ApiError('ResourceNotFound', `Demo file "${file}" not found`)
+    // The SVG is an image: no script of it may run even when opened on its own.
+    return hardened(reply, "default-src 'none'; style-src 'unsafe-inline'").header('cache-control', 'public, max-age=3600')
+      .header('access-control-allow-origin', '*').type(type).send(readFileSync(new URL(file, DEMO_DIR)))
   })
 }
