@@ -69,7 +69,7 @@ export interface ResilientStreamOptions {
    * re-authenticating), false to stop.
    */
   onRefused?: (status: number, body: string) => boolean | Promise<boolean>
-  /** No byte for this long (the server sends a keep-alive every 20 s) means the connection is dead. */
+  /** No byte for this long (the server sends a keep-alive every 2.5 s by default, PARLEY_SSE_KEEPALIVE_MS) means the connection is dead. */
   idleTimeoutMs?: number
   initialDelayMs?: number
   maxDelayMs?: number
