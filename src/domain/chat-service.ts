@@ -1,3 +1,4 @@
+import { sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
@@ -155,6 +156,13 @@ export class ChatService {
     const integration = await cached.row
     if (!integration || !integration.enabled || integration.name !== 'chat') throw errors.notFound('Webhook', webhookId)
     return integration
+  }
+
+  /** The webchat settings of the bot behind a chat integration (404 like resolveIntegration). */
+  async webchatConfig(webhookId: string): Promise<WebchatConfig> {
+    const integration = await this.resolveIntegration(webhookId)
+    const bot = await this.store.getBot(integration.botId)
+    return sanitizeWebchatConfig(bot?.webchat ?? {})
   }
 
   // ---- identity ----

@@ -7,17 +7,25 @@ export const WEBCHAT_CSS = String.raw`
   color-scheme: light dark;
 }
 @media (prefers-color-scheme: dark) {
-  :root {
+  :root:not([data-theme="light"]) {
     --pw-bg: #121416; --pw-surface: #1e2124; --pw-text: #e8eaed; --pw-muted: #a8adb3; --pw-border: #3a3f45;
     --pw-accent: #8ab4f8; --pw-accent-text: #0b1b3a; --pw-mine: #3b6fd8; --pw-mine-text: #ffffff; --pw-theirs: #1e2124;
     --pw-error: #f2b8b5;
   }
 }
+/* The bot's themeMode (data-theme on <html>): light or dark whatever the system says; auto follows it. */
+:root[data-theme="light"] { color-scheme: light; }
+:root[data-theme="dark"] {
+  color-scheme: dark;
+  --pw-bg: #121416; --pw-surface: #1e2124; --pw-text: #e8eaed; --pw-muted: #a8adb3; --pw-border: #3a3f45;
+  --pw-accent: #8ab4f8; --pw-accent-text: #0b1b3a; --pw-mine: #3b6fd8; --pw-mine-text: #ffffff; --pw-theirs: #1e2124;
+  --pw-error: #f2b8b5;
+}
 * { box-sizing: border-box; }
 html, body { height: 100%; margin: 0; }
 body {
   background: var(--pw-bg); color: var(--pw-text);
-  font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  font: 16px/1.45 var(--pw-font, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif);
   -webkit-text-size-adjust: 100%;
 }
 .pw-sr-only {
@@ -34,7 +42,11 @@ body {
   display: flex; align-items: center; gap: 12px; padding: 12px 16px; padding-top: max(12px, env(safe-area-inset-top));
   background: var(--pw-surface); border-bottom: 1px solid var(--pw-border);
 }
-.pw-header h1 { font-size: 1.1rem; margin: 0; flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-identity { flex: 1; min-width: 0; }
+.pw-header h1 { font-size: 1.1rem; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-description { margin: 0; font-size: .85rem; color: var(--pw-muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-avatar { width: 40px; height: 40px; border-radius: 50%; object-fit: cover; flex: 0 0 auto; background: var(--pw-border); }
+.pw-avatar[hidden], .pw-description[hidden] { display: none; }
 .pw-status { margin: 0; font-size: .85rem; color: var(--pw-muted); }
 .pw-app[data-connection="reconnecting"] .pw-status, .pw-app[data-connection="unavailable"] .pw-status { color: var(--pw-error); }
 .pw-close {

@@ -4,24 +4,11 @@
  * each with a screenshot and an axe-core check (no serious or critical violation).
  */
 import { readFileSync } from 'node:fs'
-import { createRequire } from 'node:module'
 import { afterAll, beforeAll, expect, it } from 'vitest'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser } from 'playwright-core'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { seriousViolations } from './axe.js'
 import { artifactPath, describeBrowser, launchBrowser, watchErrors } from './browser.js'
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
-
-/** axe-core's serious and critical violations on the page (injected from node_modules/axe-core). */
-async function seriousViolations(page: Page): Promise<{ id: string; impact: string; nodes: number; sample: string[] }[]> {
-  // Evaluated through the DevTools protocol: the page's CSP (no inline script) stays as served.
-  await page.evaluate(AXE)
-  const result = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run(): Promise<{ violations: { id: string; impact: string; nodes: unknown[] }[] }> } }).axe
-    return (await axe.run()).violations.map((v) => ({ id: v.id, impact: v.impact, nodes: v.nodes.length, sample: (v.nodes as { html: string; failureSummary?: string }[]).slice(0, 3).map((n) => n.html.slice(0, 200) + ' :: ' + (n.failureSummary ?? '').slice(0, 200)) }))
-  })
-  return result.filter((v) => v.impact === 'serious' || v.impact === 'critical')
-}
 
 describeBrowser('operator pages in Chromium', () => {
   let h: Harness

@@ -5,6 +5,7 @@ import { ResilientStream, type StreamStatus } from '../shared/sse.js'
 import { Timeline } from '../shared/timeline.js'
 import type { Message, Signal, SignalMessage } from '../shared/types.js'
 import { h, srOnly } from './dom.js'
+import { applyWebchatConfig, pageWebchatConfig } from './identity.js'
 import { renderPayload } from './render.js'
 
 /**
@@ -54,18 +55,13 @@ function start(): void {
   const errorEl = byId<HTMLElement>('pw-error')
   const form = byId<HTMLFormElement>('pw-composer')
   const input = byId<HTMLTextAreaElement>('pw-input')
-  const title = byId<HTMLElement>('pw-title')
   const closeButton = byId<HTMLButtonElement>('pw-close')
 
   const webhookId = root.dataset.webhookId ?? ''
   const apiBase = new URL(root.dataset.api ?? `../${encodeURIComponent(webhookId)}`, window.location.href).href.replace(/\/+$/, '')
   const params = new URLSearchParams(window.location.search)
   const embedded = params.get('embed') === '1' && window.parent !== window
-  const customTitle = params.get('title')
-  if (customTitle) {
-    title.textContent = customTitle.slice(0, 80)
-    document.title = customTitle.slice(0, 80)
-  }
+  applyWebchatConfig(pageWebchatConfig(root, params))
   if (embedded) {
     closeButton.hidden = false
     const close = () => window.parent.postMessage({ type: 'parley:close' }, '*')
