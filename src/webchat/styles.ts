@@ -115,6 +115,16 @@ body {
   background: var(--pw-surface); color: var(--pw-text); font: inherit;
 }
 .pw-bloc { display: flex; flex-direction: column; gap: 8px; }
+.pw-typing { display: flex; align-items: center; gap: 8px; margin: 0; padding: 4px 16px 8px; font-size: .85rem; color: var(--pw-muted); }
+.pw-typing[hidden] { display: none; }
+.pw-typing-dots { display: inline-flex; gap: 3px; padding: 8px 10px; border-radius: var(--pw-radius); background: var(--pw-theirs); border: 1px solid var(--pw-border); }
+.pw-typing-dots span { width: 6px; height: 6px; border-radius: 50%; background: var(--pw-muted); }
+@media (prefers-reduced-motion: no-preference) {
+  .pw-typing-dots span { animation: pw-blink 1.2s infinite both; }
+  .pw-typing-dots span:nth-child(2) { animation-delay: .2s; }
+  .pw-typing-dots span:nth-child(3) { animation-delay: .4s; }
+  @keyframes pw-blink { 0%, 80%, 100% { opacity: .3; } 40% { opacity: 1; } }
+}
 .pw-error { margin: 0; padding: 8px 16px; color: var(--pw-error); background: var(--pw-surface); font-size: .9rem; }
 .pw-composer {
   display: flex; gap: 8px; padding: 10px 12px; padding-bottom: max(10px, env(safe-area-inset-bottom));

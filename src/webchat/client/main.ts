@@ -6,6 +6,7 @@ import { Timeline } from '../shared/timeline.js'
 import type { Message, Signal, SignalMessage } from '../shared/types.js'
 import { h, srOnly } from './dom.js'
 import { applyWebchatConfig, pageWebchatConfig } from './identity.js'
+import { TypingIndicator } from './typing.js'
 import { renderPayload } from './render.js'
 
 /**
@@ -61,7 +62,9 @@ function start(): void {
   const apiBase = new URL(root.dataset.api ?? `../${encodeURIComponent(webhookId)}`, window.location.href).href.replace(/\/+$/, '')
   const params = new URLSearchParams(window.location.search)
   const embedded = params.get('embed') === '1' && window.parent !== window
-  applyWebchatConfig(pageWebchatConfig(root, params))
+  const settings = pageWebchatConfig(root, params)
+  applyWebchatConfig(settings)
+  const typing = new TypingIndicator(log, () => settings.botName ?? 'The bot')
   if (embedded) {
     closeButton.hidden = false
     const close = () => window.parent.postMessage({ type: 'parley:close' }, '*')
@@ -178,8 +181,14 @@ function start(): void {
       return
     }
     if (!signal || typeof signal !== 'object') return
-    if (signal.type === 'message_created' && signal.data?.conversationId === saved?.conversationId) show(signal.data)
-    else if (signal.type === 'message_deleted') hide(signal.data.id)
+    if (signal.type === 'message_created' && signal.data?.conversationId === saved?.conversationId) {
+      if (signal.data.userId !== saved?.userId) typing.set(false)
+      show(signal.data)
+    } else if (signal.type === 'message_deleted') hide(signal.data.id)
+    else if (signal.type === 'ping' && typeof signal.data?.typing === 'boolean') {
+      typing.set(signal.data.typing)
+      if (signal.data.typing && following) toBottom()
+    }
   }
 
   async function catchUp(all: boolean): Promise<void> {
@@ -269,6 +278,7 @@ function start(): void {
       setStatus(text, connection)
     },
     onOpen: async ({ resumed }) => {
+      typing.set(false) // the server says it again while the bot is still typing
       // The stream is open before the history is read, so nothing falls in between; the timeline drops repeats.
       await catchUp(!resumed).catch(() => undefined)
       setState('ready')
