@@ -392,6 +392,28 @@ export class ChatService {
     return this.visibleMessage(user, id)
   }
 
+  /**
+   * Feedback (thumbs up or down) of a participant on one of the bot's messages, recorded on the message: its
+   * metadata's `feedback` ({ value, userId, comment?, at }, what the Chat API returns) and its `feedback` tag
+   * (`positive`/`negative`, what the Runtime API returns and filters on). `null` removes it. One feedback per
+   * message: the last one given wins.
+   */
+  async setMessageFeedback(user: UserRow, id: string, input: { value: 'positive' | 'negative' | null; comment?: string | undefined }): Promise<MessageRow> {
+    const message = await this.visibleMessage(user, id)
+    if (!message.isBot) throw errors.invalidPayload('Feedback is for the bot\'s messages; this message was written by a user')
+    const { feedback: _old, ...metadata } = message.metadata ?? {}
+    const feedback = input.value === null ? undefined : {
+      value: input.value, userId: user.id, at: new Date(this.clock()).toISOString(), ...(input.comment !== undefined && { comment: input.comment }),
+    }
+    const next = feedback ? { ...metadata, feedback } : metadata
+    const updated = await this.store.botChat.updateMessage(user.integrationId, id, {
+      metadata: Object.keys(next).length > 0 ? next : null,
+      tags: { feedback: input.value },
+    }, this.clock())
+    if (!updated) throw errors.notFound('Message', id)
+    return updated
+  }
+
   async deleteMessage(user: UserRow, id: string): Promise<void> {
     const message = await this.visibleMessage(user, id)
     if (message.userId !== user.id) throw errors.forbidden('Only the author of a message may delete it')
