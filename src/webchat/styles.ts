@@ -115,6 +115,14 @@ body {
   background: var(--pw-surface); color: var(--pw-text); font: inherit;
 }
 .pw-bloc { display: flex; flex-direction: column; gap: 8px; }
+.pw-feedback { display: flex; gap: 4px; margin: 2px 2px 0; }
+.pw-feedback-button {
+  display: inline-flex; align-items: center; justify-content: center; min-width: 44px; min-height: 44px; padding: 0;
+  border: 1px solid transparent; border-radius: 999px; background: transparent; color: var(--pw-muted); cursor: pointer;
+}
+.pw-feedback-button:hover { border-color: var(--pw-border); color: var(--pw-text); }
+.pw-feedback-button[aria-pressed="true"] { background: var(--pw-accent); border-color: var(--pw-accent); color: var(--pw-accent-text); }
+.pw-feedback-button[disabled] { cursor: progress; }
 .pw-typing { display: flex; align-items: center; gap: 8px; margin: 0; padding: 4px 16px 8px; font-size: .85rem; color: var(--pw-muted); }
 .pw-typing[hidden] { display: none; }
 .pw-typing-dots { display: inline-flex; gap: 3px; padding: 8px 10px; border-radius: var(--pw-radius); background: var(--pw-theirs); border: 1px solid var(--pw-border); }

@@ -7,6 +7,7 @@ import type { Message, Signal, SignalMessage } from '../shared/types.js'
 import { h, srOnly } from './dom.js'
 import { applyWebchatConfig, pageWebchatConfig } from './identity.js'
 import { TypingIndicator } from './typing.js'
+import { feedbackButtons, feedbackOf } from './feedback.js'
 import { renderPayload } from './render.js'
 
 /**
@@ -157,6 +158,7 @@ function start(): void {
       srOnly(`${who} said: `),
       h('div', { class: 'pw-bubble' }, [body]),
       h('time', { class: 'pw-time', text: timeOf(message.createdAt), attrs: { datetime: message.createdAt } }),
+      who === 'Bot' ? feedbackButtons(feedbackOf(message.metadata), async (value) => void (await api.setMessageFeedback(message.id, value))) : null,
     ])
     elements.set(message.id, el)
     const after = timeline.messages[index + 1]

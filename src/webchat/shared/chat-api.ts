@@ -108,6 +108,11 @@ export class ChatApi {
     return this.call('POST', '/messages', { conversationId, payload })
   }
 
+  /** Thumbs up or down on a bot message (Parley's setMessageFeedback); null removes it. */
+  setMessageFeedback(messageId: string, value: 'positive' | 'negative' | null): Promise<{ message: Message }> {
+    return this.call('PUT', `/messages/${encodeURIComponent(messageId)}/feedback`, { value })
+  }
+
   addParticipant(conversationId: string, userId: string): Promise<{ participant: ChatUser }> {
     return this.call('POST', `/conversations/${encodeURIComponent(conversationId)}/participants`, { userId })
   }
