@@ -1,5 +1,5 @@
 import { escapeHtml } from './page.js'
-import { dataAttributeOf, WEBCHAT_CONFIG_KEYS, type WebchatConfig } from './shared/webchat-config.js'
+import { dataAttributeOf, SERVER_ONLY_KEYS, WEBCHAT_CONFIG_KEYS, type WebchatConfig } from './shared/webchat-config.js'
 import { WEBCHAT_PREFIX, webchatUrl } from './urls.js'
 
 /** The embed code types of getBotWebchat (@botpress/client@1.45.0's `type` query). */
@@ -27,14 +27,16 @@ export function webchatCode(type: WebchatCodeType, options: { publicUrl: string;
   const base = publicUrl.replace(/\/+$/, '')
   const embedSrc = `${base}${WEBCHAT_PREFIX}/embed.js`
   const page = webchatUrl(base, webhookId)
-  const entries = WEBCHAT_CONFIG_KEYS.filter((k) => config[k] !== undefined).map((k) => [k, config[k]!] as const)
+  // Upload settings are the server's policy: not in snippets (an embed cannot override them).
+  const keys = WEBCHAT_CONFIG_KEYS.filter((k) => !SERVER_ONLY_KEYS.includes(k))
+  const entries = keys.filter((k) => config[k] !== undefined).map((k) => [k, config[k]!] as const)
   switch (type) {
     case 'preconfigured': {
       const attrs = entries.map(([k, v]) => `\n  ${dataAttributeOf(k)}="${escapeHtml(String(v))}"`).join('')
       return `<script src="${escapeHtml(embedSrc)}"\n  data-webhook-id="${escapeHtml(webhookId)}"${attrs}\n  async></script>\n`
     }
     case 'configurable': {
-      const all = Object.fromEntries([['webhookId', webhookId], ...WEBCHAT_CONFIG_KEYS.map((k) => [k, config[k] ?? null])])
+      const all = Object.fromEntries([['webhookId', webhookId], ...keys.map((k) => [k, config[k] ?? null])])
       return [
         '<!-- Edit the settings below (null: the bot\'s own setting). See docs/webchat.md for each key. -->',
         '<script type="application/json" id="parley-webchat-config">',

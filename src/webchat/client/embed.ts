@@ -1,5 +1,5 @@
 /// <reference lib="dom" />
-import { readableOn, sanitizeWebchatConfig, webchatOverrides, WEBCHAT_CONFIG_KEYS, type WebchatConfig } from '../shared/webchat-config.js'
+import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, WEBCHAT_CONFIG_KEYS, type WebchatConfig } from '../shared/webchat-config.js'
 
 /**
  * Embeds a Parley webchat in any page:
@@ -30,7 +30,9 @@ import { readableOn, sanitizeWebchatConfig, webchatOverrides, WEBCHAT_CONFIG_KEY
     console.error('[parley] embed.js needs a data-webhook-id attribute: <script src=".../webchat/embed.js" data-webhook-id="…"></script>')
     return
   }
-  const settings: WebchatConfig = { ...sanitizeWebchatConfig(json), ...webchatOverrides((key) => script.dataset[key]) }
+  const fromJson = sanitizeWebchatConfig(json)
+  for (const key of SERVER_ONLY_KEYS) delete fromJson[key]
+  const settings: WebchatConfig = { ...fromJson, ...webchatOverrides((key) => script.dataset[key]) }
   const title = script.dataset.title || settings.botName
   const page = new URL(encodeURIComponent(webhookId), new URL('.', script.src))
   page.searchParams.set('embed', '1')

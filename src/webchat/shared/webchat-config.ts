@@ -26,6 +26,13 @@ export interface WebchatConfig {
   /** http(s) URL of a picture shown in the launcher button, before its label. */
   launcherIconUrl?: string
   launcherPosition?: 'right' | 'left'
+  /**
+   * File upload by the user: the allowed content types, comma-separated (`image/*`, `application/pdf`…); unset: no
+   * upload. Server policy: never taken from an embed's overrides.
+   */
+  uploadTypes?: string
+  /** The largest file a user may upload, in bytes (also bounded by PARLEY_MAX_FILE_BYTES); default 10 MiB. */
+  uploadMaxBytes?: number
 }
 
 export type WebchatConfigKey = keyof WebchatConfig
@@ -72,6 +79,28 @@ export const WEBCHAT_CONFIG_RULES: Record<WebchatConfigKey, Rule> = {
   launcherLabel: text(40),
   launcherIconUrl: httpUrl,
   launcherPosition: oneOf('right', 'left'),
+  uploadTypes: (value) => {
+    if (typeof value !== 'string' || value.length > 1000) return 'must be a comma-separated list of content types (at most 1000 characters)'
+    const types = value.split(',').map((t) => t.trim())
+    if (types.length > 20 || types.some((t) => !/^[a-z0-9][a-z0-9!#$&^_.+-]{0,62}\/(?:\*|[a-z0-9][a-z0-9!#$&^_.+-]{0,126})$/i.test(t))) {
+      return 'must be a comma-separated list of at most 20 content types such as image/*, image/png or application/pdf'
+    }
+    return undefined
+  },
+  uploadMaxBytes: (value) => (typeof value === 'number' && Number.isInteger(value) && value >= 1 && value <= 1_073_741_824 ? undefined : 'must be an integer number of bytes from 1 to 1073741824'),
+}
+
+/** Settings only the bot's owner sets (Admin API): embeds and page URLs cannot override them. */
+export const SERVER_ONLY_KEYS: readonly WebchatConfigKey[] = ['uploadTypes', 'uploadMaxBytes']
+
+/** The default of uploadMaxBytes. */
+export const DEFAULT_UPLOAD_MAX_BYTES = 10 * 1024 * 1024
+
+/** Whether `contentType` is one of `uploadTypes` (`type/*` matches the whole type). */
+export function uploadTypeAllowed(uploadTypes: string | undefined, contentType: string): boolean {
+  if (!uploadTypes) return false
+  const wanted = contentType.split(';')[0]!.trim().toLowerCase()
+  return uploadTypes.split(',').map((t) => t.trim().toLowerCase()).some((t) => (t.endsWith('/*') ? wanted.startsWith(t.slice(0, -1)) : wanted === t))
 }
 
 export const WEBCHAT_CONFIG_KEYS = Object.keys(WEBCHAT_CONFIG_RULES) as WebchatConfigKey[]
@@ -102,6 +131,7 @@ export function sanitizeWebchatConfig(input: Record<string, unknown>): WebchatCo
 export function webchatOverrides(get: (key: WebchatConfigKey) => string | null | undefined): WebchatConfig {
   const raw: Record<string, unknown> = {}
   for (const key of WEBCHAT_CONFIG_KEYS) {
+    if (SERVER_ONLY_KEYS.includes(key)) continue
     const value = get(key)
     if (value !== null && value !== undefined && value !== '') raw[key] = value
   }

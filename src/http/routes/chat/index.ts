@@ -20,6 +20,7 @@ import getMessage from './messages/get-message.js'
 import deleteMessage from './messages/delete-message.js'
 import listMessages from './messages/list-messages.js'
 import setMessageFeedback from './messages/set-message-feedback.js'
+import createFileUpload from './files/create-file-upload.js'
 import createEvent from './events/create-event.js'
 import getEvent from './events/get-event.js'
 
@@ -49,7 +50,7 @@ export async function chatRoutes(app: App): Promise<void> {
       getUser, updateUser, deleteUser,
       createConversation, getOrCreateConversation, getConversation, deleteConversation, listConversations, listenConversation,
       addParticipant, getParticipant, removeParticipant, listParticipants,
-      createMessage, getMessage, deleteMessage, listMessages, setMessageFeedback,
+      createMessage, getMessage, deleteMessage, listMessages, setMessageFeedback, createFileUpload,
       createEvent, getEvent,
     ]) route(scope)
   })
