@@ -142,6 +142,11 @@ body {
   flex: 1; resize: none; min-height: 44px; max-height: 160px; padding: 10px 12px; border-radius: 12px;
   border: 1px solid var(--pw-border); background: var(--pw-bg); color: var(--pw-text); font: inherit;
 }
+.pw-attach {
+  display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; padding: 0;
+  border-radius: 12px; border: 1px solid var(--pw-border); background: var(--pw-surface); color: var(--pw-text); cursor: pointer;
+}
+.pw-attach[disabled] { cursor: progress; opacity: .6; }
 .pw-send {
   min-height: 44px; min-width: 64px; padding: 0 16px; border-radius: 12px; border: 0; background: var(--pw-accent);
   color: var(--pw-accent-text); font: inherit; font-weight: 700; cursor: pointer;

@@ -3,11 +3,12 @@ import { ChatApi, ChatApiError } from '../shared/chat-api.js'
 import { describePayload } from '../shared/payload.js'
 import { ResilientStream, type StreamStatus } from '../shared/sse.js'
 import { Timeline } from '../shared/timeline.js'
-import type { Message, Signal, SignalMessage } from '../shared/types.js'
+import type { Message, MessagePayload, Signal, SignalMessage } from '../shared/types.js'
 import { h, srOnly } from './dom.js'
 import { applyWebchatConfig, pageWebchatConfig } from './identity.js'
 import { TypingIndicator } from './typing.js'
 import { feedbackButtons, feedbackOf } from './feedback.js'
+import { attachUpload } from './upload.js'
 import { renderPayload } from './render.js'
 
 /**
@@ -125,14 +126,18 @@ function start(): void {
     if (following) toBottom()
   }, true)
 
-  const send = async (text: string): Promise<void> => {
-    showError(undefined)
+  const sendPayload = async (payload: MessagePayload): Promise<void> => {
     await ready
     const conversationId = saved?.conversationId
     if (!conversationId) throw new Error('not connected yet')
-    const { message } = await api.createMessage(conversationId, { type: 'text', text })
+    const { message } = await api.createMessage(conversationId, payload)
     show({ ...message, isBot: false })
   }
+  const send = async (text: string): Promise<void> => {
+    showError(undefined)
+    await sendPayload({ type: 'text', text })
+  }
+  attachUpload({ form, input, api, config: settings, send: sendPayload, showError })
 
   const sendFromButton = (text: string) => {
     input.focus()
