@@ -1,3 +1,4 @@
+import { WebchatUploadService } from './domain/webchat-upload-service.js'
 import { join } from 'node:path'
 import type { BlobStore } from './blobs/blob-store.js'
 import { LocalBlobStore } from './blobs/local.js'
@@ -187,6 +188,7 @@ export function createServices(deps: ServiceDeps): Domain {
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
     config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
     workspaces: new WorkspaceService(store, bots),

@@ -128,6 +128,9 @@ export type BotEvent = MessageEvent | CustomEvent
 export interface BotClient {
   createMessage(args: { conversationId?: string; payload: MessagePayload; metadata?: Record<string, Json> }): Promise<{ message: Message | null }>
   createEvent(args: { conversationId?: string; payload: Record<string, Json> }): Promise<{ event: ChatEvent }>
+  /** Shows the webchat's typing indicator for `timeout` ms (default 12 000, at most 60 000); a turn shows one on its own. */
+  startTypingIndicator(args?: { conversationId?: string; timeout?: number }): Promise<Record<string, never>>
+  stopTypingIndicator(args?: { conversationId?: string }): Promise<Record<string, never>>
   getMessage(args: { id: string }): Promise<{ message: Message }>
   listMessages(args?: { conversationId?: string; nextToken?: string }): Promise<{ messages: Message[]; meta: { nextToken?: string } }>
   getConversation(args: { id: string }): Promise<{ conversation: Conversation }>

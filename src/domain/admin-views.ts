@@ -49,9 +49,11 @@ export const botSummaryView = (b: BotRow) => ({
   ...(b.url !== null && { url: b.url }),
 })
 
-function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean) {
+function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean, webchat: BotRow['webchat']) {
   // The webhook signing secret is shown only to roles that may change the bot, like the encryption key.
-  const { secret, ...configuration } = i.configuration
+  const { secret, ...stored } = i.configuration
+  // The chat integration shows the bot's webchat settings where @botpress/client's updateBot can set them.
+  const configuration = i.name === 'chat' ? { ...stored, webchat: webchat ?? {} } : stored
   return {
     id: i.id,
     name: i.name,
@@ -87,7 +89,9 @@ export function botView({ bot, integrations, states }: BotWithIntegrations, publ
     description: bot.description ?? undefined,
     signingSecret: showSecrets ? bot.signingSecret : '',
     ...(bot.maxExecutionTime !== null && { maxExecutionTime: bot.maxExecutionTime }),
-    integrations: Object.fromEntries(integrations.map((i) => [i.name, integrationView(i, publicUrl, showSecrets)])),
+    /** The webchat settings (src/webchat/shared/webchat-config.ts); {} when none are set. */
+    webchat: bot.webchat ?? {},
+    integrations: Object.fromEntries(integrations.map((i) => [i.name, integrationView(i, publicUrl, showSecrets, bot.webchat)])),
     plugins: {},
     user: { tags: {} },
     conversation: { tags: {} },

@@ -3,6 +3,8 @@ import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, DeletedBot, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
+import { sanitizeWebchatConfig, webchatConfigProblem } from '../webchat/shared/webchat-config.js'
+import { webchatCode, type WebchatCodeType } from '../webchat/snippets.js'
 
 /** Loads bot code in a sandbox: its load error (with the line), or nothing when it loads. */
 export type CodeChecker = (code: string) => Promise<string | undefined>
@@ -16,7 +18,7 @@ const isBuiltIn = (name: string): name is IntegrationName => (BUILT_IN_INTEGRATI
 export interface IntegrationInput {
   enabled?: boolean | undefined
   /** `secret` (webhook only): HMAC-SHA256 key requests must be signed with; null removes it. */
-  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined } | undefined
+  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined; webchat?: unknown } | undefined
 }
 
 export interface BotInput {
@@ -33,6 +35,12 @@ export interface BotInput {
   integrations?: Record<string, IntegrationInput | null> | undefined
   /** The bot definition's state declarations `{ name: { type, schema, expiry? } }`; null removes one (RuntimeStateService). */
   states?: Record<string, unknown> | undefined
+  /**
+   * The bot's webchat settings (src/webchat/shared/webchat-config.ts), merged into the stored ones: a key set to
+   * null is removed, `webchat: null` removes them all. Also accepted as `integrations.chat.configuration.webchat`
+   * (what @botpress/client's updateBot can send).
+   */
+  webchat?: unknown
 }
 
 export interface BotWithIntegrations {
@@ -77,6 +85,40 @@ export function checkBotUrl(url: string | null | undefined): string | null | und
   if (parsed.username || parsed.password) throw errors.invalidPayload('url must not carry credentials (user:password@); requests are signed with the bot\'s signingSecret instead')
   if (parsed.hash) throw errors.invalidPayload('url must not have a #fragment')
   return parsed.href
+}
+
+/**
+ * The webchat settings of a create or update (`webchat`, or `integrations.chat.configuration.webchat`) applied to
+ * `current`: undefined when the input has none, null when none are left. 400 naming the field for a bad value.
+ */
+export function applyWebchatInput(input: BotInput, current: JsonObject | null): JsonObject | null | undefined {
+  const viaIntegration = input.integrations?.chat?.configuration?.webchat
+  const parts = [
+    ['integrations.chat.configuration.webchat', viaIntegration],
+    ['webchat', input.webchat],
+  ] as const
+  let next: JsonObject | null | undefined
+  for (const [where, value] of parts) {
+    if (value === undefined) continue
+    if (value === null) {
+      next = null
+      continue
+    }
+    if (typeof value !== 'object' || Array.isArray(value)) throw errors.invalidPayload(`${where} must be an object of webchat settings, or null`)
+    const merged: JsonObject = { ...(next === undefined ? current ?? {} : next ?? {}) }
+    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+      if (v === null) {
+        delete merged[key]
+        continue
+      }
+      const problem = webchatConfigProblem(key, v)
+      if (problem) throw errors.invalidPayload(`${where}.${key} ${problem}`)
+      merged[key] = v as JsonObject[string]
+    }
+    next = merged
+  }
+  if (next !== undefined && next !== null && Object.keys(next).length === 0) return null
+  return next
 }
 
 export function newIntegration(botId: string, name: IntegrationName, now: number, encryptionKey?: string, configuration: JsonObject = {}): IntegrationRow {
@@ -163,6 +205,7 @@ export class BotService {
     const url = checkBotUrl(input.url) ?? null
     await this.assertLoads(input.code)
     if (input.states) this.options.states?.check(input.states)
+    const webchat = applyWebchatInput(input, null) ?? null
     const now = this.clock()
     const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
     const bot: BotRow = {
@@ -177,6 +220,7 @@ export class BotService {
       maxExecutionTime: input.maxExecutionTime ?? null,
       deployedAt: input.code !== undefined ? now : null,
       url,
+      webchat,
       createdAt: now,
       updatedAt: now,
     }
@@ -209,6 +253,7 @@ export class BotService {
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
     const url = checkBotUrl(input.url)
+    const webchat = applyWebchatInput(input, bot.webchat)
     await this.assertLoads(input.code)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
     // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
@@ -240,6 +285,7 @@ export class BotService {
         code: input.code,
         maxExecutionTime: input.maxExecutionTime,
         url,
+        webchat,
         // A new limit applies like new code: cached sandboxes of the old version are dropped.
         ...((input.code !== undefined || input.maxExecutionTime !== undefined) && { deployedAt: now }),
       },
@@ -249,6 +295,14 @@ export class BotService {
     await this.changed(bot.id)
     if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
     return { bot: updated, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
+  }
+
+  /** getBotWebchat: the embed code of one type for the bot's chat integration, carrying its webchat settings. */
+  async webchatCode(workspaceId: string, id: string, type: WebchatCodeType, publicUrl: string): Promise<string> {
+    const { bot, integrations } = await this.getBot(workspaceId, id)
+    const chat = integrations.find((i) => i.name === 'chat' && i.enabled)
+    if (!chat) throw errors.invalidPayload(`Bot "${id}" has no enabled chat integration: enable it with updateBot({ integrations: { chat: { enabled: true } } })`)
+    return webchatCode(type, { publicUrl, webhookId: chat.webhookId, config: sanitizeWebchatConfig(bot.webchat ?? {}) })
   }
 
   async deleteBot(workspaceId: string, id: string): Promise<void> {

@@ -1,3 +1,4 @@
+import { sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
@@ -155,6 +156,13 @@ export class ChatService {
     const integration = await cached.row
     if (!integration || !integration.enabled || integration.name !== 'chat') throw errors.notFound('Webhook', webhookId)
     return integration
+  }
+
+  /** The webchat settings of the bot behind a chat integration (404 like resolveIntegration). */
+  async webchatConfig(webhookId: string): Promise<WebchatConfig> {
+    const integration = await this.resolveIntegration(webhookId)
+    const bot = await this.store.getBot(integration.botId)
+    return sanitizeWebchatConfig(bot?.webchat ?? {})
   }
 
   // ---- identity ----
@@ -382,6 +390,28 @@ export class ChatService {
 
   getMessage(user: UserRow, id: string): Promise<MessageRow> {
     return this.visibleMessage(user, id)
+  }
+
+  /**
+   * Feedback (thumbs up or down) of a participant on one of the bot's messages, recorded on the message: its
+   * metadata's `feedback` ({ value, userId, comment?, at }, what the Chat API returns) and its `feedback` tag
+   * (`positive`/`negative`, what the Runtime API returns and filters on). `null` removes it. One feedback per
+   * message: the last one given wins.
+   */
+  async setMessageFeedback(user: UserRow, id: string, input: { value: 'positive' | 'negative' | null; comment?: string | undefined }): Promise<MessageRow> {
+    const message = await this.visibleMessage(user, id)
+    if (!message.isBot) throw errors.invalidPayload('Feedback is for the bot\'s messages; this message was written by a user')
+    const { feedback: _old, ...metadata } = message.metadata ?? {}
+    const feedback = input.value === null ? undefined : {
+      value: input.value, userId: user.id, at: new Date(this.clock()).toISOString(), ...(input.comment !== undefined && { comment: input.comment }),
+    }
+    const next = feedback ? { ...metadata, feedback } : metadata
+    const updated = await this.store.botChat.updateMessage(user.integrationId, id, {
+      metadata: Object.keys(next).length > 0 ? next : null,
+      tags: { feedback: input.value },
+    }, this.clock())
+    if (!updated) throw errors.notFound('Message', id)
+    return updated
   }
 
   async deleteMessage(user: UserRow, id: string): Promise<void> {

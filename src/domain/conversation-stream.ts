@@ -4,6 +4,21 @@ import { conversationChannel, type ChatService } from './chat-service.js'
 
 const REPLAY_BATCH = 200
 
+/**
+ * The typing indicator travels on the conversation's channel, next to the "changed" pokes: `typing:1:<ttlMs>`
+ * (a bot turn is running, or bot code said so; lasts ttlMs unless renewed) or `typing:0`. It is never stored: a
+ * stream that opens later learns it from the next renewal.
+ */
+export function typingMessage(active: boolean, ttlMs = 0): string {
+  return active ? `typing:1:${Math.max(0, Math.trunc(ttlMs))}` : 'typing:0'
+}
+
+export function parseTypingMessage(message: string): { active: boolean; ttlMs: number } | undefined {
+  if (message === 'typing:0') return { active: false, ttlMs: 0 }
+  const match = /^typing:1:(\d{1,9})$/.exec(message)
+  return match ? { active: true, ttlMs: Number(match[1]) } : undefined
+}
+
 export interface StreamSink {
   /** Access was granted: called once, before any signal (the HTTP layer sends its headers here). */
   open(stream: OpenStream): void
@@ -17,6 +32,8 @@ export interface StreamSink {
   backlog?(): Promise<void> | undefined
   /** The stream is over (participant removed, conversation deleted, server closing). */
   end(reason: string): void
+  /** Someone (the bot) started or stopped typing in the conversation; active for ttlMs unless renewed. */
+  typing?(active: boolean, ttlMs: number): void
 }
 
 export interface OpenStream {
@@ -127,7 +144,11 @@ export class ConversationStreams {
     position = lastEventId === undefined ? current : Math.min(Math.max(0, lastEventId), current)
     this.streams.add(handle)
     sink.open(handle)
-    unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), (message) => void pump(message === 'deleted'))
+    unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), (message) => {
+      const typing = message.startsWith('typing:') ? parseTypingMessage(message) : undefined
+      if (typing) sink.typing?.(typing.active, typing.ttlMs)
+      else void pump(message === 'deleted')
+    })
     // Pokes published while a distributed pub/sub was reconnecting are lost: re-read after a reconnect.
     stopReconnectListener = this.pubsub.onReconnect?.(() => void pump(true))
     if (closed) {

@@ -333,7 +333,9 @@ export class FileService {
     let file = await this.files.getFile(claims.botId, claims.fileId)
     if (!file || this.isExpired(file, now)) throw errors.notFound('File', claims.fileId)
     if (file.uploadNonce !== claims.nonce) throw superseded()
-    const limit = this.deps.config.maxFileBytes
+    // A webchat user's upload carries its bot's limit (WebchatUploadService).
+    const own = file.metadata.webchatMaxBytes
+    const limit = typeof own === 'number' && own > 0 ? Math.min(own, this.deps.config.maxFileBytes) : this.deps.config.maxFileBytes
     if (contentLength !== undefined && contentLength > limit) throw errors.payloadTooLarge(limit)
     let blob: { name: string; size: number }
     try {

@@ -9,6 +9,8 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 export class SseWriter {
   private closed = false
   private keepAlive: NodeJS.Timeout | undefined
+  private typingTimer: NodeJS.Timeout | undefined
+  private position: () => number = () => 0
 
   constructor(
     private readonly request: FastifyRequest,
@@ -29,6 +31,7 @@ export class SseWriter {
       'x-accel-buffering': 'no',
     })
     raw.flushHeaders()
+    this.position = position
     if (typeof raw.socket?.setNoDelay === "function") raw.socket.setNoDelay(true)
     this.keepAlive = setInterval(() => this.write({ type: 'ping', data: {} }, position()), keepAliveMs)
     this.keepAlive.unref()
@@ -36,11 +39,31 @@ export class SseWriter {
       if (this.closed) return
       this.closed = true
       clearInterval(this.keepAlive)
+      clearTimeout(this.typingTimer)
       onClose()
     }
     this.request.raw.on('close', cleanup)
     raw.on('close', cleanup)
     raw.on('error', cleanup)
+  }
+
+  /**
+   * The typing indicator, carried by the keep-alive frame: `{"type":"ping","data":{"typing":true|false}}`. A new
+   * signal type would reach @botpress/chat's listener as an `unknown` frame; the ping is one it already receives
+   * and ignores (README: Typing indicator). Active for `ttlMs` unless renewed; then a `typing: false` frame.
+   */
+  typing(active: boolean, ttlMs: number): void {
+    if (this.closed) return
+    const wasActive = this.typingTimer !== undefined
+    clearTimeout(this.typingTimer)
+    this.typingTimer = undefined
+    if (active) {
+      this.typingTimer = setTimeout(() => this.typing(false, 0), Math.max(1, ttlMs))
+      this.typingTimer.unref()
+    } else if (!wasActive) {
+      return
+    }
+    this.write({ type: 'ping', data: { typing: active } }, this.position())
   }
 
   /** One frame. `id` must be a plain number so it can never smuggle CR/LF into the stream. */
@@ -70,6 +93,7 @@ export class SseWriter {
     if (this.closed) return
     this.closed = true
     clearInterval(this.keepAlive)
+    clearTimeout(this.typingTimer)
     this.reply.raw.end()
   }
 }

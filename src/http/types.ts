@@ -1,3 +1,4 @@
+import type { WebchatUploadService } from '../domain/webchat-upload-service.js'
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
@@ -30,6 +31,8 @@ export interface Services {
   workspaces: WorkspaceService
   bots: BotService
   files: FileService
+  /** A webchat user's file upload (Chat API createFileUpload), through the Files API. */
+  webchatUploads: WebchatUploadService
   /** The Tables API (and the sandboxed bot's client's table operations). */
   tables: TablesService
   runtime: BotRuntime

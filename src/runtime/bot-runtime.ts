@@ -2,7 +2,8 @@ import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { diffState } from '../lib/state-patch.js'
-import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
+import { typingMessage } from '../domain/conversation-stream.js'
+import { conversationChannel, conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
@@ -30,6 +31,12 @@ const BOT_CACHE_TTL_MS = 5_000
 const TURN_BATCH = 50
 /** Largest output of an action (callAction): the Runtime API's 1 MB. */
 const MAX_ACTION_OUTPUT = 1024 * 1024
+/** A running turn's typing indicator is renewed this often, and expires this long after the last renewal. */
+const TYPING_RENEW_MS = 4_000
+export const TYPING_TTL_MS = 12_000
+/** The longest typing indicator bot code may start (client.startTypingIndicator's timeout). */
+const MAX_TYPING_TIMEOUT_MS = 60_000
+
 /**
  * A turn renews the conversation's lease only when the last renewal is older than this: a lease
  * lasts a whole turn's limit + 10 s, so the next turn still starts with more than it can use.
@@ -349,7 +356,7 @@ export class BotRuntime implements IncomingInterceptor {
         if (!incoming) continue
         let result: TurnResult
         try {
-          result = await executor.turn(bot, integration, incoming)
+          result = await this.typingWhile(integration.id, conversationId, () => executor.turn(bot, integration, incoming))
         } catch (err) {
           if (!(err instanceof DeliveryStopped)) throw err
           // Stopping: the cursor stays before this event (not even moved over what preceded it since the
@@ -390,12 +397,33 @@ export class BotRuntime implements IncomingInterceptor {
     if ((flow as { started?: boolean } | undefined)?.started === true) return
     const conversation = await this.store.getConversation(integration.id, conversationId)
     if (!conversation || conversation.ownerId === null) return
-    const { states, logs } = await this.turn(bot, integration, { kind: 'started', conversation: { ...conversation, ownerId: conversation.ownerId } })
+    const ownerId = conversation.ownerId
+    const { states, logs } = await this.typingWhile(integration.id, conversationId,
+      () => this.turn(bot, integration, { kind: 'started', conversation: { ...conversation, ownerId } }))
     const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now: this.clock() }
     try {
       await this.store.finishBotTurn({ ...end, states, logs })
     } catch (err) {
       await this.store.appendBotLogs([...logs, this.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
+    }
+  }
+
+  /**
+   * The conversation's streams show the bot typing while `work` (a turn) runs: a `typing` notification on the
+   * conversation's channel at the start, renewed every TYPING_RENEW_MS (so a stream opened meanwhile, on any
+   * instance, learns it), and a stop at the end. Best effort: a lost notification expires after TYPING_TTL_MS.
+   */
+  private async typingWhile<T>(integrationId: string, conversationId: string, work: () => Promise<T>): Promise<T> {
+    const channel = conversationChannel(integrationId, conversationId)
+    const publish = (active: boolean) => void this.pubsub.publish(channel, typingMessage(active, TYPING_TTL_MS)).catch(() => {})
+    publish(true)
+    const renew = setInterval(() => publish(true), TYPING_RENEW_MS)
+    renew.unref()
+    try {
+      return await work()
+    } finally {
+      clearInterval(renew)
+      publish(false)
     }
   }
 
@@ -510,7 +538,14 @@ export class BotRuntime implements IncomingInterceptor {
           await publishUnsent(this.store, this.pubsub, notify)
           return { event: eventView(event) }
         }
-        case 'getMessage':
+        case 'startTypingIndicator':
+        case 'stopTypingIndicator': {
+          const conversation = await ownConversationId(a.conversationId)
+          const timeout = typeof a.timeout === 'number' && Number.isFinite(a.timeout) ? Math.min(MAX_TYPING_TIMEOUT_MS, Math.max(1, Math.trunc(a.timeout))) : TYPING_TTL_MS
+          await this.pubsub.publish(conversationChannel(integration.id, conversation.id), typingMessage(method === 'startTypingIndicator', timeout))
+          return {}
+        }
+                case 'getMessage':
           return { message: sandboxMessageView(await domain.getMessage(bot, String(a.id))) }
         case 'listMessages': {
           const conversation = await ownConversation(a.conversationId)

@@ -18,7 +18,8 @@ export interface PreludeHost {
    * the result, or rejects with an Error whose message explains the failure (e.g. "ResourceNotFound: Message x not found").
    * Methods: createMessage {conversationId, payload, metadata?} → {message}; createEvent {conversationId, payload} → {event};
    * getMessage {id} → {message}; listMessages {conversationId, nextToken?} → {messages, meta}; getConversation {id} →
-   * {conversation}; getUser {id} → {user}; searchKnowledge {query, knowledgeBases?, limit?} → {included, results}.
+   * {conversation}; getUser {id} → {user}; searchKnowledge {query, knowledgeBases?, limit?} → {included, results};
+   * startTypingIndicator {conversationId, timeout?} / stopTypingIndicator {conversationId} → {}.
    * All are limited to the bot's own data.
    * createMessage here is the RAW persistence call: the prelude itself runs beforeOutgoing/afterOutgoing around it.
    */

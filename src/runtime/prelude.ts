@@ -725,6 +725,15 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         if (!isObj(args.payload)) throw new Error('client.createEvent: payload must be an object, got ' + describe(args.payload))
         return call('createEvent', { conversationId: conversationOf('createEvent', args), payload: args.payload })
       },
+      // The webchat's typing indicator (a turn shows one on its own; this starts one for `timeout` ms, at most 60 s).
+      startTypingIndicator: async (a?: unknown) => {
+        const args = argsOf('startTypingIndicator', a)
+        if (args.timeout !== undefined && (typeof args.timeout !== 'number' || !(args.timeout > 0))) throw new Error('client.startTypingIndicator: timeout must be a positive number of milliseconds, got ' + describe(args.timeout))
+        const out: Json = { conversationId: conversationOf('startTypingIndicator', args) }
+        if (args.timeout !== undefined) out.timeout = args.timeout
+        return call('startTypingIndicator', out)
+      },
+      stopTypingIndicator: async (a?: unknown) => call('stopTypingIndicator', { conversationId: conversationOf('stopTypingIndicator', argsOf('stopTypingIndicator', a)) }),
       getMessage: async (a?: unknown) => call('getMessage', { id: idOf('getMessage', argsOf('getMessage', a)) }),
       listMessages: async (a?: unknown) => {
         const args = argsOf('listMessages', a)

@@ -26,7 +26,12 @@ export interface BotChatUserPatch {
 }
 export interface NewBotChatConversation { integrationId: string; id: string; channel: string; tags: Tags; properties?: Tags | undefined; now: number }
 export interface BotChatConversationPatch { tags?: TagPatch | undefined; properties?: TagPatch | undefined }
-export interface BotChatMessagePatch { payload?: MessageRow['payload'] | undefined; tags?: TagPatch | undefined }
+export interface BotChatMessagePatch {
+  payload?: MessageRow['payload'] | undefined
+  tags?: TagPatch | undefined
+  /** Replaces the whole metadata object (null: none). */
+  metadata?: MessageRow['metadata'] | undefined
+}
 
 export type SortDirection = 'asc' | 'desc'
 export type DateField = 'createdAt' | 'updatedAt'

@@ -38,6 +38,8 @@ export interface BotRow {
   deployedAt: number | null
   /** Where a remote bot (an @botpress/sdk program) receives its events; null: turns run in the sandbox. */
   url: string | null
+  /** The bot's webchat settings (src/webchat/shared/webchat-config.ts); null: none set. */
+  webchat: JsonObject | null
   createdAt: number
   updatedAt: number
 }
@@ -130,6 +132,8 @@ export interface BotPatch {
   url?: string | null | undefined
   /** null removes the tag. */
   tags?: Record<string, string | null> | undefined
+  /** The whole webchat configuration (null: none). */
+  webchat?: JsonObject | null | undefined
 }
 
 export interface BotLogRow { id: string; botId: string; at: number; level: string; message: string; conversationId: string | null }

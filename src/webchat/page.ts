@@ -1,4 +1,5 @@
 /** The server-rendered shell of the webchat page. Every interpolated value goes through escapeHtml. */
+import type { WebchatConfig } from './shared/webchat-config.js'
 
 export function escapeHtml(value: string): string {
   return value.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
@@ -25,13 +26,19 @@ export const WEBCHAT_CSP = [
   "trusted-types 'none'",
 ].join('; ')
 
-export function webchatPage(options: { webhookId: string; assetVersion: string; title?: string }): string {
+export function webchatPage(options: { webhookId: string; assetVersion: string; title?: string; config?: WebchatConfig }): string {
   const id = escapeHtml(options.webhookId)
   const api = escapeHtml(`../${encodeURIComponent(options.webhookId)}`)
   const v = encodeURIComponent(options.assetVersion)
-  const title = escapeHtml(options.title ?? 'Chat')
+  const config = options.config ?? {}
+  const title = escapeHtml(config.botName ?? options.title ?? 'Chat')
+  // The bot's settings, applied by the script (colours, font and radius need the CSSOM: the CSP allows no inline style).
+  const configJson = escapeHtml(JSON.stringify(config))
+  const avatar = config.botAvatarUrl ? escapeHtml(config.botAvatarUrl) : ''
+  const description = escapeHtml(config.botDescription ?? '')
+  const placeholder = escapeHtml(config.composerPlaceholder ?? 'Type a message…')
   return `<!doctype html>
-<html lang="en">
+<html lang="en" data-theme="${escapeHtml(config.themeMode ?? 'auto')}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
@@ -42,10 +49,14 @@ export function webchatPage(options: { webhookId: string; assetVersion: string; 
 <script type="module" src="assets/webchat.js?v=${v}"></script>
 </head>
 <body>
-<div class="pw-app" id="parley-webchat" data-webhook-id="${id}" data-api="${api}" data-state="loading">
+<div class="pw-app" id="parley-webchat" data-webhook-id="${id}" data-api="${api}" data-config="${configJson}" data-state="loading">
   <a class="pw-sr-only pw-skip" href="#pw-input">Skip to message box</a>
   <header class="pw-header">
-    <h1 id="pw-title">${title}</h1>
+    <img id="pw-avatar" class="pw-avatar" alt="" referrerpolicy="no-referrer"${avatar ? ` src="${avatar}"` : ' hidden'}>
+    <div class="pw-identity">
+      <h1 id="pw-title">${title}</h1>
+      <p id="pw-description" class="pw-description"${description ? '' : ' hidden'}>${description}</p>
+    </div>
     <p id="pw-status" class="pw-status" role="status" aria-live="polite">Connecting…</p>
     <button type="button" id="pw-close" class="pw-close" aria-label="Close chat" hidden>×</button>
   </header>
@@ -53,7 +64,7 @@ export function webchatPage(options: { webhookId: string; assetVersion: string; 
   <p id="pw-error" class="pw-error" role="alert" hidden></p>
   <form id="pw-composer" class="pw-composer" autocomplete="off">
     <label for="pw-input" class="pw-sr-only">Message</label>
-    <textarea id="pw-input" class="pw-input" rows="1" placeholder="Type a message…" enterkeyhint="send" aria-describedby="pw-hint"></textarea>
+    <textarea id="pw-input" class="pw-input" rows="1" placeholder="${placeholder}" enterkeyhint="send" aria-describedby="pw-hint"></textarea>
     <span id="pw-hint" class="pw-sr-only">Enter sends, Shift+Enter adds a new line.</span>
     <button type="submit" id="pw-send" class="pw-send">Send</button>
   </form>

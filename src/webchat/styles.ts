@@ -7,17 +7,25 @@ export const WEBCHAT_CSS = String.raw`
   color-scheme: light dark;
 }
 @media (prefers-color-scheme: dark) {
-  :root {
+  :root:not([data-theme="light"]) {
     --pw-bg: #121416; --pw-surface: #1e2124; --pw-text: #e8eaed; --pw-muted: #a8adb3; --pw-border: #3a3f45;
     --pw-accent: #8ab4f8; --pw-accent-text: #0b1b3a; --pw-mine: #3b6fd8; --pw-mine-text: #ffffff; --pw-theirs: #1e2124;
     --pw-error: #f2b8b5;
   }
 }
+/* The bot's themeMode (data-theme on <html>): light or dark whatever the system says; auto follows it. */
+:root[data-theme="light"] { color-scheme: light; }
+:root[data-theme="dark"] {
+  color-scheme: dark;
+  --pw-bg: #121416; --pw-surface: #1e2124; --pw-text: #e8eaed; --pw-muted: #a8adb3; --pw-border: #3a3f45;
+  --pw-accent: #8ab4f8; --pw-accent-text: #0b1b3a; --pw-mine: #3b6fd8; --pw-mine-text: #ffffff; --pw-theirs: #1e2124;
+  --pw-error: #f2b8b5;
+}
 * { box-sizing: border-box; }
 html, body { height: 100%; margin: 0; }
 body {
   background: var(--pw-bg); color: var(--pw-text);
-  font: 16px/1.45 system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif;
+  font: 16px/1.45 var(--pw-font, system-ui, -apple-system, "Segoe UI", Roboto, "Helvetica Neue", Arial, sans-serif);
   -webkit-text-size-adjust: 100%;
 }
 .pw-sr-only {
@@ -34,7 +42,11 @@ body {
   display: flex; align-items: center; gap: 12px; padding: 12px 16px; padding-top: max(12px, env(safe-area-inset-top));
   background: var(--pw-surface); border-bottom: 1px solid var(--pw-border);
 }
-.pw-header h1 { font-size: 1.1rem; margin: 0; flex: 1; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-identity { flex: 1; min-width: 0; }
+.pw-header h1 { font-size: 1.1rem; margin: 0; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-description { margin: 0; font-size: .85rem; color: var(--pw-muted); overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+.pw-avatar { width: 40px; height: 40px; border-radius: 50%; object-fit: cover; flex: 0 0 auto; background: var(--pw-border); }
+.pw-avatar[hidden], .pw-description[hidden] { display: none; }
 .pw-status { margin: 0; font-size: .85rem; color: var(--pw-muted); }
 .pw-app[data-connection="reconnecting"] .pw-status, .pw-app[data-connection="unavailable"] .pw-status { color: var(--pw-error); }
 .pw-close {
@@ -103,6 +115,24 @@ body {
   background: var(--pw-surface); color: var(--pw-text); font: inherit;
 }
 .pw-bloc { display: flex; flex-direction: column; gap: 8px; }
+.pw-feedback { display: flex; gap: 4px; margin: 2px 2px 0; }
+.pw-feedback-button {
+  display: inline-flex; align-items: center; justify-content: center; min-width: 44px; min-height: 44px; padding: 0;
+  border: 1px solid transparent; border-radius: 999px; background: transparent; color: var(--pw-muted); cursor: pointer;
+}
+.pw-feedback-button:hover { border-color: var(--pw-border); color: var(--pw-text); }
+.pw-feedback-button[aria-pressed="true"] { background: var(--pw-accent); border-color: var(--pw-accent); color: var(--pw-accent-text); }
+.pw-feedback-button[disabled] { cursor: progress; }
+.pw-typing { display: flex; align-items: center; gap: 8px; margin: 0; padding: 4px 16px 8px; font-size: .85rem; color: var(--pw-muted); }
+.pw-typing[hidden] { display: none; }
+.pw-typing-dots { display: inline-flex; gap: 3px; padding: 8px 10px; border-radius: var(--pw-radius); background: var(--pw-theirs); border: 1px solid var(--pw-border); }
+.pw-typing-dots span { width: 6px; height: 6px; border-radius: 50%; background: var(--pw-muted); }
+@media (prefers-reduced-motion: no-preference) {
+  .pw-typing-dots span { animation: pw-blink 1.2s infinite both; }
+  .pw-typing-dots span:nth-child(2) { animation-delay: .2s; }
+  .pw-typing-dots span:nth-child(3) { animation-delay: .4s; }
+  @keyframes pw-blink { 0%, 80%, 100% { opacity: .3; } 40% { opacity: 1; } }
+}
 .pw-error { margin: 0; padding: 8px 16px; color: var(--pw-error); background: var(--pw-surface); font-size: .9rem; }
 .pw-composer {
   display: flex; gap: 8px; padding: 10px 12px; padding-bottom: max(10px, env(safe-area-inset-bottom));
@@ -112,6 +142,11 @@ body {
   flex: 1; resize: none; min-height: 44px; max-height: 160px; padding: 10px 12px; border-radius: 12px;
   border: 1px solid var(--pw-border); background: var(--pw-bg); color: var(--pw-text); font: inherit;
 }
+.pw-attach {
+  display: inline-flex; align-items: center; justify-content: center; min-height: 44px; min-width: 44px; padding: 0;
+  border-radius: 12px; border: 1px solid var(--pw-border); background: var(--pw-surface); color: var(--pw-text); cursor: pointer;
+}
+.pw-attach[disabled] { cursor: progress; opacity: .6; }
 .pw-send {
   min-height: 44px; min-width: 64px; padding: 0 16px; border-radius: 12px; border: 0; background: var(--pw-accent);
   color: var(--pw-accent-text); font: inherit; font-weight: 700; cursor: pointer;

@@ -114,6 +114,11 @@ export function describeBotChatContract(name: string, factory: BotChatStoreFacto
 
       const updated = await store.botChat.updateMessage(integrationId, appended[1]!.id, { payload: { type: 'text', text: 'edited' }, tags: { k: null } }, ++now)
       expect(updated).toMatchObject({ payload: { type: 'text', text: 'edited' }, tags: { ref: 'r1' }, updatedAt: now })
+      // metadata (the Chat API's feedback lives there): replaced whole, or cleared; other patches leave it alone.
+      expect(await store.botChat.updateMessage(integrationId, appended[1]!.id, { metadata: { feedback: { value: 'positive' } } }, ++now)).toMatchObject({ metadata: { feedback: { value: 'positive' } }, payload: { text: 'edited' } })
+      expect((await store.getMessage(integrationId, appended[1]!.id))!.metadata).toEqual({ feedback: { value: 'positive' } })
+      expect(await store.botChat.updateMessage(integrationId, appended[1]!.id, { tags: { k: 'again' } }, ++now)).toMatchObject({ metadata: { feedback: { value: 'positive' } } })
+      expect(await store.botChat.updateMessage(integrationId, appended[1]!.id, { metadata: null, tags: { k: null } }, ++now)).toMatchObject({ metadata: null, tags: { ref: 'r1' } })
 
       const page1 = await store.botChat.listMessages({ integrationId, conversationId: c.id }, { limit: 3 })
       expect(page1.items.map((m) => m.id)).toEqual([appended[3]!.id, appended[2]!.id, appended[1]!.id])

@@ -32,7 +32,7 @@ export interface Fixture {
 export function botRow(workspaceId: string, now = T0, over: Partial<BotRow> = {}): BotRow {
   return {
     id: uid('bot'), workspaceId, name: 'Contract bot', description: null, tags: {}, dev: false,
-    signingSecret: uid('secret'), code: null, maxExecutionTime: null, deployedAt: null, url: null, createdAt: now, updatedAt: now, ...over,
+    signingSecret: uid('secret'), code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, createdAt: now, updatedAt: now, ...over,
   }
 }
 
@@ -468,6 +468,16 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect((await store.updateBot(bot.id, { url: 'http://127.0.0.1:9/b' }, T0 + 2))!.url).toBe('http://127.0.0.1:9/b')
         expect((await store.updateBot(bot.id, { url: null }, T0 + 3))!.url).toBeNull()
         expect((await store.getBot(bot.id))!.url).toBeNull()
+      })
+
+      it('a bot\'s webchat configuration is stored on create, replaced and cleared by updateBot, left alone by other patches', async () => {
+        const bot = botRow(fx.workspace.id, T0, { webchat: { botName: 'Ada', radius: 4 } })
+        await store.createBot(bot, [])
+        expect((await store.getBot(bot.id))!.webchat).toEqual({ botName: 'Ada', radius: 4 })
+        expect((await store.updateBot(bot.id, { name: 'renamed' }, T0 + 1))!.webchat).toEqual({ botName: 'Ada', radius: 4 })
+        expect((await store.updateBot(bot.id, { webchat: { primaryColor: '#0a7' } }, T0 + 2))!.webchat).toEqual({ primaryColor: '#0a7' })
+        expect((await store.updateBot(bot.id, { webchat: null }, T0 + 3))!.webchat).toBeNull()
+        expect((await store.getBot(bot.id))!.webchat).toBeNull()
       })
 
       it('deleteBot removes the bot, its integrations and keys', async () => {

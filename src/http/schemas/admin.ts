@@ -51,6 +51,21 @@ const IntegrationSchema = Type.Object(
   { additionalProperties: true },
 )
 
+/** A bot's webchat settings (rules: src/webchat/shared/webchat-config.ts; docs/webchat.md). */
+export const WebchatConfigSchema = Type.Object({
+  botName: Type.Optional(Type.String({ maxLength: 80 })),
+  botAvatarUrl: Type.Optional(Type.String({ description: 'http(s) URL' })),
+  botDescription: Type.Optional(Type.String({ maxLength: 500 })),
+  primaryColor: Type.Optional(Type.String({ description: '#rgb or #rrggbb' })),
+  fontFamily: Type.Optional(Type.String({ maxLength: 200 })),
+  radius: Type.Optional(Type.Integer({ minimum: 0, maximum: 32, description: 'px' })),
+  themeMode: Type.Optional(Type.Union([Type.Literal('light'), Type.Literal('dark'), Type.Literal('auto')])),
+  composerPlaceholder: Type.Optional(Type.String({ maxLength: 120 })),
+  launcherLabel: Type.Optional(Type.String({ maxLength: 40 })),
+  launcherIconUrl: Type.Optional(Type.String({ description: 'http(s) URL' })),
+  launcherPosition: Type.Optional(Type.Union([Type.Literal('right'), Type.Literal('left')])),
+}, { additionalProperties: true })
+
 export const BotSchema = Type.Object(
   {
     id: Type.String(),
@@ -63,6 +78,7 @@ export const BotSchema = Type.Object(
     dev: Type.Boolean(),
     url: Type.Optional(Type.String({ description: 'Where the bot (an @botpress/sdk program) receives its events; absent: turns run in the sandbox' })),
     signingSecret: Type.String(),
+    webchat: Type.Optional(WebchatConfigSchema),
     integrations: StringMap(IntegrationSchema),
   },
   { additionalProperties: true },
@@ -93,6 +109,9 @@ export const BotInputSchema = Type.Object(
     url: Type.Optional(Type.Union([Type.String({ description: 'http: or https: URL of a bot served elsewhere (an @botpress/sdk program); null removes it' }), Type.Null()])),
     maxExecutionTime: Type.Optional(Type.Union([Type.Integer({ minimum: 1, maximum: 300, description: 'Seconds per hook, action or card run' }), Type.Null()])),
     integrations: Type.Optional(StringMap(IntegrationInput)),
+    webchat: Type.Optional(Type.Union([Type.Null(), StringMap(Type.Unknown())], {
+      description: 'Webchat settings merged into the stored ones (a key set to null is removed; null removes all); also accepted as integrations.chat.configuration.webchat. See docs/webchat.md',
+    })),
     states: Type.Optional(StringMap(Type.Union([
       Type.Null(),
       Type.Object({

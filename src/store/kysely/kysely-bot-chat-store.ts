@@ -288,7 +288,11 @@ export class KyselyBotChatStore implements BotChatStore {
 
   async updateMessage(integrationId: string, id: string, patch: BotChatMessagePatch, now: number): Promise<BotChatMessage | undefined> {
     return this.db.transaction().execute(async (trx) => {
-      const r = await trx.updateTable('messages').set({ updated_at: now, ...(patch.payload !== undefined && { payload: JSON.stringify(patch.payload) }) })
+      const r = await trx.updateTable('messages').set({
+        updated_at: now,
+        ...(patch.payload !== undefined && { payload: JSON.stringify(patch.payload) }),
+        ...(patch.metadata !== undefined && { metadata: patch.metadata === null ? null : JSON.stringify(patch.metadata) }),
+      })
         .where('integration_id', '=', integrationId).where('id', '=', id).returningAll().executeTakeFirst()
       if (!r) return undefined
       await this.patchTags(trx, 'message', integrationId, id, patch.tags)

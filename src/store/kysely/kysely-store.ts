@@ -33,6 +33,7 @@ const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   code: r.code,
   deployedAt: r.deployed_at === null ? null : Number(r.deployed_at),
   url: r.url ?? null,
+  webchat: r.webchat ? (JSON.parse(r.webchat) as JsonObject) : null,
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
 })
@@ -280,6 +281,7 @@ export class KyselyStore implements Store {
         .values({
           id: bot.id, workspace_id: bot.workspaceId, name: bot.name, description: bot.description, tags: JSON.stringify(bot.tags),
           dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, max_execution_time: bot.maxExecutionTime, deployed_at: bot.deployedAt, url: bot.url,
+          webchat: bot.webchat === null ? null : JSON.stringify(bot.webchat),
           created_at: bot.createdAt, updated_at: bot.updatedAt,
         })
         .execute()
@@ -340,6 +342,7 @@ export class KyselyStore implements Store {
           ...(patch.maxExecutionTime !== undefined && { max_execution_time: patch.maxExecutionTime }),
           ...(patch.deployedAt !== undefined && { deployed_at: patch.deployedAt }),
           ...(patch.url !== undefined && { url: patch.url }),
+          ...(patch.webchat !== undefined && { webchat: patch.webchat === null ? null : JSON.stringify(patch.webchat) }),
           tags: JSON.stringify(tags),
           updated_at: now,
         })

@@ -20,6 +20,8 @@ export interface Database {
     max_execution_time: number | null
     deployed_at: number | null
     url: string | null
+    /** 0010: JSON object, the bot's webchat settings. */
+    webchat: Generated<string | null>
     created_at: number
     updated_at: number
   }

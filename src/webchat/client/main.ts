@@ -4,12 +4,16 @@ import { ChatApi, ChatApiError } from '../shared/chat-api.js'
 import { describePayload } from '../shared/payload.js'
 import { ResilientStream, type StreamStatus } from '../shared/sse.js'
 import { Timeline } from '../shared/timeline.js'
-import type { Message, Signal, SignalMessage } from '../shared/types.js'
+import type { Message, MessagePayload, Signal, SignalMessage } from '../shared/types.js'
 import { announcer } from './announce.js'
 import { applyAnswers } from './answers.js'
 import { addEmojiPicker } from './emoji.js'
 import { h, srOnly } from './dom.js'
 import { OlderHistory } from './history.js'
+import { applyWebchatConfig, pageWebchatConfig } from './identity.js'
+import { TypingIndicator } from './typing.js'
+import { feedbackButtons, feedbackOf } from './feedback.js'
+import { attachUpload } from './upload.js'
 import { renderPayload } from './render.js'
 import { addRestartButton } from './restart.js'
 
@@ -60,18 +64,15 @@ function start(): void {
   const errorEl = byId<HTMLElement>('pw-error')
   const form = byId<HTMLFormElement>('pw-composer')
   const input = byId<HTMLTextAreaElement>('pw-input')
-  const title = byId<HTMLElement>('pw-title')
   const closeButton = byId<HTMLButtonElement>('pw-close')
 
   const webhookId = root.dataset.webhookId ?? ''
   const apiBase = new URL(root.dataset.api ?? `../${encodeURIComponent(webhookId)}`, window.location.href).href.replace(/\/+$/, '')
   const params = new URLSearchParams(window.location.search)
   const embedded = params.get('embed') === '1' && window.parent !== window
-  const customTitle = params.get('title')
-  if (customTitle) {
-    title.textContent = customTitle.slice(0, 80)
-    document.title = customTitle.slice(0, 80)
-  }
+  const settings = pageWebchatConfig(root, params)
+  applyWebchatConfig(settings)
+  const typing = new TypingIndicator(log, () => settings.botName ?? 'The bot')
   if (embedded) {
     closeButton.hidden = false
     const close = () => window.parent.postMessage({ type: 'parley:close' }, '*')
@@ -132,14 +133,18 @@ function start(): void {
     if (following) toBottom()
   }, true)
 
-  const send = async (text: string, metadata?: Record<string, unknown>): Promise<void> => {
-    showError(undefined)
+  const sendPayload = async (payload: MessagePayload, metadata?: Record<string, unknown>): Promise<void> => {
     await ready
     const conversationId = saved?.conversationId
     if (!conversationId) throw new Error('not connected yet')
-    const { message } = await api.createMessage(conversationId, { type: 'text', text }, metadata)
+    const { message } = await api.createMessage(conversationId, payload, metadata)
     show({ ...message, isBot: false })
   }
+  const send = async (text: string, metadata?: Record<string, unknown>): Promise<void> => {
+    showError(undefined)
+    await sendPayload({ type: 'text', text }, metadata)
+  }
+  attachUpload({ form, input, api, config: settings, send: sendPayload, showError })
 
   /** A choice, a dropdown or a card action of message `replyTo`: sends the value, the bubble shows the label. */
   const sendFromButton = (replyTo: string, text: string, label?: string): Promise<void> => {
@@ -184,6 +189,7 @@ function start(): void {
       srOnly(`${who} said: `),
       h('div', { class: 'pw-bubble' }, [body]),
       h('time', { class: 'pw-time', text: timeOf(message.createdAt), attrs: { datetime: message.createdAt } }),
+      who === 'Bot' ? feedbackButtons(feedbackOf(message.metadata), async (value) => void (await api.setMessageFeedback(message.id, value))) : null,
     ])
     elements.set(message.id, el)
     const after = timeline.messages[index + 1]
@@ -209,8 +215,14 @@ function start(): void {
       return
     }
     if (!signal || typeof signal !== 'object') return
-    if (signal.type === 'message_created' && signal.data?.conversationId === saved?.conversationId) show(signal.data)
-    else if (signal.type === 'message_deleted') hide(signal.data.id)
+    if (signal.type === 'message_created' && signal.data?.conversationId === saved?.conversationId) {
+      if (signal.data.userId !== saved?.userId) typing.set(false)
+      show(signal.data)
+    } else if (signal.type === 'message_deleted') hide(signal.data.id)
+    else if (signal.type === 'ping' && typeof signal.data?.typing === 'boolean') {
+      typing.set(signal.data.typing)
+      if (signal.data.typing && following) toBottom()
+    }
   }
 
   const announce = announcer(root)
@@ -343,6 +355,7 @@ function start(): void {
       if (status === 'open') switching = false
     },
     onOpen: async () => {
+      typing.set(false) // the server says it again while the bot is still typing
       // The stream is open before the history is read, so nothing falls in between; the timeline drops repeats.
       await catchUp().catch(() => undefined)
       setState('ready')

@@ -108,6 +108,16 @@ export class ChatApi {
     return this.call('POST', '/messages', { conversationId, payload, ...(metadata !== undefined && { metadata }) })
   }
 
+  /** Thumbs up or down on a bot message (Parley's setMessageFeedback); null removes it. */
+  setMessageFeedback(messageId: string, value: 'positive' | 'negative' | null): Promise<{ message: Message }> {
+    return this.call('PUT', `/messages/${encodeURIComponent(messageId)}/feedback`, { value })
+  }
+
+  /** A signed upload URL for a file the user sends (Parley's createFileUpload; the bot's settings must allow it). */
+  createFileUpload(body: { name: string; contentType: string; size: number }): Promise<{ file: { id: string; uploadUrl: string; url: string; contentType: string; size: number } }> {
+    return this.call('POST', '/files', body)
+  }
+
   addParticipant(conversationId: string, userId: string): Promise<{ participant: ChatUser }> {
     return this.call('POST', `/conversations/${encodeURIComponent(conversationId)}/participants`, { userId })
   }

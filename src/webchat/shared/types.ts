@@ -21,4 +21,5 @@ export type Signal =
   | { type: 'message_deleted'; data: { id: string; conversationId: string; userId: string } }
   | { type: 'event_created'; data: Record<string, unknown> }
   | { type: 'participant_added' | 'participant_removed'; data: { conversationId: string; participantId: string } }
-  | { type: 'ping'; data: Record<string, never> }
+  /** Keep-alive; `typing` says the bot started or stopped typing (docs/webchat.md). */
+  | { type: 'ping'; data: { typing?: boolean } }

@@ -23,6 +23,7 @@ import createBotApiKey from './bots/create-bot-api-key.js'
 import listBotApiKeys from './bots/list-bot-api-keys.js'
 import deleteBotApiKey from './bots/delete-bot-api-key.js'
 import getBotLogs from './bots/get-bot-logs.js'
+import getBotWebchat from './bots/get-bot-webchat.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -62,7 +63,7 @@ export async function adminRoutes(app: App): Promise<void> {
     })
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
-      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, createBotApiKey, listBotApiKeys, deleteBotApiKey,
     ]) route(scope)
   })
 }

@@ -19,6 +19,8 @@ import createMessage from './messages/create-message.js'
 import getMessage from './messages/get-message.js'
 import deleteMessage from './messages/delete-message.js'
 import listMessages from './messages/list-messages.js'
+import setMessageFeedback from './messages/set-message-feedback.js'
+import createFileUpload from './files/create-file-upload.js'
 import createEvent from './events/create-event.js'
 import getEvent from './events/get-event.js'
 
@@ -48,7 +50,7 @@ export async function chatRoutes(app: App): Promise<void> {
       getUser, updateUser, deleteUser,
       createConversation, getOrCreateConversation, getConversation, deleteConversation, listConversations, listenConversation,
       addParticipant, getParticipant, removeParticipant, listParticipants,
-      createMessage, getMessage, deleteMessage, listMessages,
+      createMessage, getMessage, deleteMessage, listMessages, setMessageFeedback, createFileUpload,
       createEvent, getEvent,
     ]) route(scope)
   })

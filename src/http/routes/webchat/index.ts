@@ -53,12 +53,13 @@ export async function webchatRoutes(app: App, options: { assets?: WebchatAssets 
     schema: { ...hide, params: Type.Object({ webhookId: Type.String() }) },
   }, async (request, reply) => {
     hardened(reply).header('content-security-policy', WEBCHAT_CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8')
+    let config
     try {
-      await app.services.chat.resolveIntegration(request.params.webhookId)
+      config = await app.services.chat.webchatConfig(request.params.webhookId)
     } catch (err) {
       if (err instanceof ApiError && err.status === 404) return reply.code(404).send(notFoundPage())
       throw err
     }
-    return reply.send(webchatPage({ webhookId: request.params.webhookId, assetVersion: await assets.version() }))
+    return reply.send(webchatPage({ webhookId: request.params.webhookId, assetVersion: await assets.version(), config }))
   })
 }

@@ -11,7 +11,7 @@ const Headers = Type.Object({
 export default function listenConversation(app: App): void {
   app.get('/conversations/:id/listen', {
     schema: chatSchema('listenConversation',
-      'Server-Sent Events: unnamed data frames {type, data} for message_created, event_created, participant_added, participant_removed, message_deleted; each carries the conversation sequence as its id',
+      'Server-Sent Events: unnamed data frames {type, data} for message_created, event_created, participant_added, participant_removed, message_deleted; each carries the conversation sequence as its id. Keep-alive frames {"type":"ping","data":{}} also say when the bot is typing: {"type":"ping","data":{"typing":true|false}}',
       { params: chatParams({ id: Type.String() }), headers: Headers },
       { 200: { description: 'text/event-stream', content: { 'text/event-stream': { schema: { type: 'string' } } } } }),
   }, async (request, reply) => {
@@ -23,6 +23,7 @@ export default function listenConversation(app: App): void {
       send: (signal) => writer.write(signalView(signal), signal.seq),
       backlog: () => writer.backlog(),
       end: () => writer.end(),
+      typing: (active, ttlMs) => writer.typing(active, ttlMs),
     })
   })
 }
