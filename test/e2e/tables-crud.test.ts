@@ -4,19 +4,11 @@
  * the reason, column rename, duplicate), rows (create/get/update/upsert/delete with per-row errors)
  * and tenancy (another bot's tables are 404).
  */
-import { Client, isApiError } from '@botpress/client'
+import { Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { adminClient, runtimeClient } from '../helpers/runtime-client.js'
+import { adminClient, failure, runtimeClient } from '../helpers/runtime-client.js'
 import { tableName } from '../helpers/tables.js'
-
-async function failure(p: Promise<unknown>): Promise<{ code: number; type: string; message: string }> {
-  try { await p } catch (err) {
-    if (isApiError(err)) return { code: err.code, type: err.type, message: err.message }
-    throw err
-  }
-  throw new Error('expected a failure')
-}
 
 const schema = {
   type: 'object',

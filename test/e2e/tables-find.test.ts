@@ -4,20 +4,12 @@
  * the server's ids must equal the ids the plain TypeScript evaluation keeps), ordering, paging with
  * hasMore, select, grouping sums, search ranking, and hostile filters answered 400 (never 5xx, never a hang).
  */
-import { Client, isApiError } from '@botpress/client'
+import { Client } from '@botpress/client'
 import fc from 'fast-check'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { runtimeClient } from '../helpers/runtime-client.js'
+import { failure, runtimeClient } from '../helpers/runtime-client.js'
 import { matches, tableName, type Row } from '../helpers/tables.js'
-
-async function failure(p: Promise<unknown>): Promise<{ code: number; type: string; message: string }> {
-  try { await p } catch (err) {
-    if (isApiError(err)) return { code: err.code, type: err.type, message: err.message }
-    throw err
-  }
-  throw new Error('expected a failure')
-}
 
 const schema = {
   type: 'object',

@@ -2,7 +2,7 @@
  * The Runtime API as a bot program calls it: the official @botpress/client with a bot API key
  * created through the Admin API (createBotApiKey) and the bot's id.
  */
-import { Client } from '@botpress/client'
+import { Client, isApiError } from '@botpress/client'
 import type { Harness } from './harness.js'
 
 /** An Admin client of the bootstrap owner (the demo workspace). */
@@ -20,4 +20,13 @@ export async function createBotKey(h: Harness, botId = h.credentials.botId): Pro
 export async function runtimeClient(h: Harness, botId = h.credentials.botId): Promise<Client> {
   const { value } = await createBotKey(h, botId)
   return new Client({ apiUrl: h.baseUrl, token: value, botId })
+}
+
+/** The error a call of @botpress/client fails with (code, type, message); throws when the call succeeds. */
+export async function failure(p: Promise<unknown>): Promise<{ code: number; type: string; message: string }> {
+  try { await p } catch (err) {
+    if (isApiError(err)) return { code: err.code, type: err.type, message: err.message }
+    throw err
+  }
+  throw new Error('expected a failure')
 }

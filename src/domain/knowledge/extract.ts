@@ -1,5 +1,6 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { NewPassage, PassageSubtype } from '../../store/knowledge-store.js'
+import { parseDelimited } from '../../lib/csv.js'
 
 /**
  * Text extraction and passage splitting for indexed files. Supported: plain text, Markdown, HTML, JSON,
@@ -192,29 +193,6 @@ async function jsonBlocks(text: string, docTitle: string): Promise<Block[]> {
     if (lines.length) blocks.push({ title: k && !/^\d+$/.test(k) ? `${docTitle} › ${k}` : docTitle, text: lines.join('\n'), subtype: 'paragraph' })
   }
   return blocks
-}
-
-/** RFC 4180 fields (quotes, doubled quotes, separators and newlines inside quotes). */
-function parseDelimited(text: string, sep: string): string[][] {
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ''
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') field += '"', i++
-      else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"' && field === '') quoted = true
-    else if (c === sep) row.push(field), field = ''
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++
-      row.push(field), rows.push(row), row = [], field = ''
-    } else field += c
-  }
-  if (field !== '' || row.length) row.push(field), rows.push(row)
-  return rows.filter((r) => r.some((f) => f.trim() !== ''))
 }
 
 /** One block per row, each value labelled by its column header. */

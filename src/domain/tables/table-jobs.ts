@@ -6,6 +6,7 @@ import type { TableJobRow, TableStore } from '../../store/table-store.js'
 import type { FileService } from '../file-service.js'
 import type { TablesService } from '../tables-service.js'
 import { parseFilter } from './filter.js'
+import { parseDelimited } from '../../lib/csv.js'
 
 export interface TableJobsOptions {
   /** Workers claiming jobs in this instance; 0: this instance runs none (they wait for another, or a restart). */
@@ -218,38 +219,16 @@ export function parseImport(text: string, contentType: string, key: string): Rec
       throw new ApiError('InvalidPayload', `The import file is not a JSON array of rows or JSON lines (${(err as Error).message})`)
     }
   }
-  const records = parseCsv(text)
+  const records = parseDelimited(text)
   const header = records.shift()
   if (!header || header.length === 0) throw new ApiError('InvalidPayload', 'The import CSV file has no header line')
-  return records.filter((r) => !(r.length === 1 && r[0] === '')).map((r) => {
+  return records.map((r) => {
     const row: Record<string, unknown> = { __csv: true }
     header.forEach((h, i) => {
       if (h !== 'id' && h !== 'createdAt' && h !== 'updatedAt' && r[i] !== undefined && r[i] !== '') row[h] = r[i]
     })
     return row
   })
-}
-
-/** RFC 4180 CSV: quoted fields with "" escapes, CRLF or LF line ends. */
-function parseCsv(text: string): string[][] {
-  const rows: string[][] = []
-  let row: string[] = []
-  let field = ''
-  let quoted = false
-  for (let i = 0; i < text.length; i++) {
-    const c = text[i]!
-    if (quoted) {
-      if (c === '"' && text[i + 1] === '"') { field += '"'; i++ } else if (c === '"') quoted = false
-      else field += c
-    } else if (c === '"') quoted = true
-    else if (c === ',') { row.push(field); field = '' }
-    else if (c === '\n' || c === '\r') {
-      if (c === '\r' && text[i + 1] === '\n') i++
-      row.push(field); rows.push(row); row = []; field = ''
-    } else field += c
-  }
-  if (field !== '' || row.length > 0) { row.push(field); rows.push(row) }
-  return rows
 }
 
 /** CSV values are text: converted to the column's type (numbers, booleans, JSON for objects and arrays). */
