@@ -9,6 +9,7 @@ import type { Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
+import { createBot } from '../runtime/helpers.js'
 
 describe('message feedback', () => {
   let h: Harness
@@ -83,6 +84,19 @@ describe('message feedback', () => {
     await expectError(await put(botMessageId, {}), 400, 'InvalidPayload')
     await expectError(await put(botMessageId, { value: 'positive', comment: 'x'.repeat(1001) }), 400, 'InvalidPayload')
     await expectError(await put(botMessageId, { value: 'positive', extra: 1 }), 400, 'InvalidPayload')
+    // no user key, or a forged one: 401
+    const anonymous = await fetch(`${h.credentials.chat.url}/messages/${encodeURIComponent(botMessageId)}/feedback`, {
+      method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ value: 'positive' }),
+    })
+    await expectError(anonymous, 401, 'Unauthorized')
+    await expectError(await put(botMessageId, { value: 'positive' }, 'not-a-key'), 401, 'Unauthorized')
+    // another bot's chat: the message is not there (404), whoever asks
+    const other = await createBot(h)
+    const otherUser = await chat.Client.connect({ apiUrl: other.url })
+    const elsewhere = await fetch(`${other.url}/messages/${encodeURIComponent(botMessageId)}/feedback`, {
+      method: 'PUT', headers: { 'x-user-key': otherUser.user.key, 'content-type': 'application/json' }, body: JSON.stringify({ value: 'positive' }),
+    })
+    await expectError(elsewhere, 404, 'ResourceNotFound')
     // None of those changed anything.
     expect((await user.getMessage({ id: botMessageId })).message.metadata).toBeUndefined()
   })
