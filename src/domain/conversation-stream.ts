@@ -9,8 +9,13 @@ const REPLAY_BATCH = 200
  * (a bot turn is running, or bot code said so; lasts ttlMs unless renewed) or `typing:0`. It is never stored: a
  * stream that opens later learns it from the next renewal.
  */
-export function typingMessage(active: boolean, ttlMs = 0): string {
+function typingMessage(active: boolean, ttlMs = 0): string {
   return active ? `typing:1:${Math.max(0, Math.trunc(ttlMs))}` : 'typing:0'
+}
+
+/** Tells the conversation's streams (on every instance) that the bot is typing, for ttlMs unless renewed, or stopped. */
+export function publishTyping(pubsub: PubSub, integrationId: string, conversationId: string, active: boolean, ttlMs = 0): Promise<void> {
+  return pubsub.publish(conversationChannel(integrationId, conversationId), typingMessage(active, ttlMs))
 }
 
 export function parseTypingMessage(message: string): { active: boolean; ttlMs: number } | undefined {

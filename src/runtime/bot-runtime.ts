@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { diffState } from '../lib/state-patch.js'
-import { typingMessage } from '../domain/conversation-stream.js'
-import { conversationChannel, conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
+import { publishTyping } from '../domain/conversation-stream.js'
+import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
@@ -414,8 +414,7 @@ export class BotRuntime implements IncomingInterceptor {
    * instance, learns it), and a stop at the end. Best effort: a lost notification expires after TYPING_TTL_MS.
    */
   private async typingWhile<T>(integrationId: string, conversationId: string, work: () => Promise<T>): Promise<T> {
-    const channel = conversationChannel(integrationId, conversationId)
-    const publish = (active: boolean) => void this.pubsub.publish(channel, typingMessage(active, TYPING_TTL_MS)).catch(() => {})
+    const publish = (active: boolean) => void publishTyping(this.pubsub, integrationId, conversationId, active, TYPING_TTL_MS).catch(() => {})
     publish(true)
     const renew = setInterval(() => publish(true), TYPING_RENEW_MS)
     renew.unref()
@@ -542,7 +541,7 @@ export class BotRuntime implements IncomingInterceptor {
         case 'stopTypingIndicator': {
           const conversation = await ownConversationId(a.conversationId)
           const timeout = typeof a.timeout === 'number' && Number.isFinite(a.timeout) ? Math.min(MAX_TYPING_TIMEOUT_MS, Math.max(1, Math.trunc(a.timeout))) : TYPING_TTL_MS
-          await this.pubsub.publish(conversationChannel(integration.id, conversation.id), typingMessage(method === 'startTypingIndicator', timeout))
+          await publishTyping(this.pubsub, integration.id, conversation.id, method === 'startTypingIndicator', timeout)
           return {}
         }
                 case 'getMessage':
