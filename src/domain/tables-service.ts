@@ -46,6 +46,15 @@ export interface RowOut { record: TableRecord; select?: string[] | undefined }
 export interface RowsResult { rows: TableRecord[]; errors: string[]; warnings: string[] }
 
 interface Loaded { table: TableRow; cols: Map<string, Column>; ctx: FilterContext }
+/** A table as read before, with its definition as stored (JSON text), for queries built without reading it again. */
+interface Known extends Loaded { text: string }
+/** Tables remembered by findRows (per bot and id or name), oldest forgotten first. */
+const KNOWN_TABLES = 1000
+
+export interface FoundRows {
+  rows: JsonObject[] | TableRecord[]; grouped: boolean; hasMore: boolean; limit: number; offset: number
+  columns: string[]; select?: string[] | undefined; warnings: string[]
+}
 
 /** The columns with an index of their own: string and number columns other than the key, the first INDEXED_COLUMNS in schema order. */
 function indexedColumns(d: TableDefinition, cols: Map<string, Column>): { name: string; type: 'string' | 'number' }[] {
@@ -66,6 +75,8 @@ export class TablesService {
   onJobQueued: () => void = () => {}
   /** The background worker of the jobs (set by the composition root). */
   jobs: { readonly enabled: boolean; start(): Promise<void> | void; stop(): Promise<void> | void } | undefined
+
+  private readonly known = new Map<string, Known>()
 
   constructor(store: Store, private readonly clock: () => number = Date.now) {
     this.tables = store.tables
@@ -291,8 +302,38 @@ export class TablesService {
     return { deletedRows: 0, job }
   }
 
-  async findRows(botId: string, idOrName: string, input: FindInput): Promise<{ rows: JsonObject[] | TableRecord[]; grouped: boolean; hasMore: boolean; limit: number; offset: number; columns: string[]; select?: string[] | undefined; warnings: string[] }> {
-    const { table, cols, ctx } = await this.load(botId, idOrName)
+  async findRows(botId: string, idOrName: string, input: FindInput): Promise<FoundRows> {
+    // One round trip instead of two where it can: the query is built from the table as read before, and the
+    // same statement says whether the table is still that (on PostgreSQL each statement is a round trip).
+    const key = `${botId}\u0000${idOrName}`
+    const known = input.group === undefined ? this.known.get(key) : undefined // groupRows has no check: read first
+    if (known) {
+      let found: { result: FoundRows; current?: boolean | undefined } | undefined
+      try {
+        found = await this.find(known, input, true)
+      } catch (err) {
+        if (!(err instanceof ApiError)) throw err // a refusal may come from an older schema: asked again below
+      }
+      if (found?.current === true) return found.result
+      if (found && found.current === undefined) {
+        // nothing matched: the answer stands if the table is still the one the query was built from
+        const now = typeof idOrName === 'string' && idOrName.length <= 200 ? await this.tables.getTable(botId, idOrName) : undefined
+        if (now && this.sameTable(now, known)) return found.result
+      }
+      this.known.delete(key)
+    }
+    const loaded = await this.load(botId, idOrName)
+    const entry = { ...loaded, text: JSON.stringify(loaded.table.definition) }
+    if (this.known.size >= KNOWN_TABLES) this.known.delete(this.known.keys().next().value!)
+    this.known.set(key, entry)
+    return (await this.find(entry, input, false)).result
+  }
+
+  private sameTable(t: TableRow, known: Known): boolean {
+    return t.id === known.table.id && t.name === known.table.name && JSON.stringify(t.definition) === known.text
+  }
+
+  private async find({ table, cols, ctx, text }: Known, input: FindInput, check: boolean): Promise<{ result: FoundRows; current?: boolean | undefined }> {
     const limit = input.limit ?? FIND_LIMITS.defaultLimit
     const offset = input.offset ?? 0
     if (!Number.isInteger(limit) || limit < 1 || limit > FIND_LIMITS.maxLimit) throw errors.invalidQuery(`limit must be an integer from 1 to ${FIND_LIMITS.maxLimit}`)
@@ -302,7 +343,7 @@ export class TablesService {
     if (input.group !== undefined) {
       const group = this.parseGroup(input.group, ctx, cols)
       const r = await this.tables.groupRows(table.id, where, group, limit, offset)
-      return { ...r, grouped: true, limit, offset, columns: [...cols.keys()], warnings }
+      return { result: { ...r, grouped: true, limit, offset, columns: [...cols.keys()], warnings } }
     }
     let search: string[] | undefined
     if (input.search !== undefined) {
@@ -316,8 +357,9 @@ export class TablesService {
       for (const s of input.select) if (!cols.has(s) && s !== 'id' && s !== 'createdAt' && s !== 'updatedAt') throw errors.invalidQuery(`select: unknown column ${JSON.stringify(s.slice(0, 100))}`)
     }
     const orderBy = input.orderBy !== undefined ? { field: parseField(input.orderBy, ctx, 'orderBy'), direction: input.orderDirection ?? 'asc' } : undefined
-    const r = await this.tables.findRows(table.id, { where, search, orderBy, limit, offset })
-    return { rows: r.rows, hasMore: r.hasMore, grouped: false, limit, offset, columns: [...cols.keys()], select: input.select, warnings }
+    const expect = check ? { botId: table.botId, name: table.name, definition: text } : undefined
+    const r = await this.tables.findRows(table.id, { where, search, orderBy, limit, offset, expect })
+    return { result: { rows: r.rows, hasMore: r.hasMore, grouped: false, limit, offset, columns: [...cols.keys()], select: input.select, warnings }, current: r.current }
   }
 
   /** The columns of the table, for the views (columns no longer in the schema are not returned). */

@@ -90,6 +90,12 @@ export interface RowQuery {
   orderBy?: { field: FieldRef; direction: 'asc' | 'desc' } | undefined
   limit: number
   offset: number
+  /**
+   * The table as the caller built the query from (its id, bot, name and stored definition text): the same
+   * statement then says whether the table is still exactly that (`current`), so that a caller may build
+   * queries from a definition it read earlier and still never answer from a changed schema.
+   */
+  expect?: { botId: string; name: string; definition: string } | undefined
 }
 
 export type JobType = 'export' | 'import' | 'delete_rows'
@@ -142,7 +148,11 @@ export interface TableStore {
   /** Deletes at most `limit` rows matching `where` (lowest ids first); the count deleted. */
   deleteRowsWhere(tableId: string, where: RowCondition, limit: number): Promise<number>
   /** A page of rows; `hasMore` when more rows match beyond it. */
-  findRows(tableId: string, query: RowQuery): Promise<{ rows: TableRecord[]; hasMore: boolean }>
+  /**
+   * `current` (with `query.expect` only, and only when a row matched): whether the table was still as
+   * expected in the snapshot the rows come from. Undefined when no row matched (nothing to tell then).
+   */
+  findRows(tableId: string, query: RowQuery): Promise<{ rows: TableRecord[]; hasMore: boolean; current?: boolean | undefined }>
   /** Groups of the matching rows, ordered by their keys. Output names: `<name><Op>` (priceSum, categoryKey). */
   groupRows(tableId: string, where: RowCondition, group: GroupSpec[], limit: number, offset: number): Promise<{ rows: JsonObject[]; hasMore: boolean }>
   /** Rows with id > afterId, in id order (exports, schema checks). */

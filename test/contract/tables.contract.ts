@@ -11,6 +11,7 @@ import type { Store } from '../../src/store/store.js'
 import { UniqueViolation } from '../../src/store/store.js'
 import type { RowCondition, TableJobRow, TableRow } from '../../src/store/table-store.js'
 import { seed } from './store.contract.js'
+import { TablesService } from '../../src/domain/tables-service.js'
 
 export type TableStoreFactory = () => Promise<{ store: Store; second: Store; cleanup: () => Promise<void> }>
 
@@ -163,6 +164,61 @@ export function describeTablesContract(name: string, factory: TableStoreFactory)
       expect(await store.tables.updateJob(retaken!.id, 'later', { status: 'completed', progress: 1 }, now + 5000, 0)).toBe(true)
       expect((await store.tables.getJob(retaken!.id))?.status).toBe('completed')
       expect((await store.tables.listJobs(t.id, 100)).length).toBe(6)
+    })
+
+    it('inserts large batches in order, matching skipped keys back to their input across statement chunks', async () => {
+      const t = tableRow((await seed(store)).bot.id)
+      await store.tables.createTable(t)
+      // 1,500 rows: more than one statement on either engine; every 7th repeats an earlier key
+      const input = Array.from({ length: 1500 }, (_, i) => (i % 7 === 6 ? rec({ k: `k${i - 3}`, i }, `k${i - 3}`) : rec({ k: `k${i}`, i, o: { z: 1, a: [i, 'x'] } }, `k${i}`)))
+      const out = await store.tables.insertRows(t.id, input, 7000)
+      expect(out.map((r) => (r === undefined ? undefined : r.data))).toEqual(input.map((r, i) => (i % 7 === 6 ? undefined : r.data)))
+      const ids = out.filter((r) => r !== undefined).map((r) => r!.id)
+      expect(ids).toEqual([...ids].sort((a, b) => a - b))
+      // what insertRows answered is what a read gives
+      const read = await store.tables.getRows(t.id, ids.slice(0, 50))
+      expect(read.sort((a, b) => a.id - b.id)).toEqual(out.filter((r) => r !== undefined).slice(0, 50))
+      expect(await store.tables.countRows(t.id)).toBe(1500 - Math.floor(1500 / 7))
+    })
+
+    it('findRows says, in the same statement, whether the table is still the one the query was built from', async () => {
+      const bot = (await seed(store)).bot.id
+      const t = tableRow(bot)
+      await store.tables.createTable(t)
+      await store.tables.insertRows(t.id, [rec({ k: 'a', n: 1 }, 'a')], 8000)
+      const read = (await store.tables.getTable(bot, t.id))!
+      const expect_ = { botId: bot, name: read.name, definition: JSON.stringify(read.definition) }
+      const q = (where: RowCondition, e = expect_) => second.tables.findRows(t.id, { where, limit: 10, offset: 0, expect: e })
+      expect((await q({ op: 'true' })).current).toBe(true)
+      expect((await q({ op: 'eq', field: f('k'), value: 'none' })).current).toBeUndefined() // nothing matched: nothing to tell
+      expect((await q({ op: 'true' }, { ...expect_, botId: 'other-bot' })).current).toBe(false)
+      // another instance changes the table: the next query says so
+      await store.tables.updateTable(t.id, { definition: { ...read.definition, frozen: true } }, 9000)
+      expect((await q({ op: 'true' })).current).toBe(false)
+      await store.tables.updateTable(t.id, { name: `${read.name.slice(0, -5)}xTable` }, 9001)
+      expect((await q({ op: 'true' }, { ...expect_, definition: JSON.stringify({ ...read.definition, frozen: true }) })).current).toBe(false)
+      expect((await store.tables.findRows(t.id, { where: { op: 'true' }, limit: 10, offset: 0 })).current).toBeUndefined()
+    })
+
+    it('the tables service answers from the table as it is, though another instance changed it after a query', async () => {
+      const bot = (await seed(store)).bot.id
+      const one = new TablesService(store)
+      const other = new TablesService(second)
+      const t = await one.createTable(bot, { name: 'ChangingTable', schema: { k: { type: 'string' }, n: { type: 'number' } } } as never)
+      await one.createRows(bot, t.id, [{ k: 'a', n: 1 }, { k: 'b', n: 2 }])
+      const found = async (input: Parameters<TablesService['findRows']>[2], svc = one, name = 'ChangingTable') => (await svc.findRows(bot, name, input)).rows.map((r) => (r as { data?: Record<string, unknown> }).data ?? r)
+      expect(await found({ filter: { n: { $gt: 1 } } })).toMatchObject([{ k: 'b' }])
+      // renamed column, seen from the first instance at once (its remembered schema would refuse "m")
+      await other.renameColumn(bot, 'ChangingTable', 'n', 'm')
+      expect(await found({ filter: { m: { $gt: 1 } } })).toMatchObject([{ k: 'b', m: 2 }])
+      await expect(one.findRows(bot, 'ChangingTable', { filter: { n: { $gt: 1 } } })).rejects.toMatchObject({ type: 'InvalidQuery' })
+      // deleted and created again under the same name: the new table's rows, not an empty answer from the old id
+      await other.deleteTable(bot, 'ChangingTable')
+      await expect(one.findRows(bot, 'ChangingTable', { filter: { k: 'a' } })).rejects.toMatchObject({ status: 404 })
+      await other.createTable(bot, { name: 'ChangingTable', schema: { k: { type: 'string' } } } as never)
+      await other.createRows(bot, 'ChangingTable', [{ k: 'new' }])
+      expect(await found({ filter: { k: 'new' } })).toMatchObject([{ k: 'new' }])
+      expect(await found({ filter: { k: 'a' } })).toEqual([])
     })
 
     it('importBatch: the rows and the job\'s cursor are written together; a holder that lost the lease inserts nothing', async () => {

@@ -60,6 +60,8 @@ function segment(name: string): string {
   return name
 }
 
+const TABLE_COLUMNS = ['id', 'bot_id', 'name', 'definition', 'created_at', 'updated_at'] as const
+
 const toTable = (r: TablesSchema['bot_tables']): TableRow => ({
   id: r.id, botId: r.bot_id, name: r.name, definition: JSON.parse(r.definition) as TableDefinition,
   createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
@@ -112,7 +114,8 @@ export class KyselyTableStore implements TableStore {
   }
 
   async getTable(botId: string, idOrName: string): Promise<TableRow | undefined> {
-    const r = await this.db.selectFrom('bot_tables').selectAll().where('bot_id', '=', botId)
+    // Columns named (not *): on PostgreSQL the pool runs it as a prepared statement then.
+    const r = await this.db.selectFrom('bot_tables').select(TABLE_COLUMNS).where('bot_id', '=', botId)
       .where((eb) => eb.or([eb('id', '=', idOrName), eb('name', '=', idOrName)])).orderBy('created_at').executeTakeFirst()
     return r && toTable(r)
   }
@@ -209,32 +212,40 @@ export class KyselyTableStore implements TableStore {
   }
 
   private async insertRowsIn(trx: Transaction<TablesSchema>, tableId: string, rows: NewRecord[], now: number): Promise<(TableRecord | undefined)[]> {
-    {
-      const out: (TableRecord | undefined)[] = []
-      // Multi-row INSERTs; a row whose key value is taken (before, or earlier in the same call) is skipped
-      // by ON CONFLICT DO NOTHING. RETURNING gives the inserted rows, in id (= VALUES) order: they are
-      // matched back to the input in order, a skipped row being one the next returned row is not.
-      const CHUNK = 200
-      for (let i = 0; i < rows.length; i += CHUNK) {
-        const batch = rows.slice(i, i + CHUNK)
-        const inserted = await trx.insertInto('bot_table_rows')
+    const out: (TableRecord | undefined)[] = []
+    // A row whose key value is taken (before, or earlier in the same call) is skipped by ON CONFLICT DO
+    // NOTHING. RETURNING gives the inserted rows' ids, in id (= input) order: they are matched back to the
+    // input in order, a skipped row being one the next returned row is not. The documents are the caller's
+    // (what was stored), not read back.
+    const chunk = this.dialect === 'postgres' ? 1000 : 200
+    for (let i = 0; i < rows.length; i += chunk) {
+      const batch = rows.slice(i, i + chunk)
+      const inserted = this.dialect === 'postgres'
+        // One statement of three array parameters whatever the batch size (a multi-row VALUES of 1,000 rows
+        // is 6,000 parameters to parse and plan on every call): prepared once per connection by the pool.
+        ? (await sql<{ id: number | string; key_value: string | null }>`
+            INSERT INTO bot_table_rows (table_id, data, key_value, search_text, created_at, updated_at)
+            SELECT ${tableId}::text, u.d, u.k, u.s, ${now}::bigint, ${now}::bigint
+            FROM unnest(${batch.map((r) => this.dataParam(r.data))}::jsonb[], ${batch.map((r) => r.keyValue)}::text[], ${batch.map((r) => r.searchText)}::text[])
+              WITH ORDINALITY AS u(d, k, s, o) ORDER BY u.o
+            ON CONFLICT (table_id, key_value) DO NOTHING RETURNING id, key_value`.execute(trx)).rows
+        : await trx.insertInto('bot_table_rows')
           .values(batch.map((r) => ({ table_id: tableId, data: this.dataParam(r.data), key_value: r.keyValue, search_text: r.searchText, created_at: now, updated_at: now })))
           .onConflict((oc) => oc.columns(['table_id', 'key_value']).doNothing())
-          .returning(['id', 'data', 'created_at', 'updated_at', 'key_value']).execute()
-        inserted.sort((a, b) => Number(a.id) - Number(b.id))
-        let next = 0
-        for (const row of batch) {
-          const r = inserted[next]
-          if (r && r.key_value === row.keyValue) {
-            out.push(this.toRecord(r))
-            next++
-          } else {
-            out.push(undefined)
-          }
+          .returning(['id', 'key_value']).execute()
+      inserted.sort((a, b) => Number(a.id) - Number(b.id))
+      let next = 0
+      for (const row of batch) {
+        const r = inserted[next]
+        if (r && r.key_value === row.keyValue) {
+          out.push({ id: Number(r.id), data: row.data, createdAt: now, updatedAt: now })
+          next++
+        } else {
+          out.push(undefined)
         }
       }
-      return out
     }
+    return out
   }
 
   async getRows(tableId: string, ids: number[]): Promise<TableRecord[]> {
@@ -284,7 +295,7 @@ export class KyselyTableStore implements TableStore {
     return Number(r.numAffectedRows ?? 0)
   }
 
-  async findRows(tableId: string, q: RowQuery): Promise<{ rows: TableRecord[]; hasMore: boolean }> {
+  async findRows(tableId: string, q: RowQuery): Promise<{ rows: TableRecord[]; hasMore: boolean; current?: boolean | undefined }> {
     const terms = q.search ?? []
     const similarity = terms.length > 0 ? this.x.similarity(terms) : undefined
     const order: RawBuilder<unknown>[] = []
@@ -292,11 +303,16 @@ export class KyselyTableStore implements TableStore {
     else if (similarity) order.push(sql`similarity DESC`)
     order.push(sql`id ${sql.raw(q.orderBy?.direction === 'desc' && q.orderBy.field.kind === 'id' ? 'DESC' : 'ASC')}`)
     const where = similarity ? sql`${this.cond(q.where)} AND ${similarity} > 0` : this.cond(q.where)
-    const { rows } = await this.hinted(tableId, q.where, (hint) => sql<{ id: number; data: unknown; created_at: number; updated_at: number; similarity?: number }>`
-      SELECT id, data, created_at, updated_at${similarity ? sql`, ${similarity} AS similarity` : sql``}
+    // An uncorrelated scalar subquery: evaluated once per statement, in the rows' snapshot.
+    const e = q.expect
+    const check = e ? sql`, (SELECT 1 FROM bot_tables WHERE id = ${tableId} AND bot_id = ${e.botId} AND name = ${e.name} AND definition = ${e.definition}) AS t_current` : sql``
+    const { rows } = await this.hinted(tableId, q.where, (hint) => sql<{ id: number; data: unknown; created_at: number; updated_at: number; similarity?: number; t_current?: number | null }>`
+      SELECT id, data, created_at, updated_at${similarity ? sql`, ${similarity} AS similarity` : sql``}${check}
       FROM bot_table_rows${hint} WHERE table_id = ${tableLit(tableId)} AND ${where}
       ORDER BY ${sql.join(order)} LIMIT ${q.limit + 1} OFFSET ${q.offset}`.execute(this.db))
-    return { rows: rows.slice(0, q.limit).map(this.toRecord), hasMore: rows.length > q.limit }
+    const out: { rows: TableRecord[]; hasMore: boolean; current?: boolean } = { rows: rows.slice(0, q.limit).map(this.toRecord), hasMore: rows.length > q.limit }
+    if (e && rows.length > 0) out.current = rows[0]!.t_current !== null && rows[0]!.t_current !== undefined
+    return out
   }
 
   async groupRows(tableId: string, where: RowCondition, group: GroupSpec[], limit: number, offset: number): Promise<{ rows: JsonObject[]; hasMore: boolean }> {
