@@ -17,6 +17,7 @@ const BENCHMARKS: Record<string, string> = {
   backends: 'backends.ts',
   containment: 'containment.ts',
   tables: 'tables.ts',
+  analytics: 'analytics.ts',
   startup: 'startup.ts',
 }
 

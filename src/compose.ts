@@ -15,6 +15,7 @@ import { RuntimeStateService } from './domain/runtime-state-service.js'
 import { RuntimeTelemetryService } from './domain/runtime-telemetry-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { TablesService } from './domain/tables-service.js'
+import { AnalyticsService } from './domain/analytics-service.js'
 import { TableJobs } from './domain/tables/table-jobs.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
@@ -188,6 +189,7 @@ export function createServices(deps: ServiceDeps): Domain {
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
     config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    analytics: new AnalyticsService(store, bots),
     webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),

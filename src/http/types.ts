@@ -8,6 +8,7 @@ import type { ChatService } from '../domain/chat-service.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { TablesService } from '../domain/tables-service.js'
+import type { AnalyticsService } from '../domain/analytics-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { RuntimeEventService } from '../domain/runtime-event-service.js'
@@ -35,6 +36,8 @@ export interface Services {
   webchatUploads: WebchatUploadService
   /** The Tables API (and the sandboxed bot's client's table operations). */
   tables: TablesService
+  /** getBotAnalytics: a bot's activity per day. */
+  analytics: AnalyticsService
   runtime: BotRuntime
   /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
   remote: RemoteBots

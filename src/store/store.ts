@@ -8,6 +8,7 @@ import type { TelemetryStore } from './telemetry-store.js'
 import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 import type { TableStore } from './table-store.js'
+import type { AnalyticsStore } from './analytics-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -234,6 +235,8 @@ export interface Store {
   readonly botChat: BotChatStore
   /** The Tables API: a bot's tables, their rows and jobs (table-store.ts). */
   readonly tables: TableStore
+  /** getBotAnalytics' counts per day over the other parts' data (analytics-store.ts). */
+  readonly analytics: AnalyticsStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

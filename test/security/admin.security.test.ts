@@ -187,6 +187,10 @@ describe('Admin API security', () => {
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/webchat?type=sharableUrl` }),
     },
     {
+      name: 'getBotAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics?startDate=2026-01-01&endDate=2026-01-31` }),
+    },
+    {
       name: 'createBotApiKey', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 201,
       prepare: async ({ ws }) => ({ method: 'POST', path: '/bots/baks', body: { botId: await newBot(ws), note: 'k' } }),
     },

@@ -5,6 +5,7 @@ import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
 import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { KyselyStateStore } from './kysely-state-store.js'
+import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
@@ -79,6 +80,7 @@ export class KyselyStore implements Store {
   readonly telemetry: KyselyTelemetryStore
   readonly botChat: KyselyBotChatStore
   readonly tables: KyselyTableStore
+  readonly analytics: KyselyAnalyticsStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -94,6 +96,7 @@ export class KyselyStore implements Store {
     this.telemetry = new KyselyTelemetryStore(db)
     this.botChat = new KyselyBotChatStore(db)
     this.tables = new KyselyTableStore(db, dialect)
+    this.analytics = new KyselyAnalyticsStore(db)
   }
 
   async ping(): Promise<void> {

@@ -24,6 +24,7 @@ import listBotApiKeys from './bots/list-bot-api-keys.js'
 import deleteBotApiKey from './bots/delete-bot-api-key.js'
 import getBotLogs from './bots/get-bot-logs.js'
 import getBotWebchat from './bots/get-bot-webchat.js'
+import getBotAnalytics from './bots/get-bot-analytics.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -63,7 +64,7 @@ export async function adminRoutes(app: App): Promise<void> {
     })
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
-      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
     ]) route(scope)
   })
 }

@@ -1,0 +1,87 @@
+import { errors } from '../lib/errors.js'
+import type { DayCount, DayKeyCount } from '../store/analytics-store.js'
+import type { Store } from '../store/store.js'
+import type { BotService } from './bot-service.js'
+
+const DAY_MS = 86_400_000
+
+/** getBotAnalytics: the longest range answered in one call, and what separates two sessions of a user. */
+export const ANALYTICS_LIMITS = { maxDays: 366, sessionGapMs: 30 * 60_000 }
+
+/** One day of a bot's activity, in the record shape of `@botpress/client`'s getBotAnalytics. */
+export interface AnalyticsRecord {
+  startDateTimeUtc: string
+  endDateTimeUtc: string
+  returningUsers: number
+  newUsers: number
+  sessions: number
+  /** Deprecated in the client: the same as userMessages. */
+  messages: number
+  userMessages: number
+  botMessages: number
+  events: number
+  eventTypes: Record<string, number>
+  customEvents: Record<string, number>
+  llm: {
+    calls: number; errors: number; inputTokens: number; outputTokens: number
+    latency: Stats; tokensPerSecond: Stats; cost: Stats & { sum: number }
+  }
+}
+interface Stats { mean: number; sd: number; min: number; max: number }
+
+const zeroStats = (): Stats => ({ mean: 0, sd: 0, min: 0, max: 0 })
+
+/** A date or date-time of the query (ISO 8601), as its UTC day number. */
+function dayOf(value: string, name: string): number {
+  const ms = typeof value === 'string' && value.length <= 64 ? Date.parse(value) : Number.NaN
+  if (!Number.isFinite(ms)) throw errors.invalidQuery(`${name} must be an ISO 8601 date or date-time (e.g. 2026-11-26 or 2026-11-26T00:00:00Z), got ${JSON.stringify(String(value).slice(0, 64))}`)
+  return Math.floor(ms / DAY_MS)
+}
+
+/**
+ * getBotAnalytics: a bot's activity per UTC day, computed from what is stored (messages, users, events,
+ * trackAnalytics counters). Parley calls no language model: the `llm` figures are zeros.
+ */
+export class AnalyticsService {
+  constructor(private readonly store: Store, private readonly bots: BotService) {}
+
+  async botAnalytics(workspaceId: string, botId: string, startDate: string, endDate: string): Promise<AnalyticsRecord[]> {
+    const { bot } = await this.bots.getBot(workspaceId, botId)
+    const first = dayOf(startDate, 'startDate')
+    const last = dayOf(endDate, 'endDate')
+    if (last < first) throw errors.invalidQuery(`endDate (${endDate}) is before startDate (${startDate})`)
+    if (last - first + 1 > ANALYTICS_LIMITS.maxDays) throw errors.invalidQuery(`The range covers ${last - first + 1} days; at most ${ANALYTICS_LIMITS.maxDays} per call`)
+    const a = await this.store.analytics.botActivity({ botId: bot.id, fromDay: first, toDay: last + 1, sessionGapMs: ANALYTICS_LIMITS.sessionGapMs })
+    const byDay = (xs: DayCount[]) => new Map(xs.map((x) => [x.day, x.count]))
+    const keyed = (xs: DayKeyCount[]) => {
+      const m = new Map<number, Record<string, number>>()
+      for (const x of xs) {
+        const o = m.get(x.day) ?? {}
+        o[x.key] = (o[x.key] ?? 0) + x.count
+        m.set(x.day, o)
+      }
+      return m
+    }
+    const user = byDay(a.userMessages), botMsgs = byDay(a.botMessages), fresh = byDay(a.newUsers), back = byDay(a.returningUsers), sessions = byDay(a.sessions)
+    const events = keyed(a.events), custom = keyed(a.custom)
+    const records: AnalyticsRecord[] = []
+    for (let day = first; day <= last; day++) {
+      const eventTypes = events.get(day) ?? {}
+      records.push({
+        startDateTimeUtc: new Date(day * DAY_MS).toISOString(),
+        endDateTimeUtc: new Date((day + 1) * DAY_MS - 1).toISOString(),
+        returningUsers: back.get(day) ?? 0,
+        newUsers: fresh.get(day) ?? 0,
+        sessions: sessions.get(day) ?? 0,
+        messages: user.get(day) ?? 0,
+        userMessages: user.get(day) ?? 0,
+        botMessages: botMsgs.get(day) ?? 0,
+        events: Object.values(eventTypes).reduce((s, n) => s + n, 0),
+        eventTypes,
+        customEvents: custom.get(day) ?? {},
+        llm: { calls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latency: zeroStats(), tokensPerSecond: zeroStats(), cost: { sum: 0, ...zeroStats() } },
+      })
+    }
+    return records
+  }
+}
