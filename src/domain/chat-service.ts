@@ -1,4 +1,4 @@
-import { sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
+import { publicWebchatConfig, sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
@@ -163,6 +163,14 @@ export class ChatService {
     const integration = await this.resolveIntegration(webhookId)
     const bot = await this.store.getBot(integration.botId)
     return sanitizeWebchatConfig(bot?.webchat ?? {})
+  }
+
+  /**
+   * What anyone may read of those settings (embed.js's launcher reads them cross-origin): the identity, look and
+   * launcher, without the server's upload policy. Nothing in a bot's webchat settings is secret.
+   */
+  async publicWebchatConfig(webhookId: string): Promise<WebchatConfig> {
+    return publicWebchatConfig(await this.webchatConfig(webhookId))
   }
 
   // ---- identity ----

@@ -5,6 +5,7 @@ import type { App } from '../../types.js'
 import { WebchatAssets, type WebchatAsset, type WebchatAssetName } from '../../../webchat/assets.js'
 import { WEBCHAT_CSP, notFoundPage, webchatPage } from '../../../webchat/page.js'
 import { WEBCHAT_PREFIX } from '../../../webchat/urls.js'
+import getWebchatSettings from './get-webchat-settings.js'
 
 /** Headers of every webchat response: no sniffing, no referrer, no powerful features. */
 function hardened(reply: FastifyReply): FastifyReply {
@@ -31,6 +32,7 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: WebchatA
  * - GET /webchat/{webhookId}        the page of one chat integration (404 page when unknown or disabled)
  * - GET /webchat/embed.js           the script that puts a launcher and that page in an iframe on any site
  * - GET /webchat/assets/{file}      the bundled app (webchat.js) and its stylesheet (webchat.css)
+ * - GET /webchat/{webhookId}/settings the bot's public webchat settings, readable from any origin (embed.js)
  * The page uses only the public Chat API at ../{webhookId} (relative, so it works behind a path prefix).
  */
 export async function webchatRoutes(app: App, options: { assets?: WebchatAssets } = {}): Promise<void> {
@@ -48,6 +50,8 @@ export async function webchatRoutes(app: App, options: { assets?: WebchatAssets 
     const versioned = request.query.v !== undefined && request.query.v === (await assets.version())
     return sendAsset(request, reply, await assets.get(file as WebchatAssetName), versioned ? 'public, max-age=31536000, immutable' : 'no-cache')
   })
+
+  getWebchatSettings(app)
 
   app.get(`${WEBCHAT_PREFIX}/:webhookId`, {
     schema: { ...hide, params: Type.Object({ webhookId: Type.String() }) },
