@@ -160,7 +160,10 @@ export class ChatService {
 
   /** The webchat settings of the bot behind a chat integration (404 like resolveIntegration). */
   async webchatConfig(webhookId: string): Promise<WebchatConfig> {
-    const integration = await this.resolveIntegration(webhookId)
+    return this.botWebchatConfig(await this.resolveIntegration(webhookId))
+  }
+
+  private async botWebchatConfig(integration: IntegrationRow): Promise<WebchatConfig> {
     const bot = await this.store.getBot(integration.botId)
     return sanitizeWebchatConfig(bot?.webchat ?? {})
   }
@@ -169,8 +172,8 @@ export class ChatService {
    * What anyone may read of those settings (embed.js's launcher reads them cross-origin): the identity, look and
    * launcher, without the server's upload policy. Nothing in a bot's webchat settings is secret.
    */
-  async publicWebchatConfig(webhookId: string): Promise<WebchatConfig> {
-    return publicWebchatConfig(await this.webchatConfig(webhookId))
+  async publicWebchatConfig(integration: IntegrationRow): Promise<WebchatConfig> {
+    return publicWebchatConfig(await this.botWebchatConfig(integration))
   }
 
   // ---- identity ----

@@ -11,7 +11,7 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
  * data-config="<id>" naming a `<script type="application/json">` element holding them (and the webhookId): the
  * configurable snippet of getBotWebchat. They override the bot's own settings. Adds a launcher button and, when
  * opened, an iframe of `/webchat/{webhookId}`. The launcher takes the bot's own settings from Parley (a
- * cross-origin GET of `/webchat/{webhookId}/settings`) under the embed's, and shows a badge counting the messages
+ * cross-origin GET of `/{webhookId}/webchat`) under the embed's, and shows a badge counting the messages
  * that arrived while the panel was closed. Styles are set through the CSSOM, so a host page's CSP that forbids
  * inline style attributes does not break it. `window.ParleyWebchat` has open(), close() and toggle().
  */
@@ -193,7 +193,7 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
   }
 
   // The bot's public settings (colour, icon, name, launcher), read cross-origin from Parley (GET
-  // /webchat/{webhookId}/settings answers any origin, without credentials). The launcher waits for them a
+  // /{webhookId}/webchat of the Chat API answers any origin, without credentials). The launcher waits for them a
   // moment so it does not flash in the default colour; without them (a host CSP's connect-src, a network
   // error) it shows what the snippet says.
   const controller = typeof AbortController === 'function' ? new AbortController() : undefined
@@ -202,7 +202,7 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
   /** Whether the bot's settings were read. */
   const fetchSettings = async (): Promise<boolean> => {
     try {
-      const response = await fetch(new URL(`${encodeURIComponent(webhookId)}/settings`, base).href, {
+      const response = await fetch(new URL(`../${encodeURIComponent(webhookId)}/webchat`, base).href, {
         credentials: 'omit', referrerPolicy: 'no-referrer', ...(controller && { signal: controller.signal }),
       })
       if (!response.ok) return false

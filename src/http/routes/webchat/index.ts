@@ -5,7 +5,6 @@ import type { App } from '../../types.js'
 import { WebchatAssets, type WebchatAsset, type WebchatAssetName } from '../../../webchat/assets.js'
 import { WEBCHAT_CSP, notFoundPage, webchatPage } from '../../../webchat/page.js'
 import { WEBCHAT_PREFIX } from '../../../webchat/urls.js'
-import getWebchatSettings from './get-webchat-settings.js'
 
 /** Headers of every webchat response: no sniffing, no referrer, no powerful features. */
 function hardened(reply: FastifyReply): FastifyReply {
@@ -32,8 +31,8 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: WebchatA
  * - GET /webchat/{webhookId}        the page of one chat integration (404 page when unknown or disabled)
  * - GET /webchat/embed.js           the script that puts a launcher and that page in an iframe on any site
  * - GET /webchat/assets/{file}      the bundled app (webchat.js) and its stylesheet (webchat.css)
- * - GET /webchat/{webhookId}/settings the bot's public webchat settings, readable from any origin (embed.js)
- * The page uses only the public Chat API at ../{webhookId} (relative, so it works behind a path prefix).
+ * The page uses only the public Chat API at ../{webhookId} (relative, so it works behind a path prefix); embed.js
+ * reads the bot's public settings there too (GET /{webhookId}/webchat, any origin).
  */
 export async function webchatRoutes(app: App, options: { assets?: WebchatAssets } = {}): Promise<void> {
   const assets = options.assets ?? new WebchatAssets()
@@ -50,8 +49,6 @@ export async function webchatRoutes(app: App, options: { assets?: WebchatAssets 
     const versioned = request.query.v !== undefined && request.query.v === (await assets.version())
     return sendAsset(request, reply, await assets.get(file as WebchatAssetName), versioned ? 'public, max-age=31536000, immutable' : 'no-cache')
   })
-
-  getWebchatSettings(app)
 
   app.get(`${WEBCHAT_PREFIX}/:webhookId`, {
     schema: { ...hide, params: Type.Object({ webhookId: Type.String() }) },

@@ -1,8 +1,7 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
 import { WebchatConfigSchema } from '../../schemas/admin.js'
-import { routeSchema } from '../route-schema.js'
-import { WEBCHAT_PREFIX } from '../../../webchat/urls.js'
+import { chatParams, chatSchema } from './common.js'
 
 /**
  * The public settings of one chat integration's webchat: its response schema names each key, so the serializer
@@ -20,23 +19,21 @@ export const PublicWebchatSettings = Type.Object({
 const PUBLIC_CORS = { origin: '*', credentials: false, methods: ['GET'], allowedHeaders: [], maxAge: 86_400 }
 
 /**
- * GET /webchat/{webhookId}/settings: what embed.js's launcher needs (name, colours, icon, label, side) on a page
- * of another origin. Open to anyone who knows the webhook id, like the webchat page that carries the same values.
- * Unknown or disabled integrations answer 404.
+ * GET /{webhookId}/webchat (Parley's addition to the Chat API): what embed.js's launcher needs (name, colours,
+ * icon, label, side) on a page of another origin. Open to anyone who knows the webhook id, like the webchat page
+ * that carries the same values; unknown or disabled integrations answer 404 (the scope's hook).
  */
 export default function getWebchatSettings(app: App): void {
-  const path = `${WEBCHAT_PREFIX}/:webhookId/settings`
-  const params = Type.Object({ webhookId: Type.String({ description: "The chat integration's webhook id" }) })
-  app.get(path, {
+  app.get('/webchat', {
     config: { cors: PUBLIC_CORS },
-    schema: routeSchema('webchat', [], 'getWebchatSettings', "A chat integration's public webchat settings (any origin may read them)", { params }, { 200: PublicWebchatSettings }),
+    schema: chatSchema('getWebchatSettings', "The bot's public webchat settings; any origin may read them (no credentials)", { params: chatParams() }, { 200: PublicWebchatSettings }, { authenticated: false }),
   }, async (request, reply) => {
-    const webchat = await app.services.chat.publicWebchatConfig(request.params.webhookId)
+    const webchat = await app.services.chat.publicWebchatConfig(request.integration)
     reply
       .header('cache-control', 'public, max-age=60')
       .header('x-content-type-options', 'nosniff')
       .header('cross-origin-resource-policy', 'cross-origin')
     return { webchat }
   })
-  app.options(path, { config: { cors: PUBLIC_CORS }, schema: { hide: true } }, async (_request, reply) => reply.code(204).send())
+  app.options('/webchat', { config: { cors: PUBLIC_CORS }, schema: { hide: true } }, async (_request, reply) => reply.code(204).send())
 }
