@@ -76,6 +76,10 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
     'box-sizing': 'border-box', 'border-radius': '11px', 'font-size': '13px', 'font-weight': '700', 'line-height': '22px',
     'text-align': 'center', 'box-shadow': '0 0 0 2px #fff',
   })
+  // The count in words, for the button's accessible name (from its content: "Ask Ada (2 unread messages)"; an
+  // aria-label would hide the badge's visible digits from the name, which axe flags).
+  const unreadName = document.createElement('span')
+  style(unreadName, { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', 'white-space': 'nowrap' })
   // Said once by screen readers when the count changes (the button's name alone is not announced).
   const announce = document.createElement('span')
   announce.setAttribute('role', 'status')
@@ -100,12 +104,10 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
       launcher.appendChild(icon)
     }
     launcher.appendChild(document.createTextNode(label()))
-    badge.textContent = count > 99 ? '99+' : String(count)
+    badge.textContent = count === 0 ? '' : count > 99 ? '99+' : String(count)
     badge.hidden = count === 0
-    launcher.appendChild(badge)
-    const unreadText = `${count} unread message${count === 1 ? '' : 's'}`
-    if (count > 0) launcher.setAttribute('aria-label', `${label()}, ${unreadText}`)
-    else launcher.removeAttribute('aria-label')
+    unreadName.textContent = count > 0 ? `(${count} unread message${count === 1 ? '' : 's'})` : ''
+    launcher.append(badge, unreadName)
     launcher.dataset.unread = String(count)
     style(launcher, { background: accent, color: readableOn(accent) })
     style(badge, { background: badgeColour, color: readableOn(badgeColour) })
