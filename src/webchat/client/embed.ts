@@ -50,6 +50,8 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
   const style = (el: HTMLElement, css: Record<string, string>) => {
     for (const [key, value] of Object.entries(css)) el.style.setProperty(key, value)
   }
+  /** Visually hidden, still read by screen readers. */
+  const SR_ONLY = { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', 'white-space': 'nowrap' }
   const title = () => script.dataset.title || settings.botName || 'Chat'
   const side = () => (settings.launcherPosition === 'left' ? 'left' : 'right')
 
@@ -79,31 +81,31 @@ import { readableOn, sanitizeWebchatConfig, SERVER_ONLY_KEYS, webchatOverrides, 
   // The count in words, for the button's accessible name (from its content: "Ask Ada (2 unread messages)"; an
   // aria-label would hide the badge's visible digits from the name, which axe flags).
   const unreadName = document.createElement('span')
-  style(unreadName, { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', 'white-space': 'nowrap' })
+  style(unreadName, SR_ONLY)
   // Said once by screen readers when the count changes (the button's name alone is not announced).
   const announce = document.createElement('span')
   announce.setAttribute('role', 'status')
-  style(announce, { position: 'absolute', width: '1px', height: '1px', overflow: 'hidden', clip: 'rect(0 0 0 0)', 'white-space': 'nowrap' })
+  style(announce, SR_ONLY)
 
   /** Message ids that arrived while the panel was closed. */
   const unread = new Set<string>()
   const label = () => settings.launcherLabel || script.dataset.label || 'Chat with us'
 
+  /** The launcher's picture, kept across renders (the badge changes often). */
+  let icon: HTMLImageElement | undefined
   /** Draws the launcher from the current settings and unread count (again when the bot's settings arrive). */
   const render = () => {
     const accent = settings.primaryColor ?? '#2b59c3'
     const badgeColour = settings.launcherBadgeColor ?? '#c5221f'
     const count = unread.size
-    launcher.replaceChildren()
-    if (settings.launcherIconUrl) {
-      const icon = document.createElement('img')
+    if (settings.launcherIconUrl && icon?.src !== settings.launcherIconUrl) {
+      icon = document.createElement('img')
       icon.src = settings.launcherIconUrl
       icon.alt = ''
       icon.referrerPolicy = 'no-referrer'
       style(icon, { width: '24px', height: '24px', 'vertical-align': 'middle', 'margin-right': '8px', 'border-radius': '50%' })
-      launcher.appendChild(icon)
     }
-    launcher.appendChild(document.createTextNode(label()))
+    launcher.replaceChildren(...(settings.launcherIconUrl && icon ? [icon] : []), document.createTextNode(label()))
     badge.textContent = count === 0 ? '' : count > 99 ? '99+' : String(count)
     badge.hidden = count === 0
     unreadName.textContent = count > 0 ? `(${count} unread message${count === 1 ? '' : 's'})` : ''
