@@ -13,7 +13,8 @@ import { afterAll, beforeAll, expect, it, onTestFinished } from 'vitest'
 import type { Browser, Frame, Page } from 'playwright-core'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { seriousViolations } from './axe.js'
-import { artifactPath, describeBrowser, launchBrowser, secondParticipant, startMediaServer, watchErrors } from './browser.js'
+import { ChatApi } from '../../src/webchat/shared/chat-api.js'
+import { artifactPath, describeBrowser, launchBrowser, secondParticipant, session, startMediaServer, watchErrors } from './browser.js'
 
 const PURPLE = 'rgb(122, 31, 162)'
 
@@ -137,9 +138,16 @@ describeBrowser('embed.js launcher: bot settings across origins, unread badge', 
       await expect.poll(() => launcher.getAttribute('aria-expanded')).toBe('false')
       expect(await launcher.getAttribute('data-unread')).toBe('0')
       expect(await badge.isVisible()).toBe(false)
-      // Two messages while it is closed (and the user's own message is never counted).
+      // While it is closed: the user's own message (from another client of the same user) is not counted, a
+      // message posted by the host page itself is ignored, and two messages of the other side are.
+      const me = await session(frame)
+      await new ChatApi(h.credentials.chat.url, me.userKey).createMessage(me.conversationId, { type: 'text', text: 'From my phone' })
+      await frame.locator('#pw-log article', { hasText: 'From my phone' }).waitFor({ state: 'attached' })
+      await page.evaluate(() => window.postMessage({ type: 'parley:message', id: 'forged' }, '*'))
+      expect(await launcher.getAttribute('data-unread')).toBe('0')
       await agent.say({ type: 'text', text: 'Your order has shipped.' })
       await agent.say({ type: 'text', text: 'It arrives on Monday.' })
+      await frame.locator('#pw-log article', { hasText: 'It arrives on Monday.' }).waitFor({ state: 'attached' })
       await expect.poll(() => launcher.getAttribute('data-unread')).toBe('2')
       expect(await badge.textContent()).toBe('2')
       expect(await badge.isVisible()).toBe(true)
