@@ -1,4 +1,4 @@
-import { sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
+import { publicWebchatConfig, sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
@@ -160,9 +160,20 @@ export class ChatService {
 
   /** The webchat settings of the bot behind a chat integration (404 like resolveIntegration). */
   async webchatConfig(webhookId: string): Promise<WebchatConfig> {
-    const integration = await this.resolveIntegration(webhookId)
+    return this.botWebchatConfig(await this.resolveIntegration(webhookId))
+  }
+
+  private async botWebchatConfig(integration: IntegrationRow): Promise<WebchatConfig> {
     const bot = await this.store.getBot(integration.botId)
     return sanitizeWebchatConfig(bot?.webchat ?? {})
+  }
+
+  /**
+   * What anyone may read of those settings (embed.js's launcher reads them cross-origin): the identity, look and
+   * launcher, without the server's upload policy. Nothing in a bot's webchat settings is secret.
+   */
+  async publicWebchatConfig(integration: IntegrationRow): Promise<WebchatConfig> {
+    return publicWebchatConfig(await this.botWebchatConfig(integration))
   }
 
   // ---- identity ----

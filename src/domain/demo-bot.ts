@@ -1,8 +1,8 @@
 /**
  * The code of the demo bot created at first start (and restored by `parley demo`). It shows the platform:
  * a greeting workflow, a workflow with captures, every payload type on request, state across turns, and
- * an echo. It is ordinary bot code (see docs/bot-code.md), deployed like any other. Its image, audio and
- * PDF are served by the server itself (GET /demo/assets/…, files in assets/demo/), at `publicUrl`.
+ * an echo. It is ordinary bot code (see docs/bot-code.md), deployed like any other. Its image, audio, video
+ * and PDF are served by the server itself (GET /demo/assets/…, files in assets/demo/), at `publicUrl`.
  */
 export function demoBotCode(publicUrl: string): string {
   return DEMO_BOT_TEMPLATE.replace('__PARLEY_ASSETS__', JSON.stringify(`${publicUrl.replace(/\/+$/, '')}/demo/assets/`))
@@ -16,7 +16,7 @@ const samples = {
   markdown: { type: 'markdown', markdown: '**Markdown** with _emphasis_, a [link](https://example.com) and a list:\n\n- one\n- two' },
   image: { type: 'image', imageUrl: image },
   audio: { type: 'audio', audioUrl: assets + 'sample.wav' },
-  video: { type: 'video', videoUrl: 'https://example.com/sample.mp4' },
+  video: { type: 'video', videoUrl: assets + 'sample.webm' },
   file: { type: 'file', fileUrl: assets + 'sample.pdf', title: 'A sample PDF' },
   location: { type: 'location', latitude: 45.5017, longitude: -73.5673, address: 'Montréal, QC', title: 'Montréal' },
   card: { type: 'card', title: 'A card', subtitle: 'With an image and actions', imageUrl: image, actions: [

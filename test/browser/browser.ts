@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { describe, it } from 'vitest'
-import { chromium, type Browser, type Page } from 'playwright-core'
+import { chromium, type Browser, type Frame, type Page } from 'playwright-core'
 import { ChatApi } from '../../src/webchat/shared/chat-api.js'
 import type { MessagePayload } from '../../src/webchat/shared/types.js'
 
@@ -58,8 +58,8 @@ export async function openChat(page: Page, webchatUrl: string): Promise<{ userKe
   return session(page)
 }
 
-/** What the page keeps in localStorage: its user key, user id and conversation. */
-export async function session(page: Page): Promise<{ userKey: string; userId: string; conversationId: string }> {
+/** What the page (or the webchat's iframe in a host page) keeps in localStorage: its user key, user id and conversation. */
+export async function session(page: Page | Frame): Promise<{ userKey: string; userId: string; conversationId: string }> {
   const raw = await page.evaluate(() => {
     const key = Object.keys(localStorage).find((k) => k.startsWith('parley.webchat.'))
     return key ? localStorage.getItem(key) : null
@@ -72,7 +72,7 @@ export async function session(page: Page): Promise<{ userKey: string; userId: st
  * A second participant in the page's conversation, created through the Chat API: it stands in for a bot
  * (or a human agent) so tests control exactly what the page receives.
  */
-export async function secondParticipant(chatUrl: string, page: Page): Promise<{ say(payload: MessagePayload): Promise<string>; api: ChatApi; userId: string }> {
+export async function secondParticipant(chatUrl: string, page: Page | Frame): Promise<{ say(payload: MessagePayload): Promise<string>; api: ChatApi; userId: string }> {
   const mine = await session(page)
   const owner = new ChatApi(chatUrl, mine.userKey)
   const other = new ChatApi(chatUrl)

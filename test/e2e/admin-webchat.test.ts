@@ -36,6 +36,7 @@ const SETTINGS = {
   launcherLabel: 'Help',
   launcherIconUrl: 'https://example.com/icon.png',
   launcherPosition: 'left',
+  launcherBadgeColor: '#005a9c',
 } as const
 
 describe('webchat settings (Admin API, official client)', () => {
@@ -90,6 +91,7 @@ describe('webchat settings (Admin API, official client)', () => {
     await client.updateBot({ id: bot.id, integrations: { chat: { configuration: { webchat: { botName: 'Kept' } } } } })
     const bad: Array<[Record<string, unknown>, RegExp]> = [
       [{ primaryColor: 'red' }, /primaryColor must be a hex colour/],
+      [{ launcherBadgeColor: '#12345' }, /launcherBadgeColor must be a hex colour/],
       [{ primaryColor: '#12345' }, /primaryColor/],
       [{ primaryColor: '#fff; background:url(x)' }, /primaryColor/],
       [{ radius: 33 }, /radius must be an integer from 0 to 32/],

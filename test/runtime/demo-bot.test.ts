@@ -68,12 +68,12 @@ describe('runtime: the demo bot', () => {
     for (const type of TYPES) expect(byType.has(type)).toBe(true)
     expect(byType.get('text')!.text).toEqual(expect.any(String))
     expect(byType.get('markdown')!.markdown).toEqual(expect.any(String))
-    // The image, audio and PDF are served by this server (shipped in assets/demo/), not by an outside host.
+    // The image, audio, video and PDF are served by this server (shipped in assets/demo/), not by an outside host.
     expect(byType.get('image')!.imageUrl).toBe(`${h.baseUrl}/demo/assets/parley.svg`)
     expect(byType.get('audio')!.audioUrl).toBe(`${h.baseUrl}/demo/assets/sample.wav`)
-    expect(byType.get('video')!.videoUrl).toMatch(/^https:\/\//)
+    expect(byType.get('video')!.videoUrl).toBe(`${h.baseUrl}/demo/assets/sample.webm`)
     expect(byType.get('file')!.fileUrl).toBe(`${h.baseUrl}/demo/assets/sample.pdf`)
-    for (const url of [byType.get('image')!.imageUrl, byType.get('audio')!.audioUrl, byType.get('file')!.fileUrl] as string[]) {
+    for (const url of [byType.get('image')!.imageUrl, byType.get('audio')!.audioUrl, byType.get('video')!.videoUrl, byType.get('file')!.fileUrl] as string[]) {
       expect((await fetch(url)).status, url).toBe(200)
     }
     expect(byType.get('location')!).toMatchObject({ latitude: expect.any(Number), longitude: expect.any(Number) })

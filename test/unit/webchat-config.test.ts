@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import {
-  dataAttributeOf, readableOn, sanitizeWebchatConfig, themeVariables, uploadTypeAllowed, webchatConfigProblem, webchatOverrides,
+  dataAttributeOf, publicWebchatConfig, readableOn, sanitizeWebchatConfig, themeVariables, uploadTypeAllowed, webchatConfigProblem, webchatOverrides,
 } from '../../src/webchat/shared/webchat-config.js'
 
 describe('webchat settings rules', () => {
@@ -28,6 +28,17 @@ describe('webchat settings rules', () => {
     expect(webchatOverrides((k) => params.get(k))).toEqual({ botName: 'Ada', radius: 8, themeMode: 'dark' })
     expect(sanitizeWebchatConfig({ radius: '99', launcherPosition: 'top', botName: 'ok', extra: 1 })).toEqual({ botName: 'ok' })
     expect(dataAttributeOf('launcherIconUrl')).toBe('data-launcher-icon-url')
+    expect(dataAttributeOf('launcherBadgeColor')).toBe('data-launcher-badge-color')
+  })
+
+  it('the launcher badge colour is a hex colour; the public settings leave the upload policy out', () => {
+    expect(webchatConfigProblem('launcherBadgeColor', '#c5221f')).toBeUndefined()
+    expect(webchatConfigProblem('launcherBadgeColor', 'red')).toMatch(/hex colour/)
+    const all = { botName: 'Ada', launcherBadgeColor: '#005a9c', uploadTypes: 'image/*', uploadMaxBytes: 10 }
+    expect(publicWebchatConfig(all)).toEqual({ botName: 'Ada', launcherBadgeColor: '#005a9c' })
+    expect(all.uploadTypes).toBe('image/*') // not changed in place
+    // The badge's default (#c5221f) takes white text (contrast 5.8:1, above WCAG AA's 4.5:1).
+    expect(readableOn('#c5221f')).toBe('#ffffff')
   })
 
   it('theme variables and readable text colours', () => {

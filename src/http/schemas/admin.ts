@@ -64,6 +64,7 @@ export const WebchatConfigSchema = Type.Object({
   launcherLabel: Type.Optional(Type.String({ maxLength: 40 })),
   launcherIconUrl: Type.Optional(Type.String({ description: 'http(s) URL' })),
   launcherPosition: Type.Optional(Type.Union([Type.Literal('right'), Type.Literal('left')])),
+  launcherBadgeColor: Type.Optional(Type.String({ description: '#rgb or #rrggbb' })),
 }, { additionalProperties: true })
 
 export const BotSchema = Type.Object(

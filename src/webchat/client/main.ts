@@ -165,10 +165,18 @@ function start(): void {
     })
   }
 
-  /** Shows a message in its place in the log; `quiet`: an older one, the view does not follow it. */
-  function show(message: Shown, quiet = false): void {
+  /**
+   * Tells embed.js (the parent page) that a message of someone else arrived while the page runs: its launcher
+   * counts them as unread while the panel is closed. Only the id goes out: the host page learns nothing of the text.
+   */
+  const notifyParent = (message: Shown) => {
+    if (embedded && message.userId !== saved?.userId) window.parent.postMessage({ type: 'parley:message', id: message.id }, '*')
+  }
+
+  /** Shows a message in its place in the log (false: already shown); `quiet`: an older one, the view does not follow it. */
+  function show(message: Shown, quiet = false): boolean {
     const index = timeline.add(message)
-    if (index < 0) return
+    if (index < 0) return false
     const mine = message.userId === saved?.userId
     const who = mine ? 'You' : message.isBot === false ? 'Someone' : 'Bot'
     const stick = !quiet && (mine || following)
@@ -199,6 +207,7 @@ function start(): void {
       toBottom()
     }
     refreshAnswers()
+    return true
   }
 
   function hide(id: string): void {
@@ -217,7 +226,7 @@ function start(): void {
     if (!signal || typeof signal !== 'object') return
     if (signal.type === 'message_created' && signal.data?.conversationId === saved?.conversationId) {
       if (signal.data.userId !== saved?.userId) typing.set(false)
-      show(signal.data)
+      if (show(signal.data)) notifyParent(signal.data)
     } else if (signal.type === 'message_deleted') hide(signal.data.id)
     else if (signal.type === 'ping' && typeof signal.data?.typing === 'boolean') {
       typing.set(signal.data.typing)
@@ -276,7 +285,8 @@ function start(): void {
         token = meta.nextToken
         if (!token || messages.some((m) => timeline.has(m.id))) break
       }
-      for (const m of pages.flat().reverse()) show(m)
+      // What the stream missed while it was down arrived meanwhile: unread too.
+      for (const m of pages.flat().reverse()) if (show(m)) notifyParent(m)
     } finally {
       log.setAttribute('aria-busy', 'false')
     }

@@ -26,6 +26,8 @@ export interface WebchatConfig {
   /** http(s) URL of a picture shown in the launcher button, before its label. */
   launcherIconUrl?: string
   launcherPosition?: 'right' | 'left'
+  /** `#rgb` or `#rrggbb`: the launcher's unread-message badge (its text is black or white, whichever contrasts more). */
+  launcherBadgeColor?: string
   /**
    * File upload by the user: the allowed content types, comma-separated (`image/*`, `application/pdf`…); unset: no
    * upload. Server policy: never taken from an embed's overrides.
@@ -63,12 +65,15 @@ const httpUrl: Rule = (value) => {
 const oneOf = (...values: string[]): Rule => (value) =>
   typeof value === 'string' && values.includes(value) ? undefined : `must be one of ${values.map((v) => `"${v}"`).join(', ')}`
 
+const hexColour: Rule = (value) =>
+  typeof value === 'string' && /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(value) ? undefined : 'must be a hex colour: #rgb or #rrggbb'
+
 /** The validation rule of each key (the keys of this object are the configuration's keys). */
 export const WEBCHAT_CONFIG_RULES: Record<WebchatConfigKey, Rule> = {
   botName: text(80),
   botAvatarUrl: httpUrl,
   botDescription: text(500),
-  primaryColor: (value) => (typeof value === 'string' && /^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/.test(value) ? undefined : 'must be a hex colour: #rgb or #rrggbb'),
+  primaryColor: hexColour,
   fontFamily: (value) =>
     typeof value === 'string' && value.length <= 200 && /^[A-Za-z0-9 ,'"-]+$/.test(value) && value.trim() !== ''
       ? undefined
@@ -79,6 +84,7 @@ export const WEBCHAT_CONFIG_RULES: Record<WebchatConfigKey, Rule> = {
   launcherLabel: text(40),
   launcherIconUrl: httpUrl,
   launcherPosition: oneOf('right', 'left'),
+  launcherBadgeColor: hexColour,
   uploadTypes: (value) => {
     if (typeof value !== 'string' || value.length > 1000) return 'must be a comma-separated list of content types (at most 1000 characters)'
     const types = value.split(',').map((t) => t.trim())
@@ -92,6 +98,13 @@ export const WEBCHAT_CONFIG_RULES: Record<WebchatConfigKey, Rule> = {
 
 /** Settings only the bot's owner sets (Admin API): embeds and page URLs cannot override them. */
 export const SERVER_ONLY_KEYS: readonly WebchatConfigKey[] = ['uploadTypes', 'uploadMaxBytes']
+
+/** The settings anyone may read (the page, embed.js, the public settings endpoint): all but the server's policy. */
+export function publicWebchatConfig(config: WebchatConfig): WebchatConfig {
+  const out: WebchatConfig = { ...config }
+  for (const key of SERVER_ONLY_KEYS) delete out[key]
+  return out
+}
 
 /** The default of uploadMaxBytes. */
 export const DEFAULT_UPLOAD_MAX_BYTES = 10 * 1024 * 1024

@@ -1,5 +1,6 @@
 import type { App } from '../../types.js'
 import hello from './hello.js'
+import getWebchatSettings from './get-webchat-settings.js'
 import createUser from './users/create-user.js'
 import getOrCreateUser from './users/get-or-create-user.js'
 import getUser from './users/get-user.js'
@@ -40,6 +41,7 @@ export async function chatRoutes(app: App): Promise<void> {
   // Open to anyone who knows the webhook id.
   hello(app)
   createUser(app)
+  getWebchatSettings(app)
 
   await app.register(async function authenticated(scope: App) {
     scope.addHook('onRequest', async (request) => {

@@ -4,6 +4,7 @@ import { dirname, join } from 'node:path'
 import { Type } from 'typebox'
 import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../../lib/errors.js'
+import { byteRange } from '../../byte-range.js'
 import type { App } from '../../types.js'
 
 const require = createRequire(import.meta.url)
@@ -22,6 +23,8 @@ const DEMO_FILES: Record<string, string> = {
   'parley.svg': 'image/svg+xml',
   'sample.wav': 'audio/wav',
   'sample.pdf': 'application/pdf',
+  // Made by scripts/make-demo-video.mjs (Chromium's MediaRecorder: there is no video encoder to depend on).
+  'sample.webm': 'video/webm',
 }
 /** Starts Swagger UI on /openapi.json (a file, not inline, so the page's CSP allows no inline script). */
 const DOCS_INIT = `window.onload = function () {
@@ -115,7 +118,8 @@ const docsPage = () => `<!doctype html>
  * - GET /                    what this server is: version, the API reference, the webchat, health and metrics
  * - GET /docs                the API reference: Swagger UI on /openapi.json, its files served from swagger-ui-dist
  * - GET /docs/assets/{file}  those files (and the small script that starts it)
- * - GET /demo/assets/{file}  the demo bot's image, audio and PDF (assets/demo/, shipped with the server: no outside host)
+ * - GET /demo/assets/{file}  the demo bot's image, audio, video and PDF (assets/demo/, shipped with the server: no
+ *                            outside host), with single byte ranges for the media
  */
 export function operatorRoutes(app: App): void {
   const hide = { hide: true }
@@ -141,7 +145,12 @@ export function operatorRoutes(app: App): void {
     const type = DEMO_FILES[file]
     if (!type) throw new ApiError('ResourceNotFound', `Demo file "${file}" not found`)
     // The SVG is an image: no script of it may run even when opened on its own.
-    return hardened(reply, "default-src 'none'; style-src 'unsafe-inline'").header('cache-control', 'public, max-age=3600')
-      .header('access-control-allow-origin', '*').type(type).send(readFileSync(new URL(file, DEMO_DIR)))
+    hardened(reply, "default-src 'none'; style-src 'unsafe-inline'").header('cache-control', 'public, max-age=3600')
+      .header('access-control-allow-origin', '*').header('accept-ranges', 'bytes').type(type)
+    const body = readFileSync(new URL(file, DEMO_DIR))
+    // Media elements ask for ranges (to seek, and to read a file's index at its end).
+    const range = byteRange(request.headers.range, body.length)
+    if (!range) return reply.send(body)
+    return reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${body.length}`).send(body.subarray(range.start, range.end + 1))
   })
 }

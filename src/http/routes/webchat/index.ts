@@ -31,7 +31,8 @@ function sendAsset(request: FastifyRequest, reply: FastifyReply, asset: WebchatA
  * - GET /webchat/{webhookId}        the page of one chat integration (404 page when unknown or disabled)
  * - GET /webchat/embed.js           the script that puts a launcher and that page in an iframe on any site
  * - GET /webchat/assets/{file}      the bundled app (webchat.js) and its stylesheet (webchat.css)
- * The page uses only the public Chat API at ../{webhookId} (relative, so it works behind a path prefix).
+ * The page uses only the public Chat API at ../{webhookId} (relative, so it works behind a path prefix); embed.js
+ * reads the bot's public settings there too (GET /{webhookId}/webchat, any origin).
  */
 export async function webchatRoutes(app: App, options: { assets?: WebchatAssets } = {}): Promise<void> {
   const assets = options.assets ?? new WebchatAssets()
