@@ -5,18 +5,13 @@
  * the tables (what the Chat API would have stored), so the figure is the query, not the load.
  * PostgreSQL runs on a throwaway cluster when its binaries are installed. Run: `npm run bench -- analytics`.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { sql } from 'kysely'
 import { AnalyticsService } from '../src/domain/analytics-service.js'
 import { BotService } from '../src/domain/bot-service.js'
-import { createPostgresStore } from '../src/store/postgres.js'
-import { createSqliteStore } from '../src/store/sqlite.js'
 import type { KyselyStore } from '../src/store/kysely/kysely-store.js'
-import { createDatabase, findPostgresBinaries, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { gitRevision } from './lib/load.js'
 import { writeResultsSection } from './lib/results.js'
+import { onEachBackend } from './lib/backends.js'
 
 const MESSAGES = Number(process.env.BENCH_ANALYTICS_MESSAGES ?? 1_000_000)
 const USERS = 10_000
@@ -80,21 +75,7 @@ async function measure(backend: string, store: KyselyStore): Promise<Report> {
   return { backend, loadSeconds, ranges, check }
 }
 
-const reports: Report[] = []
-{
-  const dir = mkdtempSync(join(tmpdir(), 'parley-bench-analytics-'))
-  const store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL' })
-  try { reports.push(await measure('SQLite', store)) } finally { await store.close(); rmSync(dir, { recursive: true, force: true }) }
-}
-if (findPostgresBinaries()) {
-  const cluster = await startPgCluster()
-  try {
-    const store = await createPostgresStore({ url: await createDatabase(cluster.url), poolSize: 5 })
-    try { reports.push(await measure('PostgreSQL 15', store)) } finally { await store.close() }
-  } finally {
-    await cluster.stop()
-  }
-}
+const reports: Report[] = await onEachBackend('analytics', measure)
 
 writeResultsSection('analytics', `## Analytics: getBotAnalytics over ${MESSAGES.toLocaleString('en-US')} messages
 

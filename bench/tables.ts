@@ -7,15 +7,10 @@ import { sql } from 'kysely'
  * object column: a scan of the table's rows) and a grouping (sum per category over all rows).
  * PostgreSQL runs on a throwaway cluster when its binaries are installed. Run: `npx tsx bench/tables.ts`.
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { TablesService } from '../src/domain/tables-service.js'
-import { createPostgresStore } from '../src/store/postgres.js'
-import { createSqliteStore } from '../src/store/sqlite.js'
 import type { KyselyStore } from '../src/store/kysely/kysely-store.js'
-import { createDatabase, findPostgresBinaries, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { writeResultsSection } from './lib/results.js'
+import { onEachBackend } from './lib/backends.js'
 
 const ROWS = Number(process.env.BENCH_TABLE_ROWS ?? 1_000_000)
 const BATCH = 1000
@@ -79,21 +74,7 @@ async function measure(backend: string, store: KyselyStore): Promise<Report> {
   return { backend, insertRate, queries }
 }
 
-const reports: Report[] = []
-{
-  const dir = mkdtempSync(join(tmpdir(), 'parley-bench-tables-'))
-  const store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL' })
-  try { reports.push(await measure('SQLite', store)) } finally { await store.close(); rmSync(dir, { recursive: true, force: true }) }
-}
-if (findPostgresBinaries()) {
-  const cluster = await startPgCluster()
-  try {
-    const store = await createPostgresStore({ url: await createDatabase(cluster.url), poolSize: 5 })
-    try { reports.push(await measure('PostgreSQL 15', store)) } finally { await store.close() }
-  } finally {
-    await cluster.stop()
-  }
-}
+const reports: Report[] = await onEachBackend('tables', measure)
 
 /** PostgreSQL against SQLite, operation by operation, with the floor each backend cannot go under. */
 function verdict(): string {

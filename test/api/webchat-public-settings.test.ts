@@ -8,23 +8,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { adminClient, expectError, parseJson } from '../helpers/admin-client.js'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { WEBCHAT_SETTINGS } from '../helpers/webchat-settings.js'
 
 const SHOP = 'https://shop.example'
 
-const APPEARANCE = {
-  botName: 'Ada',
-  botAvatarUrl: 'https://example.com/ada.png',
-  botDescription: 'Answers questions about orders',
-  primaryColor: '#0b6e4f',
-  fontFamily: 'Georgia, serif',
-  radius: 6,
-  themeMode: 'dark',
-  composerPlaceholder: 'Ask Ada…',
-  launcherLabel: 'Help',
-  launcherIconUrl: 'https://example.com/icon.png',
-  launcherPosition: 'left',
-  launcherBadgeColor: '#aa0000',
-} as const
+const APPEARANCE = WEBCHAT_SETTINGS
 
 describe('GET /{webhookId}/webchat (public, any origin)', () => {
   let h: Harness

@@ -7,6 +7,7 @@
 import { Client, InvalidPayloadError, ResourceNotFoundError, isApiError } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, freePort, type Harness } from '../helpers/harness.js'
+import { WEBCHAT_SETTINGS } from '../helpers/webchat-settings.js'
 
 async function startListening(): Promise<Harness> {
   const port = await freePort()
@@ -24,20 +25,7 @@ async function rejection(promise: Promise<unknown>): Promise<unknown> {
   throw new Error('expected a rejection')
 }
 
-const SETTINGS = {
-  botName: 'Ada',
-  botAvatarUrl: 'https://example.com/ada.png',
-  botDescription: 'Answers questions about orders',
-  primaryColor: '#0b6e4f',
-  fontFamily: 'Georgia, "Times New Roman", serif',
-  radius: 6,
-  themeMode: 'dark',
-  composerPlaceholder: 'Ask Ada…',
-  launcherLabel: 'Help',
-  launcherIconUrl: 'https://example.com/icon.png',
-  launcherPosition: 'left',
-  launcherBadgeColor: '#005a9c',
-} as const
+const SETTINGS = WEBCHAT_SETTINGS
 
 describe('webchat settings (Admin API, official client)', () => {
   let h: Harness
