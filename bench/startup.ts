@@ -113,7 +113,13 @@ if (warm.status !== 0) process.exit(1)
 
 const rows: string[] = []
 const summary: Record<string, { ready: number; server: number; wrapper?: number }> = {}
-for (const [label, command] of [['npm start', ['npm', 'start']], ['node dist/cli.js serve', [process.execPath, 'dist/cli.js', 'serve']]] as const) {
+const COMMANDS = [
+  ['npm start', ['npm', 'start']],
+  ['node dist/cli.js serve', [process.execPath, 'dist/cli.js', 'serve']],
+  // the young generation capped (README): what idle memory it saves; its cost under load is in the turns section
+  ['node --max-semi-space-size=4 dist/cli.js serve', [process.execPath, '--max-semi-space-size=4', 'dist/cli.js', 'serve']],
+] as const
+for (const [label, command] of COMMANDS) {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-startup-'))
   try {
     const first = await once([...command], dataDir)
