@@ -60,15 +60,15 @@ async function measure(backend: string, store: KyselyStore): Promise<Report> {
   // The floor under any query: one trivial statement through the same Kysely instance (for PostgreSQL, a round
   // trip to the server; for SQLite, an in-process call).
   const floor: number[] = []
-  for (let i = 0; i < 303; i++) {
+  for (let i = 0; i < 2003; i++) {
     const t0 = performance.now()
     await sql`select 1`.execute(store.db)
     if (i >= 3) floor.push(performance.now() - t0)
   }
-  queries.push({ name: 'floor: `select 1` through the store\'s connection', runs: 300, p50: pct(floor, 50), p99: pct(floor, 99), rows: 1 })
+  queries.push({ name: 'floor: `select 1` through the store\'s connection', runs: 2000, p50: pct(floor, 50), p99: pct(floor, 99), rows: 1 })
   const rnd = (i: number) => (i * 7919) % ROWS
-  await run('key lookup `{ k: "key…" }`', 300, (i) => ({ filter: { k: `key${rnd(i)}` } }))
-  await run('indexed range `{ n: { $gte, $lt } }` (100 rows)', 300, (i) => ({ filter: { n: { $gte: rnd(i) % (ROWS - 100), $lt: (rnd(i) % (ROWS - 100)) + 100 } } }))
+  await run('key lookup `{ k: "key…" }`', 2000, (i) => ({ filter: { k: `key${rnd(i)}` } }))
+  await run('indexed range `{ n: { $gte, $lt } }` (100 rows)', 2000, (i) => ({ filter: { n: { $gte: rnd(i) % (ROWS - 100), $lt: (rnd(i) % (ROWS - 100)) + 100 } } }))
   await run('unindexed `{ "meta.v": … }` (first 100 matches)', 10, (i) => ({ filter: { 'meta.v': rnd(i) % 10_000 } }))
   await run('group `{ cat: "key", n: "sum" }` over all rows', 5, () => ({ group: { cat: 'key', n: 'sum' } }))
   return { backend, insertRate, queries }
