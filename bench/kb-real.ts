@@ -3,7 +3,8 @@
  * as HTML and PDF), per backend and per format: top-1, top-3 and MRR@10 for the tuning half and the
  * held-out half of the questions (split rule in test/knowledge/real-retrieval.ts). Built-in retrieval
  * only (no embeddings service). PostgreSQL runs on a throwaway cluster when its binaries are present.
- * Run: `npx tsx bench/kb-real.ts` (`--misses` prints the tuning half's misses; the held-out half's never).
+ * Run: `npx tsx bench/kb-real.ts` (`--misses` prints the tuning half's misses, the held-out half's never;
+ * `--tuning` reports the tuning half only and writes nothing: the mode used while tuning; `sqlite`/`postgres` one backend).
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -55,7 +56,7 @@ if (only !== 'sqlite' && findPostgresBinaries()) {
 const pct = (n: number, d: number) => `${((n / d) * 100).toFixed(1)} %`
 const rows: string[] = []
 for (const [name, r] of reports) {
-  for (const split of ['tuning', 'heldOut'] as const) {
+  for (const split of args.includes('--tuning') ? ['tuning' as const] : ['tuning', 'heldOut'] as const) {
     for (const format of ['html', 'pdf'] as const) {
       const s = r.scores[split][format]
       const row = `| ${name} | ${format.toUpperCase()} | ${split === 'heldOut' ? '**held-out**' : 'tuning'} | ${s.questions} | ${pct(s.top1, s.questions)} | ${split === 'heldOut' ? `**${pct(s.top3, s.questions)}**` : pct(s.top3, s.questions)} | ${s.mrr.toFixed(3)} |`
@@ -69,7 +70,7 @@ for (const [name, r] of reports) {
     }
   }
 }
-if (!only && !args.includes('--no-write')) {
+if (!only && !args.includes('--no-write') && !args.includes('--tuning')) {
   const passages = reports[0]?.[1].passages
   writeResultsSection('kb-real', `## Knowledge-base retrieval on real documents (\`npx tsx bench/kb-real.ts\`)
 
