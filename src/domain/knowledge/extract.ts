@@ -1,6 +1,9 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { NewPassage, PassageSubtype } from '../../store/knowledge-store.js'
 import { parseDelimited } from '../../lib/csv.js'
+import { htmlToMarkdown } from './html.js'
+
+export { htmlToMarkdown }
 
 /**
  * Text extraction and passage splitting for indexed files. Supported: plain text, Markdown, HTML, JSON,
@@ -92,82 +95,6 @@ async function markdownBlocks(text: string, docTitle: string, pageNumber?: numbe
   }
   flush()
   return blocks
-}
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', ldquo: '“', rdquo: '”', copy: '©', euro: '€' }
-
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (m, e: string) => {
-    if (e[0] === '#') {
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ''
-    }
-    return ENTITIES[e.toLowerCase()] ?? m
-  })
-}
-
-const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'svg', 'textarea'])
-const BLOCKS = new Set(['p', 'div', 'section', 'article', 'main', 'header', 'footer', 'ul', 'ol', 'table', 'tr', 'blockquote', 'pre', 'dl', 'dt', 'dd', 'nav', 'aside', 'form', 'body', 'html'])
-
-/**
- * Headings become Markdown headings, block elements paragraph breaks, everything else plain text. A linear
- * scan with indexOf (no backtracking regular expressions): hostile HTML — thousands of unclosed `<script`,
- * `<!--` or `<` — costs one pass, with a yield to the event loop every few thousand tags.
- */
-export async function htmlToMarkdown(html: string): Promise<string> {
-  const lower = html.toLowerCase()
-  const out: string[] = []
-  let title: string | undefined
-  let heading = 0
-  let at = 0
-  let tags = 0
-  const text = (t: string) => out.push(heading ? t.replace(/\s+/g, ' ') : t)
-  while (at < html.length) {
-    const open = html.indexOf('<', at)
-    if (open < 0) {
-      text(html.slice(at))
-      break
-    }
-    text(html.slice(at, open))
-    if (++tags % 5000 === 0) await yieldToLoop()
-    if (html.startsWith('<!--', open)) {
-      const end = html.indexOf('-->', open + 4)
-      if (end < 0) break
-      at = end + 3
-      continue
-    }
-    const close = html.indexOf('>', open + 1)
-    if (close < 0) break // an unterminated tag: the rest is not text
-    const m = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)/.exec(html.slice(open, Math.min(close + 1, open + 40)))
-    at = close + 1
-    if (!m) continue
-    const closing = m[1] === '/'
-    const name = m[2]!.toLowerCase()
-    if (!closing && (RAW_TEXT.has(name) || name === 'title')) {
-      // Skip to the matching end tag (or drop the rest when there is none); keep <title> for the document title.
-      const end = lower.indexOf(`</${name}`, at)
-      if (name === 'title' && title === undefined) title = html.slice(at, end < 0 ? at : end).replace(/\s+/g, ' ').trim()
-      if (end < 0) break
-      const gt = html.indexOf('>', end)
-      at = gt < 0 ? html.length : gt + 1
-      continue
-    }
-    if (/^h[1-6]$/.test(name)) {
-      if (closing) {
-        heading = 0
-        out.push('\n\n')
-      } else {
-        heading = Number(name[1])
-        out.push(`\n\n${'#'.repeat(heading)} `)
-      }
-    } else if (name === 'li' && !closing) out.push('\n- ')
-    else if (name === 'br') out.push('\n')
-    else if ((name === 'td' || name === 'th') && closing) out.push(' | ')
-    else if (BLOCKS.has(name)) out.push('\n\n')
-    else out.push(' ')
-  }
-  const s = decodeEntities(out.join('')).replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n */g, '\n').replace(/\n{3,}/g, '\n\n')
-  return title && !/^# /m.test(s) ? `# ${decodeEntities(title)}\n\n${s}` : s
 }
 
 async function jsonBlocks(text: string, docTitle: string): Promise<Block[]> {
