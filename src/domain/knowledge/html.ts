@@ -218,7 +218,6 @@ class Renderer {
       case 'li':
         this.out.push('\n- ')
         for (const c of node.children) this.render(c, depth + 1)
-        this.out.push('\n')
         return
       case 'table':
         this.table(node)
