@@ -17,6 +17,7 @@ export class ExtractionError extends Error {}
 export const MAX_INDEXED_CHARS = 20_000_000
 const TARGET_CHARS = 700
 const MAX_CHARS = 1200
+const SHORT_CHARS = 200
 const SLICE_LINES = 2000
 
 export type TextKind = 'text' | 'markdown' | 'html' | 'json' | 'csv' | 'tsv' | 'pdf'
@@ -179,7 +180,10 @@ function packPassages(blocks: Block[]): NewPassage[] {
   for (const block of blocks) {
     for (const piece of splitLong(block.text)) {
       const b = { ...block, text: piece }
-      if (current && current.title === b.title && current.pageNumber === b.pageNumber && current.text.length + b.text.length < TARGET_CHARS) {
+      // Same heading: packed up to TARGET_CHARS, and a short tail (a command, a last list item) joins its
+      // neighbour up to MAX_CHARS rather than standing alone (a PDF passage stays on one page).
+      const size = current ? current.text.length + b.text.length : 0
+      if (current && current.title === b.title && current.pageNumber === b.pageNumber && (size < TARGET_CHARS || (b.text.length < SHORT_CHARS && size < MAX_CHARS))) {
         current = { ...current, text: `${current.text}\n\n${b.text}`, subtype: current.subtype === b.subtype ? current.subtype : 'paragraph' }
       } else {
         if (current) push(current)
