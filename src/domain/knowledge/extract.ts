@@ -2,6 +2,7 @@ import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { NewPassage, PassageSubtype } from '../../store/knowledge-store.js'
 import { parseDelimited } from '../../lib/csv.js'
 import { htmlToMarkdown } from './html.js'
+import { layoutBlocks, type PdfItem, type PdfPage } from './pdf-layout.js'
 
 export { htmlToMarkdown }
 
@@ -145,7 +146,7 @@ async function pdfBlocks(bytes: Uint8Array, docTitle: string): Promise<Block[]> 
   } catch (err) {
     throw new ExtractionError(`The PDF could not be read: ${(err as Error).message}`)
   }
-  const blocks: Block[] = []
+  const pages: PdfPage[] = []
   let chars = 0
   try {
     const meta = await doc.getMetadata().catch(() => undefined)
@@ -154,22 +155,24 @@ async function pdfBlocks(bytes: Uint8Array, docTitle: string): Promise<Block[]> 
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n)
       const content = await page.getTextContent()
-      let text = ''
+      const items: PdfItem[] = []
       for (const item of content.items) {
         if (!('str' in item)) continue
-        text += item.str + (item.hasEOL ? '\n' : '')
+        const [, , c, d, x, y] = item.transform as number[]
+        items.push({ str: item.str, x: x ?? 0, y: y ?? 0, size: Math.hypot(c ?? 0, d ?? 0) || item.height || 0, width: item.width, eol: item.hasEOL })
+        chars += item.str.length
       }
-      chars += text.length
       if (chars > MAX_INDEXED_CHARS) throw new ExtractionError(`The file has more than ${MAX_INDEXED_CHARS} characters of text`)
-      // Lines of a PDF are not paragraphs: a line ending a sentence (or a blank line) ends one.
-      const paragraphs = text.replace(/([.!?:])\n/g, '$1\n\n')
-      for (const b of await markdownBlocks(paragraphs, docTitle, n)) blocks.push({ ...b, text: b.text.replace(/\n/g, ' '), subtype: 'page' })
+      pages.push({ items })
+      page.cleanup()
       await yieldToLoop()
     }
   } finally {
     await doc.destroy().catch(() => {})
   }
-  return blocks
+  const blocks = layoutBlocks(pages)
+  await yieldToLoop()
+  return blocks.map((b) => ({ title: [docTitle, ...b.headings].join(' › '), text: b.text, subtype: 'page' as const, pageNumber: b.pageNumber }))
 }
 
 /** Merges small blocks under the same title up to ~TARGET_CHARS, splits long ones at sentence ends. */
