@@ -62,10 +62,9 @@ export interface RealReport {
   tuningMisses: Record<Format, RealMiss[]>
 }
 
-/** Uploads the corpus as the bot (`headers`: Bearer token + x-bot-id), waits for indexing, asks every question in both formats. */
-export async function evaluateRealRetrieval(app: App, headers: Record<string, string>, botId: string): Promise<RealReport> {
+/** Uploads the corpus as the bot (`headers`: Bearer token + x-bot-id) and waits for indexing; passages per format. */
+export async function indexRealCorpus(app: App, headers: Record<string, string>): Promise<Record<Format, number>> {
   const docs = loadRealCorpus()
-  const questions = loadRealQuestions()
   const ids: string[] = []
   for (const doc of docs) {
     const res = await app.inject({ method: 'PUT', url: '/v1/files', headers, payload: { key: doc.key, size: doc.bytes.length, index: true, tags: { format: doc.format } } })
@@ -90,6 +89,12 @@ export async function evaluateRealRetrieval(app: App, headers: Record<string, st
       next = body.meta?.nextToken
     } while (next)
   }
+  return passages
+}
+
+/** Asks the questions (`halves`: which halves) in both formats of an indexed corpus. */
+export async function askRealQuestions(app: App, botId: string, halves: ('tuning' | 'heldOut')[] = ['tuning', 'heldOut']): Promise<Omit<RealReport, 'passages'>> {
+  const questions = loadRealQuestions().filter((q) => halves.includes(isHeldOut(q) ? 'heldOut' : 'tuning'))
   const empty = (): Scores => ({ questions: 0, top1: 0, top3: 0, mrr: 0 })
   const scores = { tuning: { html: empty(), pdf: empty() }, heldOut: { html: empty(), pdf: empty() } }
   const tuningMisses: Record<Format, RealMiss[]> = { html: [], pdf: [] }
@@ -111,5 +116,11 @@ export async function evaluateRealRetrieval(app: App, headers: Record<string, st
     }
   }
   for (const split of Object.values(scores)) for (const s of Object.values(split)) s.mrr = s.questions ? s.mrr / s.questions : 0
-  return { passages, scores, tuningMisses }
+  return { scores, tuningMisses }
+}
+
+/** Indexes the corpus and asks every question in both formats. */
+export async function evaluateRealRetrieval(app: App, headers: Record<string, string>, botId: string): Promise<RealReport> {
+  const passages = await indexRealCorpus(app, headers)
+  return { passages, ...(await askRealQuestions(app, botId)) }
 }

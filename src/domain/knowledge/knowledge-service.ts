@@ -7,6 +7,7 @@ import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageR
 import type { Page } from '../../store/store.js'
 import { ExtractionError, extractPassages } from './extract.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
+import { RANKING, rerank, semanticExpansions } from './rank.js'
 
 export const KB_NAME_MAX = 255
 export const KB_PAGE_SIZE = { default: 20, max: 100 }
@@ -79,7 +80,13 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const terms = queryTerms(input.query)
   if (terms.length === 0) return []
   const expanded = await expandTerms(store, botId, terms)
-  const hits = await store.searchPassages({ botId, terms: expanded, files: { all: input.tags, any }, now, limit })
+  // Lexical candidates on the question's own words, and on those plus WordNet synonyms/hypernyms, reranked together (rank.ts).
+  const files = { all: input.tags, any }
+  const candidates = Math.max(limit, RANKING.candidates)
+  const semantic = semanticExpansions(terms)
+  const own = await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates })
+  const wide = semantic.length ? await store.searchPassages({ botId, terms: [...expanded, ...semantic.map((e) => e.term)], files, now, limit: candidates }) : []
+  const hits = rerank(expanded, semantic, own, wide, limit)
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
   return Promise.all(hits.map(async (hit) => {
