@@ -1,7 +1,7 @@
 /**
  * Tuning aid for the ranking weights (src/domain/knowledge/rank.ts RANKING): indexes the real-document
- * corpus once on SQLite, then scores weight settings on the TUNING half only (the held-out half is never
- * asked here). Run: `npx tsx bench/kb-tune.ts`.
+ * corpus once on SQLite (or PostgreSQL: second argument `postgres`), then scores weight settings on the TUNING half only (the held-out half is never
+ * asked here). Run: `npx tsx bench/kb-tune.ts '[{}, {"heading": 1}]' [postgres]`.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -12,12 +12,15 @@ import { loadConfig } from '../src/config.js'
 import { bootstrap } from '../src/domain/bootstrap.js'
 import { RANKING } from '../src/domain/knowledge/rank.js'
 import { MemoryPubSub } from '../src/pubsub/memory.js'
+import { createPostgresStore } from '../src/store/postgres.js'
 import { createSqliteStore } from '../src/store/sqlite.js'
+import { createDatabase, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { askRealQuestions, indexRealCorpus } from '../test/knowledge/real-retrieval.js'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-kb-tune-'))
 const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' })
-const store = await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+const cluster = process.argv[3] === 'postgres' ? await startPgCluster() : undefined
+const store = cluster ? await createPostgresStore({ url: await createDatabase(cluster.url), poolSize: 5 }) : await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
 const pubsub = new MemoryPubSub()
 const app = await buildApp({ config, store, pubsub, blobs: new LocalBlobStore(join(dataDir, 'blobs')), logger: false })
 try {
@@ -36,5 +39,6 @@ try {
   await app.close()
   await pubsub.close()
   await store.close()
+  await cluster?.stop()
   rmSync(dataDir, { recursive: true, force: true })
 }

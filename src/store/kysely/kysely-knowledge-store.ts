@@ -246,4 +246,22 @@ export class KyselyKnowledgeStore implements KnowledgeStore {
       return file ? [{ ...toPassage(r), score: Number(r.score), file }] : []
     })
   }
+
+  async termFrequencies(botId: string, terms: string[]): Promise<{ total: number; df: Map<string, number> }> {
+    const valid = [...new Set(terms.filter((t) => WORD.test(t)))]
+    const df = new Map<string, number>()
+    if (this.dialect === 'sqlite') {
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM kb_passages WHERE bot_id = ${botId}`.execute(this.db)
+      for (const t of valid) {
+        const r = await sql<{ n: number }>`SELECT count(*) AS n FROM kb_passages WHERE kb_passages MATCH ${`"${t}"`} AND bot_id = ${botId}`.execute(this.db)
+        df.set(t, Number(r.rows[0]?.n ?? 0))
+      }
+      return { total: Number(rows[0]?.n ?? 0), df }
+    }
+    const counts = valid.map((t, i) => sql`count(*) FILTER (WHERE tsv @@ to_tsquery('english', ${t})) AS ${sql.ref(`d${i}`)}`)
+    const { rows } = await sql<Record<string, number | string>>`SELECT count(*) AS total${counts.length ? sql`, ${sql.join(counts)}` : sql``} FROM kb_passages WHERE bot_id = ${botId}`.execute(this.db)
+    const row = rows[0] ?? {}
+    valid.forEach((t, i) => df.set(t, Number(row[`d${i}`] ?? 0)))
+    return { total: Number(row.total ?? 0), df }
+  }
 }
