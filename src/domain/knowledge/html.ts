@@ -112,11 +112,10 @@ function attr(node: Node, name: string): string {
 function isBoilerplate(node: Node): boolean {
   if (SKIP.has(node.tag) || RAW_TEXT.has(node.tag)) return true
   if (node.tag === 'input' || node.tag === 'img' || node.tag === 'hr') return true
+  if ((node.tag === 'header' || node.tag === 'footer') && !hasHeading(node, 0)) return true
   if (!node.attrs) return false
   if (BOILERPLATE_ROLE.test(node.attrs)) return true
-  const cls = `${attr(node, 'class')} ${attr(node, 'id')}`
-  if (BOILERPLATE_CLASS.test(cls)) return true
-  return (node.tag === 'header' || node.tag === 'footer') && !hasHeading(node, 0)
+  return BOILERPLATE_CLASS.test(`${attr(node, 'class')} ${attr(node, 'id')}`)
 }
 
 function hasHeading(node: Node, depth: number): boolean {
