@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, string> = {
   'remote-bot': 'remote-bot.ts',
   'kb-retrieval': 'kb-retrieval.ts',
   'kb-real': 'kb-real.ts',
+  'kb-latency': 'kb-latency.ts',
   backends: 'backends.ts',
   containment: 'containment.ts',
   tables: 'tables.ts',

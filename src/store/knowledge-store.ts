@@ -110,6 +110,7 @@ export interface KnowledgeStore {
   /**
    * How many of the bot's passages there are, and how many contain each term (stemmed by the engine as
    * in searchPassages; every stored version counted): document frequencies for the ranking's weights.
+   * SQLite counts over every bot's passages (its index alone answers fast), zero when the bot has none.
    */
   termFrequencies(botId: string, terms: string[]): Promise<{ total: number; df: Map<string, number> }>
 }

@@ -84,9 +84,10 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const files = { all: input.tags, any }
   const candidates = Math.max(limit, RANKING.candidates)
   const semantic = semanticExpansions(terms)
-  const own = await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates })
-  const wide = semantic.length ? await store.searchPassages({ botId, terms: [...expanded, ...semantic.map((e) => e.term)], files, now, limit: candidates }) : []
-  const stats = await termStats(store, botId, [...expanded, ...semantic.map((e) => e.term)])
+  const own = RANKING.ownQuery || !semantic.length ? await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates }) : []
+  const wide = semantic.length ? await store.searchPassages({ botId, terms: [...expanded, ...semantic.map((e) => e.term)], files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
+  // Document frequencies of the question's own words from the engine; expansions' are estimated from the candidates (rank.ts).
+  const stats = await termStats(store, botId, expanded)
   const hits = rerank(expanded, semantic, own, wide, limit, stats)
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)

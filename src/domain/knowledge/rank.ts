@@ -20,6 +20,8 @@ import { expandWord } from './wordnet.js'
 export const RANKING = {
   /** Candidates read from the engine per query (each of the two). */
   candidates: 40,
+  /** A separate candidate query on the question's own words (else one query, own words and expansions, twice as many candidates). */
+  ownQuery: 0,
   lexical: 1,
   expanded: 0.5,
   engine: 0.3,
@@ -85,12 +87,17 @@ export function rerank(terms: string[], expansions: Expanded[], own: PassageHit[
   const maxEngine = Math.max(0, ...own.map((h) => h.score)) || 1
   const pool = new Map<string, { hit: PassageHit; engine: number }>()
   for (const h of own) pool.set(key(h), { hit: h, engine: Math.max(h.score, 0) / maxEngine })
-  for (const h of expanded) if (!pool.has(key(h))) pool.set(key(h), { hit: h, engine: 0 })
+  const maxWide = Math.max(0, ...expanded.map((h) => h.score)) || 1
+  for (const h of expanded) if (!pool.has(key(h))) pool.set(key(h), { hit: h, engine: own.length ? 0 : Math.max(h.score, 0) / maxWide })
   if (pool.size === 0) return []
 
   const N = Math.max(stats.total, pool.size)
+  /** Candidates containing each stem: estimates the document frequency of terms the engine was not asked about. */
+  const poolDf = new Map<string, number>()
+  for (const e of pool.values()) for (const s of new Set(words(`${e.hit.title}\n${e.hit.content}`).map(stem))) poolDf.set(s, (poolDf.get(s) ?? 0) + 1)
   const idf = (term: string) => {
-    const df = Math.min(stats.df.get(term) ?? 1, N)
+    const known = stats.df.get(term)
+    const df = Math.min(Math.max(known ?? ((poolDf.get(stem(term)) ?? 0) * N) / pool.size, 1), N)
     return Math.log(1 + (N - df + 0.5) / (df + 0.5))
   }
   const ownTerms = [...new Map(terms.map((t) => [stem(t), t])).entries()]
