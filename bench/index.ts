@@ -14,6 +14,8 @@ const BENCHMARKS: Record<string, string> = {
   turns: 'turns.ts',
   'remote-bot': 'remote-bot.ts',
   'kb-retrieval': 'kb-retrieval.ts',
+  'kb-real': 'kb-real.ts',
+  'kb-latency': 'kb-latency.ts',
   backends: 'backends.ts',
   containment: 'containment.ts',
   tables: 'tables.ts',

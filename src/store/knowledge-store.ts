@@ -107,4 +107,10 @@ export interface KnowledgeStore {
   /** Passages around a position of a file's current content (search context). */
   passagesAround(botId: string, fileId: string, position: number, depth: number): Promise<PassageRow[]>
   searchPassages(search: PassageSearch): Promise<PassageHit[]>
+  /**
+   * How many of the bot's passages there are, and how many contain each term (stemmed by the engine as
+   * in searchPassages; every stored version counted): document frequencies for the ranking's weights.
+   * SQLite counts over every bot's passages (its index alone answers fast), zero when the bot has none.
+   */
+  termFrequencies(botId: string, terms: string[]): Promise<{ total: number; df: Map<string, number> }>
 }

@@ -65,6 +65,20 @@ export function describeKnowledgeContract(name: string, factory: StoreFactory): 
       expect(await search(uid('nobot'), ['penguin'])).toEqual([])
     })
 
+    it('term frequencies: passages, and how many contain each (stemmed) term; hostile terms count nothing; none for a bot without passages', async () => {
+      const bot = (await seed(store)).bot.id
+      await indexedFile(bot, [passage(0, 'Penguins are sleeping on the ice'), passage(1, 'A penguin sleeps; seals swim'), passage(2, 'Seals swimming')])
+      await indexedFile(otherBotId, [passage(0, 'penguin penguin penguin')])
+      const { total, df } = await store.knowledge.termFrequencies(bot, ['penguin', 'sleep', 'swim', 'zebra', '"', 'OR'])
+      // PostgreSQL counts the bot's passages; SQLite may count every bot's (see the interface).
+      expect(total).toBeGreaterThanOrEqual(3)
+      for (const t of ['penguin', 'sleep', 'swim']) expect(df.get(t)).toBeGreaterThanOrEqual(2)
+      expect(df.get('penguin')).toBeLessThan(total)
+      expect(df.get('zebra')).toBe(0)
+      expect(df.has('"')).toBe(false)
+      expect((await store.knowledge.termFrequencies(uid('nobot'), ['penguin'])).total).toBe(0)
+    })
+
     it('terms are data, never query syntax; prefixes match word starts', async () => {
       await indexedFile(botId, [passage(0, 'zeppelin hangar maintenance')])
       for (const t of ['"', '*', 'NEAR', 'a"b', 'OR', '-x', 'x:y', '(', "'"]) await expect(search(botId, [t])).resolves.toBeInstanceOf(Array)

@@ -1,6 +1,10 @@
 import { setImmediate as yieldToLoop } from 'node:timers/promises'
 import type { NewPassage, PassageSubtype } from '../../store/knowledge-store.js'
 import { parseDelimited } from '../../lib/csv.js'
+import { htmlToMarkdown } from './html.js'
+import { layoutBlocks, type PdfItem, type PdfPage } from './pdf-layout.js'
+
+export { htmlToMarkdown }
 
 /**
  * Text extraction and passage splitting for indexed files. Supported: plain text, Markdown, HTML, JSON,
@@ -14,6 +18,7 @@ export class ExtractionError extends Error {}
 export const MAX_INDEXED_CHARS = 20_000_000
 const TARGET_CHARS = 700
 const MAX_CHARS = 1200
+const SHORT_CHARS = 200
 const SLICE_LINES = 2000
 
 export type TextKind = 'text' | 'markdown' | 'html' | 'json' | 'csv' | 'tsv' | 'pdf'
@@ -94,82 +99,6 @@ async function markdownBlocks(text: string, docTitle: string, pageNumber?: numbe
   return blocks
 }
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ', mdash: '—', ndash: '–', hellip: '…', rsquo: '’', lsquo: '‘', ldquo: '“', rdquo: '”', copy: '©', euro: '€' }
-
-function decodeEntities(s: string): string {
-  return s.replace(/&(#x[0-9a-f]{1,6}|#\d{1,7}|[a-z]{2,8});/gi, (m, e: string) => {
-    if (e[0] === '#') {
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10)
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : ''
-    }
-    return ENTITIES[e.toLowerCase()] ?? m
-  })
-}
-
-const RAW_TEXT = new Set(['script', 'style', 'noscript', 'template', 'svg', 'textarea'])
-const BLOCKS = new Set(['p', 'div', 'section', 'article', 'main', 'header', 'footer', 'ul', 'ol', 'table', 'tr', 'blockquote', 'pre', 'dl', 'dt', 'dd', 'nav', 'aside', 'form', 'body', 'html'])
-
-/**
- * Headings become Markdown headings, block elements paragraph breaks, everything else plain text. A linear
- * scan with indexOf (no backtracking regular expressions): hostile HTML — thousands of unclosed `<script`,
- * `<!--` or `<` — costs one pass, with a yield to the event loop every few thousand tags.
- */
-export async function htmlToMarkdown(html: string): Promise<string> {
-  const lower = html.toLowerCase()
-  const out: string[] = []
-  let title: string | undefined
-  let heading = 0
-  let at = 0
-  let tags = 0
-  const text = (t: string) => out.push(heading ? t.replace(/\s+/g, ' ') : t)
-  while (at < html.length) {
-    const open = html.indexOf('<', at)
-    if (open < 0) {
-      text(html.slice(at))
-      break
-    }
-    text(html.slice(at, open))
-    if (++tags % 5000 === 0) await yieldToLoop()
-    if (html.startsWith('<!--', open)) {
-      const end = html.indexOf('-->', open + 4)
-      if (end < 0) break
-      at = end + 3
-      continue
-    }
-    const close = html.indexOf('>', open + 1)
-    if (close < 0) break // an unterminated tag: the rest is not text
-    const m = /^<(\/?)([a-zA-Z][a-zA-Z0-9-]*)/.exec(html.slice(open, Math.min(close + 1, open + 40)))
-    at = close + 1
-    if (!m) continue
-    const closing = m[1] === '/'
-    const name = m[2]!.toLowerCase()
-    if (!closing && (RAW_TEXT.has(name) || name === 'title')) {
-      // Skip to the matching end tag (or drop the rest when there is none); keep <title> for the document title.
-      const end = lower.indexOf(`</${name}`, at)
-      if (name === 'title' && title === undefined) title = html.slice(at, end < 0 ? at : end).replace(/\s+/g, ' ').trim()
-      if (end < 0) break
-      const gt = html.indexOf('>', end)
-      at = gt < 0 ? html.length : gt + 1
-      continue
-    }
-    if (/^h[1-6]$/.test(name)) {
-      if (closing) {
-        heading = 0
-        out.push('\n\n')
-      } else {
-        heading = Number(name[1])
-        out.push(`\n\n${'#'.repeat(heading)} `)
-      }
-    } else if (name === 'li' && !closing) out.push('\n- ')
-    else if (name === 'br') out.push('\n')
-    else if ((name === 'td' || name === 'th') && closing) out.push(' | ')
-    else if (BLOCKS.has(name)) out.push('\n\n')
-    else out.push(' ')
-  }
-  const s = decodeEntities(out.join('')).replace(/[ \t\f\v\r]+/g, ' ').replace(/ *\n */g, '\n').replace(/\n{3,}/g, '\n\n')
-  return title && !/^# /m.test(s) ? `# ${decodeEntities(title)}\n\n${s}` : s
-}
-
 async function jsonBlocks(text: string, docTitle: string): Promise<Block[]> {
   let value: unknown
   try {
@@ -217,7 +146,7 @@ async function pdfBlocks(bytes: Uint8Array, docTitle: string): Promise<Block[]> 
   } catch (err) {
     throw new ExtractionError(`The PDF could not be read: ${(err as Error).message}`)
   }
-  const blocks: Block[] = []
+  const pages: PdfPage[] = []
   let chars = 0
   try {
     const meta = await doc.getMetadata().catch(() => undefined)
@@ -226,22 +155,24 @@ async function pdfBlocks(bytes: Uint8Array, docTitle: string): Promise<Block[]> 
     for (let n = 1; n <= doc.numPages; n++) {
       const page = await doc.getPage(n)
       const content = await page.getTextContent()
-      let text = ''
+      const items: PdfItem[] = []
       for (const item of content.items) {
         if (!('str' in item)) continue
-        text += item.str + (item.hasEOL ? '\n' : '')
+        const [, , c, d, x, y] = item.transform as number[]
+        items.push({ str: item.str, x: x ?? 0, y: y ?? 0, size: Math.hypot(c ?? 0, d ?? 0) || item.height || 0, width: item.width, eol: item.hasEOL })
+        chars += item.str.length
       }
-      chars += text.length
       if (chars > MAX_INDEXED_CHARS) throw new ExtractionError(`The file has more than ${MAX_INDEXED_CHARS} characters of text`)
-      // Lines of a PDF are not paragraphs: a line ending a sentence (or a blank line) ends one.
-      const paragraphs = text.replace(/([.!?:])\n/g, '$1\n\n')
-      for (const b of await markdownBlocks(paragraphs, docTitle, n)) blocks.push({ ...b, text: b.text.replace(/\n/g, ' '), subtype: 'page' })
+      pages.push({ items })
+      page.cleanup()
       await yieldToLoop()
     }
   } finally {
     await doc.destroy().catch(() => {})
   }
-  return blocks
+  const blocks = layoutBlocks(pages)
+  await yieldToLoop()
+  return blocks.map((b) => ({ title: [docTitle, ...b.headings].join(' › '), text: b.text, subtype: 'page' as const, pageNumber: b.pageNumber }))
 }
 
 /** Merges small blocks under the same title up to ~TARGET_CHARS, splits long ones at sentence ends. */
@@ -252,7 +183,10 @@ function packPassages(blocks: Block[]): NewPassage[] {
   for (const block of blocks) {
     for (const piece of splitLong(block.text)) {
       const b = { ...block, text: piece }
-      if (current && current.title === b.title && current.pageNumber === b.pageNumber && current.text.length + b.text.length < TARGET_CHARS) {
+      // Same heading: packed up to TARGET_CHARS, and a short tail (a command, a last list item) joins its
+      // neighbour up to MAX_CHARS rather than standing alone (a PDF passage stays on one page).
+      const size = current ? current.text.length + b.text.length : 0
+      if (current && current.title === b.title && current.pageNumber === b.pageNumber && (size < TARGET_CHARS || (b.text.length < SHORT_CHARS && size < MAX_CHARS))) {
         current = { ...current, text: `${current.text}\n\n${b.text}`, subtype: current.subtype === b.subtype ? current.subtype : 'paragraph' }
       } else {
         if (current) push(current)

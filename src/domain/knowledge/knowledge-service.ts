@@ -7,6 +7,7 @@ import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageR
 import type { Page } from '../../store/store.js'
 import { ExtractionError, extractPassages } from './extract.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
+import { RANKING, rerank, semanticExpansions, type TermStats } from './rank.js'
 
 export const KB_NAME_MAX = 255
 export const KB_PAGE_SIZE = { default: 20, max: 100 }
@@ -79,7 +80,15 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const terms = queryTerms(input.query)
   if (terms.length === 0) return []
   const expanded = await expandTerms(store, botId, terms)
-  const hits = await store.searchPassages({ botId, terms: expanded, files: { all: input.tags, any }, now, limit })
+  // Lexical candidates on the question's own words, and on those plus WordNet synonyms/hypernyms, reranked together (rank.ts).
+  const files = { all: input.tags, any }
+  const candidates = Math.max(limit, RANKING.candidates)
+  const semantic = semanticExpansions(terms)
+  const own = RANKING.ownQuery || !semantic.length ? await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates }) : []
+  const wide = semantic.length ? await store.searchPassages({ botId, terms: [...expanded, ...semantic.map((e) => e.term)], files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
+  // Document frequencies of the question's own words from the engine; expansions' are estimated from the candidates (rank.ts).
+  const stats = await termStats(store, botId, expanded)
+  const hits = rerank(expanded, semantic, own, wide, limit, stats)
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
   return Promise.all(hits.map(async (hit) => {
@@ -92,6 +101,37 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
       })),
     }
   }))
+}
+
+/** Document frequencies per store and bot, reused for a minute (they only weigh terms: slightly stale is fine). */
+const STATS_TTL_MS = 60_000
+const STATS_CACHE = 5000
+const statsCache = new WeakMap<KnowledgeStore, Map<string, { total: number; df: number; at: number }>>()
+
+async function termStats(store: KnowledgeStore, botId: string, terms: string[]): Promise<TermStats> {
+  let cache = statsCache.get(store)
+  if (!cache) statsCache.set(store, (cache = new Map()))
+  const now = Date.now()
+  const df = new Map<string, number>()
+  let total = -1
+  const missing: string[] = []
+  for (const t of new Set(terms)) {
+    const hit = cache.get(`${botId}\u0000${t}`)
+    if (hit && now - hit.at < STATS_TTL_MS) {
+      df.set(t, hit.df)
+      total = hit.total
+    } else missing.push(t)
+  }
+  if (missing.length > 0 || total < 0) {
+    const fresh = await store.termFrequencies(botId, missing)
+    total = fresh.total
+    for (const [t, n] of fresh.df) {
+      df.set(t, n)
+      if (cache.size >= STATS_CACHE) cache.delete(cache.keys().next().value!)
+      cache.set(`${botId}\u0000${t}`, { total, df: n, at: now })
+    }
+  }
+  return { total, df }
 }
 
 /** Which files a knowledge base selects: files tagged kbId=<its id>, or carrying all of its tags. */

@@ -2,7 +2,7 @@ import type { KnowledgeStore } from '../../store/knowledge-store.js'
 
 /**
  * Query processing shared by both engines: words (letters and digits only, so no FTS syntax ever reaches
- * the index), English stop words dropped, terms OR-ed and left to the ranking (bm25 / ts_rank) — and a
+ * the index), English stop words dropped (with the filler words of rambling questions), terms OR-ed and left to the ranking (bm25 / ts_rank) — and a
  * light typo tolerance: a word absent from the bot's vocabulary is also searched as its closest known
  * words (edit distance 1, or 2 for long words).
  */
@@ -14,7 +14,10 @@ const STOP_WORDS = new Set(`a about above after again against all am an and any 
 can could did do does doing down during each few for from further had has have having he her here hers herself him himself his how i if in into
 is it its itself just me more most my myself no nor not now of off on once only or other our ours ourselves out over own same she should so some
 such than that the their theirs them themselves then there these they this those through to too under until up very was we were what when where
-which while who whom why will with would you your yours yourself yourselves get got can't cannot i'm i've want need please tell know`.split(/\s+/))
+which while who whom why will with would you your yours yourself yourselves get got can't cannot i'm i've want need please tell know
+see actually really just exactly thing things stuff something anything somebody someone anyone anybody ok okay hi hello hey thanks
+thank honestly basically also still even ever might must shall sure etc wondering wonder trying guess maybe
+isn doesn don didn won wouldn shouldn couldn aren im ive youre theyre`.split(/\s+/))
 
 /** Lowercased words of the text (NFKC, diacritics kept: the index folds them itself). */
 export function words(text: string): string[] {

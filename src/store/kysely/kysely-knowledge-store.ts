@@ -246,4 +246,27 @@ export class KyselyKnowledgeStore implements KnowledgeStore {
       return file ? [{ ...toPassage(r), score: Number(r.score), file }] : []
     })
   }
+
+  async termFrequencies(botId: string, terms: string[]): Promise<{ total: number; df: Map<string, number> }> {
+    const valid = [...new Set(terms.filter((t) => WORD.test(t)))]
+    const df = new Map<string, number>()
+    if (this.dialect === 'sqlite') {
+      // Per bot, the FTS5 table would read every match's bot_id from its content table (tens of ms for a
+      // common word over 20,000 passages): counts come from the full-text index alone, over every bot's
+      // passages, when the bot has any (they only weigh terms against each other).
+      const { rows } = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM kb_passages WHERE bot_id = ${botId} LIMIT 1)`.execute(this.db)
+      if (Number(rows[0]?.n ?? 0) === 0) return { total: 0, df: new Map(valid.map((t) => [t, 0])) }
+      const all = await sql<{ n: number }>`SELECT count(*) AS n FROM kb_passages`.execute(this.db)
+      for (const t of valid) {
+        const r = await sql<{ n: number }>`SELECT count(*) AS n FROM kb_passages WHERE kb_passages MATCH ${`"${t}"`}`.execute(this.db)
+        df.set(t, Number(r.rows[0]?.n ?? 0))
+      }
+      return { total: Number(all.rows[0]?.n ?? 0), df }
+    }
+    const counts = valid.map((t, i) => sql`count(*) FILTER (WHERE tsv @@ to_tsquery('english', ${t})) AS ${sql.ref(`d${i}`)}`)
+    const { rows } = await sql<Record<string, number | string>>`SELECT count(*) AS total${counts.length ? sql`, ${sql.join(counts)}` : sql``} FROM kb_passages WHERE bot_id = ${botId}`.execute(this.db)
+    const row = rows[0] ?? {}
+    valid.forEach((t, i) => df.set(t, Number(row[`d${i}`] ?? 0)))
+    return { total: Number(row.total ?? 0), df }
+  }
 }
