@@ -7,6 +7,8 @@ import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageR
 import type { Page } from '../../store/store.js'
 import { ExtractionError, extractPassages } from './extract.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
+import { hybridRanking, type SemanticRanking } from './embeddings/fusion.js'
+import type { KnowledgeEmbeddings } from './embeddings/knowledge-embeddings.js'
 
 export const KB_NAME_MAX = 255
 export const KB_PAGE_SIZE = { default: 20, max: 100 }
@@ -58,13 +60,15 @@ export interface KnowledgeServiceDeps {
   blobs: BlobStore
   clock: () => number
   warn?: ((context: Record<string, unknown>, message: string) => void) | undefined
+  /** Hybrid retrieval with an embeddings service (embeddings/): absent, search is lexical only. */
+  embeddings?: KnowledgeEmbeddings | undefined
 }
 
 /**
  * Search, independent of the indexer (bot code searches through the runtime with only a store): the query
  * is cut into terms, unknown words get their closest vocabulary words, passages are ranked by the engine.
  */
-export async function searchKnowledge(store: KnowledgeStore, botId: string, input: SearchInput, now: number): Promise<SearchResult[]> {
+export async function searchKnowledge(store: KnowledgeStore, botId: string, input: SearchInput, now: number, semantic?: SemanticRanking): Promise<SearchResult[]> {
   if (input.query.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query must be at most ${MAX_QUERY_CHARS} characters`)
   const limit = Math.min(Math.max(input.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max)
   let any: Record<string, string>[] | undefined
@@ -79,7 +83,10 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const terms = queryTerms(input.query)
   if (terms.length === 0) return []
   const expanded = await expandTerms(store, botId, terms)
-  const hits = await store.searchPassages({ botId, terms: expanded, files: { all: input.tags, any }, now, limit })
+  const files = { all: input.tags, any }
+  // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one.
+  const hits = await hybridRanking(semantic, { botId, query: input.query, files, now, limit },
+    (n) => store.searchPassages({ botId, terms: expanded, files, now, limit: n }))
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
   return Promise.all(hits.map(async (hit) => {
@@ -159,7 +166,7 @@ export class KnowledgeService {
   // ---- search ----
 
   search(botId: string, input: SearchInput): Promise<SearchResult[]> {
-    return searchKnowledge(this.deps.store, botId, input, this.deps.clock())
+    return searchKnowledge(this.deps.store, botId, input, this.deps.clock(), this.deps.embeddings)
   }
 
   listFilePassages(botId: string, fileId: string, page: { nextToken?: string | undefined; limit: number }): Promise<Page<PassageRow>> {
@@ -215,6 +222,7 @@ export class KnowledgeService {
     const { store, clock } = this.deps
     if (!(await store.setPassages(file.botId, file.id, blobName, passages, clock()))) return false
     await store.addTerms(file.botId, passages.flatMap((p) => vocabulary(`${p.title}\n${p.content}`)))
+    await this.deps.embeddings?.passagesReplaced(file.id)
     return true
   }
 
@@ -330,7 +338,7 @@ export class KnowledgeService {
       if (!(err instanceof ExtractionError)) throw err
       failure = err.message
     }
-    await store.completeIndexing(botId, fileId, blobName, failure, clock())
+    if ((await store.completeIndexing(botId, fileId, blobName, failure, clock())) && failure === null) await this.deps.embeddings?.passagesReplaced(fileId)
   }
 }
 
