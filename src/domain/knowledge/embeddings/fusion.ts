@@ -27,18 +27,19 @@ export interface SemanticRanking {
 
 /** Fused ranking, best first; each hit's score is its RRF score. Hits are identified by passage id. */
 export function reciprocalRankFusion(rankings: PassageHit[][], limit: number, k = RRF_K): PassageHit[] {
-  const fused = new Map<string, { hit: PassageHit; score: number; best: number }>()
-  for (const ranking of rankings) {
+  const fused = new Map<string, { hit: PassageHit; score: number; best: number; first: number }>()
+  rankings.forEach((ranking, r) => {
     ranking.forEach((hit, rank) => {
-      const entry = fused.get(hit.id) ?? { hit, score: 0, best: Infinity }
+      const entry = fused.get(hit.id) ?? { hit, score: 0, best: Infinity, first: r }
       entry.score += 1 / (k + rank + 1)
       entry.best = Math.min(entry.best, rank)
       fused.set(hit.id, entry)
     })
-  }
-  // Ties (same score) go to the passage ranked higher somewhere, then to document order.
+  })
+  // Ties (same score) go to the passage ranked higher somewhere, then to the earlier ranking (the lexical one:
+  // a vector ranking always has a next passage, however unrelated), then to document order.
   return [...fused.values()]
-    .sort((a, b) => b.score - a.score || a.best - b.best || a.hit.fileId.localeCompare(b.hit.fileId) || a.hit.position - b.hit.position)
+    .sort((a, b) => b.score - a.score || a.best - b.best || a.first - b.first || a.hit.fileId.localeCompare(b.hit.fileId) || a.hit.position - b.hit.position)
     .slice(0, limit)
     .map(({ hit, score }) => ({ ...hit, score }))
 }

@@ -84,7 +84,9 @@ export class KnowledgeEmbeddings implements SemanticRanking {
       if (!(await this.vectors.hasVectors(q.botId, this.provider.model))) return []
       const vector = await this.embedQuery(q.query)
       if (!vector) return []
-      return await this.vectors.nearest({ botId: q.botId, model: this.provider.model, vector, files: q.files, now: q.now, limit: q.limit })
+      // A passage pointing away from the query (cosine ≤ 0) is no evidence of relevance.
+      const hits = await this.vectors.nearest({ botId: q.botId, model: this.provider.model, vector, files: q.files, now: q.now, limit: q.limit })
+      return hits.filter((h) => h.score > 0)
     } catch (err) {
       this.log.warn({ err }, 'embeddings: vector ranking failed; the search answers lexically')
       return []
