@@ -119,6 +119,14 @@ function databaseUrl(env: Env): string | undefined {
   return raw
 }
 
+function similarity(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < -1 || value > 1) throw new Error(`${name} must be a number from -1 to 1, got "${raw}"`)
+  return value
+}
+
 function embeddings(env: Env): EmbeddingsSettings | undefined {
   const raw = env.PARLEY_EMBEDDINGS_URL?.trim()
   if (!raw) return undefined
@@ -143,6 +151,7 @@ function embeddings(env: Env): EmbeddingsSettings | undefined {
     backoffMs: int(env, 'PARLEY_EMBEDDINGS_BACKOFF_MS', 1_000, 10),
     maxBackoffMs: int(env, 'PARLEY_EMBEDDINGS_MAX_BACKOFF_MS', 60_000, 10),
     pollMs: int(env, 'PARLEY_EMBEDDINGS_POLL_MS', 30_000, 50),
+    minSimilarity: similarity(env, 'PARLEY_EMBEDDINGS_MIN_SIMILARITY', 0),
   }
 }
 

@@ -156,14 +156,20 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
     const unit = normalize(s.vector)
     if (!unit || s.limit <= 0) return []
     const visible = sql`f.bot_id = ${s.botId} AND f.status = 'indexing_completed' AND (f.expires_at IS NULL OR f.expires_at > ${s.now}) AND ${fileFilter(s.files)}`
-    const scoped = sql`FROM kb_passage_vectors v JOIN files f ON f.id = v.file_id AND f.blob_name = v.blob_name
-      WHERE v.bot_id = ${s.botId} AND v.model = ${s.model} AND v.dims = ${unit.length} AND ${visible}`
     let rows: (PassageRecord & { score: number | string })[]
     if (this.dialect === 'sqlite') {
       const distance = sql.raw(this.engine.name === 'sqlite-vec' ? 'vec_distance_cosine' : SQLITE_JS_DISTANCE)
-      // Exact scan of the bot's visible vectors (sqlite-vec in C); the passage text is read for the top rows only.
+      // The visible files first (few rows, by index), passed back as a JSON list: the scan of the bot's vectors then
+      // checks membership in a small ephemeral index instead of joining files once per vector.
+      const { rows: visibleFiles } = await sql<{ id: string; blob_name: string }>`SELECT f.id, f.blob_name FROM files f WHERE ${visible}`.execute(this.db)
+      if (visibleFiles.length === 0) return []
+      const keys = JSON.stringify(visibleFiles.map((f) => `${f.id}\n${f.blob_name}`))
+      // Exact scan (sqlite-vec in C); the passage text is read for the top rows only.
       ;({ rows } = await sql<PassageRecord & { score: number }>`SELECT t.rid, p.bot_id, p.file_id, p.blob_name, p.position, p.title, p.content, p.meta, 1 - t.distance AS score
-        FROM (SELECT v.passage_rid AS rid, v.file_id, v.blob_name, v.position, ${distance}(v.vector, ${vectorBlob(unit)}) AS distance ${scoped}
+        FROM (SELECT v.passage_rid AS rid, v.file_id, v.blob_name, v.position, ${distance}(v.vector, ${vectorBlob(unit)}) AS distance
+          FROM kb_passage_vectors v
+          WHERE v.bot_id = ${s.botId} AND v.model = ${s.model} AND v.dims = ${unit.length}
+            AND v.file_id || char(10) || v.blob_name IN (SELECT value FROM json_each(${keys}))
           ORDER BY distance LIMIT ${s.limit}) t
         JOIN kb_passages p ON p.rowid = t.rid AND p.file_id = t.file_id AND p.blob_name = t.blob_name AND p.position = t.position
         ORDER BY t.distance, p.file_id, p.position`.execute(this.db))
@@ -172,7 +178,9 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
       // pre-selected by Hamming distance between sign sketches (bit operations), then scored exactly.
       const preselect = Math.max(PG_PRESELECT, s.limit * PG_PRESELECT_FACTOR)
       ;({ rows } = await sql<PassageRecord & { score: number }>`WITH cand AS (
-          SELECT v.passage_rid, v.file_id, v.blob_name, v.position, v.vector ${scoped}
+          SELECT v.passage_rid, v.file_id, v.blob_name, v.position, v.vector
+          FROM kb_passage_vectors v JOIN files f ON f.id = v.file_id AND f.blob_name = v.blob_name
+          WHERE v.bot_id = ${s.botId} AND v.model = ${s.model} AND v.dims = ${unit.length} AND ${visible}
           ORDER BY bit_count(v.signs # ${signBits(unit)}::varbit) LIMIT ${preselect}
         ), top AS (
           SELECT c.passage_rid, c.file_id, c.blob_name, c.position,

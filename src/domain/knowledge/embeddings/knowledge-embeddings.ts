@@ -21,6 +21,11 @@ export interface EmbeddingsSettings {
   maxBackoffMs: number
   /** How often the backfill looks for passages without vectors when nothing woke it. */
   pollMs: number
+  /**
+   * Vector hits below this cosine similarity are dropped (model-dependent: unrelated texts score ~0.1–0.4 with most
+   * models). Above 0, a question the documents do not cover can find nothing instead of the least unrelated passage.
+   */
+  minSimilarity: number
 }
 
 /** Query embeddings kept (a repeated question costs no request). */
@@ -41,7 +46,7 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   constructor(
     private readonly vectors: PassageVectorStore,
     private readonly provider: EmbeddingsProvider,
-    private readonly settings: Pick<EmbeddingsSettings, 'batchSize' | 'timeoutMs' | 'queryTimeoutMs' | 'backoffMs' | 'maxBackoffMs' | 'pollMs'>,
+    private readonly settings: Pick<EmbeddingsSettings, 'batchSize' | 'timeoutMs' | 'queryTimeoutMs' | 'backoffMs' | 'maxBackoffMs' | 'pollMs' | 'minSimilarity'>,
     private readonly log: { warn: Log; info: Log; clock?: () => number },
   ) {
     const clock = log.clock ?? Date.now
@@ -84,9 +89,9 @@ export class KnowledgeEmbeddings implements SemanticRanking {
       if (!(await this.vectors.hasVectors(q.botId, this.provider.model))) return []
       const vector = await this.embedQuery(q.query)
       if (!vector) return []
-      // A passage pointing away from the query (cosine ≤ 0) is no evidence of relevance.
+      // A passage pointing away from the query (cosine ≤ 0), or less similar than the setting, is no evidence of relevance.
       const hits = await this.vectors.nearest({ botId: q.botId, model: this.provider.model, vector, files: q.files, now: q.now, limit: q.limit })
-      return hits.filter((h) => h.score > 0)
+      return hits.filter((h) => h.score > 0 && h.score >= this.settings.minSimilarity)
     } catch (err) {
       this.log.warn({ err }, 'embeddings: vector ranking failed; the search answers lexically')
       return []
