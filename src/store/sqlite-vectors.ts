@@ -1,11 +1,11 @@
 import type SqliteDatabase from 'better-sqlite3'
 import * as sqliteVec from 'sqlite-vec'
-import { SQLITE_JS_DISTANCE, blobVector } from './kysely/kysely-passage-vector-store.js'
+import { SQLITE_JS_DISTANCE, SQLITE_JS_HAMMING, blobVector } from './kysely/kysely-passage-vector-store.js'
 import type { VectorEngine } from './passage-vector-store.js'
 
 /**
  * Vector scoring on the SQLite connection: the sqlite-vec extension (vec_distance_cosine, in C) when it loads,
- * and always a JS function of the same meaning (parley_vec_distance_cosine) that the store falls back to when
+ * and always JS functions of the same meaning (parley_vec_distance_cosine, parley_vec_distance_hamming) that the store falls back to when
  * it does not (no prebuilt binary for the platform, extensions disabled). Returns what the store should use.
  */
 export function loadVectorScoring(sqlite: SqliteDatabase.Database): VectorEngine {
@@ -22,6 +22,15 @@ export function loadVectorScoring(sqlite: SqliteDatabase.Database): VectorEngine
       ny += y[i]! * y[i]!
     }
     return nx === 0 || ny === 0 ? null : 1 - dot / Math.sqrt(nx * ny)
+  })
+  sqlite.function(SQLITE_JS_HAMMING, { deterministic: true }, (a: unknown, b: unknown) => {
+    if (!(a instanceof Uint8Array) || !(b instanceof Uint8Array) || a.byteLength !== b.byteLength) return null
+    let d = 0
+    for (let i = 0; i < a.byteLength; i++) {
+      let x = a[i]! ^ b[i]!
+      for (; x; x &= x - 1) d++
+    }
+    return d
   })
   try {
     sqliteVec.load(sqlite)

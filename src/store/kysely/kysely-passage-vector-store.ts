@@ -5,12 +5,13 @@ import type { FileRow, FileStore } from '../file-store.js'
 import type { PassageHit } from '../knowledge-store.js'
 import type { NewVector, PassageVectorStore, PendingFile, PendingPassage, VectorEngine, VectorSearch } from '../passage-vector-store.js'
 
-/** PostgreSQL: vectors pre-selected by Hamming distance on sign bits, then scored exactly (see nearest). */
-const PG_PRESELECT = 400
-const PG_PRESELECT_FACTOR = 20
+/** Vectors are pre-selected by Hamming distance on sign bits, then the best ones scored exactly (see nearest). */
+const PRESELECT = 400
+const PRESELECT_FACTOR = 8
 
-/** The SQL function SQLite scores with when sqlite-vec cannot load (src/store/sqlite-vectors.ts registers it). */
+/** The SQL functions SQLite scores with when sqlite-vec cannot load (src/store/sqlite-vectors.ts registers them). */
 export const SQLITE_JS_DISTANCE = 'parley_vec_distance_cosine'
+export const SQLITE_JS_HAMMING = 'parley_vec_distance_hamming'
 
 /** The vector scaled to length 1 (cosine similarity becomes a dot product); undefined for a zero or non-finite vector. */
 export function normalize(v: Float32Array): Float32Array | undefined {
@@ -39,6 +40,12 @@ export function blobVector(b: Uint8Array): Float32Array {
 
 /** Bit i set when component i is positive: a 1-bit sketch whose Hamming distance tracks the angle. */
 const signBits = (v: Float32Array) => Array.from(v, (x) => (x > 0 ? '1' : '0')).join('')
+/** The same sketch as bytes, bit i at byte i >> 3, bit i & 7 (sqlite-vec's bit-vector layout). */
+export function signBytes(v: Float32Array): Buffer {
+  const out = Buffer.alloc(Math.ceil(v.length / 8))
+  for (let i = 0; i < v.length; i++) if (v[i]! > 0) out[i >> 3]! |= 1 << (i & 7)
+  return out
+}
 
 interface PassageRecord { rid: number | string; file_id: string; blob_name: string; position: number | string; title: string; content: string; meta: string; bot_id: string }
 
@@ -95,17 +102,15 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
         const unit = vector && normalize(vector)
         const dims = unit ? unit.length : 0
         const value = this.dialect === 'sqlite'
-          ? sql`${unit ? vectorBlob(unit) : Buffer.alloc(0)}`
+          ? sql`${unit ? vectorBlob(unit) : Buffer.alloc(0)}, ${unit ? signBytes(unit) : Buffer.alloc(0)}`
           : sql`${unit ? Array.from(unit) : []}::real[], ${unit ? signBits(unit) : ''}::varbit`
-        const columns = this.dialect === 'sqlite' ? sql`vector` : sql`vector, signs`
-        const updates = this.dialect === 'sqlite' ? sql`vector = excluded.vector` : sql`vector = excluded.vector, signs = excluded.signs`
         // Compare-and-set: the passage must still hold the text the vector was computed from.
-        const r = await sql`INSERT INTO kb_passage_vectors (model, passage_rid, bot_id, file_id, blob_name, position, dims, ${columns})
+        const r = await sql`INSERT INTO kb_passage_vectors (model, passage_rid, bot_id, file_id, blob_name, position, dims, vector, signs)
           SELECT ${model}, ${this.rid}, p.bot_id, p.file_id, p.blob_name, p.position, ${dims}, ${value} FROM kb_passages p
           WHERE ${this.rid} = ${p.rid} AND p.bot_id = ${p.botId} AND p.file_id = ${p.fileId} AND p.blob_name = ${p.blobName}
             AND p.position = ${p.position} AND p.title = ${p.title} AND p.content = ${p.content}
           ON CONFLICT (model, passage_rid) DO UPDATE SET bot_id = excluded.bot_id, file_id = excluded.file_id, blob_name = excluded.blob_name,
-            position = excluded.position, dims = excluded.dims, ${updates}`.execute(trx)
+            position = excluded.position, dims = excluded.dims, vector = excluded.vector, signs = excluded.signs`.execute(trx)
         stored += Number(r.numAffectedRows ?? 0)
       }
       return stored
@@ -155,28 +160,33 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
   async nearest(s: VectorSearch): Promise<PassageHit[]> {
     const unit = normalize(s.vector)
     if (!unit || s.limit <= 0) return []
+    const preselect = Math.max(PRESELECT, s.limit * PRESELECT_FACTOR)
     const visible = sql`f.bot_id = ${s.botId} AND f.status = 'indexing_completed' AND (f.expires_at IS NULL OR f.expires_at > ${s.now}) AND ${fileFilter(s.files)}`
     let rows: (PassageRecord & { score: number | string })[]
     if (this.dialect === 'sqlite') {
-      const distance = sql.raw(this.engine.name === 'sqlite-vec' ? 'vec_distance_cosine' : SQLITE_JS_DISTANCE)
+      const vec = this.engine.name === 'sqlite-vec'
+      const distance = sql.raw(vec ? 'vec_distance_cosine' : SQLITE_JS_DISTANCE)
+      const hamming = vec ? sql`vec_distance_hamming(vec_bit(v.signs), vec_bit(${signBytes(unit)}))` : sql`${sql.raw(SQLITE_JS_HAMMING)}(v.signs, ${signBytes(unit)})`
       // The visible files first (few rows, by index), passed back as a JSON list: the scan of the bot's vectors then
       // checks membership in a small ephemeral index instead of joining files once per vector.
       const { rows: visibleFiles } = await sql<{ id: string; blob_name: string }>`SELECT f.id, f.blob_name FROM files f WHERE ${visible}`.execute(this.db)
       if (visibleFiles.length === 0) return []
       const keys = JSON.stringify(visibleFiles.map((f) => `${f.id}\n${f.blob_name}`))
-      // Exact scan (sqlite-vec in C); the passage text is read for the top rows only.
+      // Pre-selection on the covering index (sign sketches, no vector read), then exact cosine (sqlite-vec in C) on
+      // the candidates' vectors by primary key; the passage text is read for the top rows only.
       ;({ rows } = await sql<PassageRecord & { score: number }>`SELECT t.rid, p.bot_id, p.file_id, p.blob_name, p.position, p.title, p.content, p.meta, 1 - t.distance AS score
-        FROM (SELECT v.passage_rid AS rid, v.file_id, v.blob_name, v.position, ${distance}(v.vector, ${vectorBlob(unit)}) AS distance
-          FROM kb_passage_vectors v
-          WHERE v.bot_id = ${s.botId} AND v.model = ${s.model} AND v.dims = ${unit.length}
-            AND v.file_id || char(10) || v.blob_name IN (SELECT value FROM json_each(${keys}))
+        FROM (SELECT c.rid, c.file_id, c.blob_name, w.position, ${distance}(w.vector, ${vectorBlob(unit)}) AS distance
+          FROM (SELECT v.passage_rid AS rid, v.file_id, v.blob_name FROM kb_passage_vectors v
+            WHERE v.bot_id = ${s.botId} AND v.model = ${s.model} AND v.dims = ${unit.length}
+              AND v.file_id || char(10) || v.blob_name IN (SELECT value FROM json_each(${keys}))
+            ORDER BY ${hamming} LIMIT ${preselect}) c
+          JOIN kb_passage_vectors w ON w.model = ${s.model} AND w.passage_rid = c.rid
           ORDER BY distance LIMIT ${s.limit}) t
         JOIN kb_passages p ON p.rowid = t.rid AND p.file_id = t.file_id AND p.blob_name = t.blob_name AND p.position = t.position
         ORDER BY t.distance, p.file_id, p.position`.execute(this.db))
     } else {
       // Portable scoring: the dot product of unit vectors in SQL is costly per row, so candidates are first
-      // pre-selected by Hamming distance between sign sketches (bit operations), then scored exactly.
-      const preselect = Math.max(PG_PRESELECT, s.limit * PG_PRESELECT_FACTOR)
+      // pre-selected by Hamming distance between sign sketches (bit operations), then scored exactly, as on SQLite.
       ;({ rows } = await sql<PassageRecord & { score: number }>`WITH cand AS (
           SELECT v.passage_rid, v.file_id, v.blob_name, v.position, v.vector
           FROM kb_passage_vectors v JOIN files f ON f.id = v.file_id AND f.blob_name = v.blob_name
