@@ -44,7 +44,7 @@ describe('knowledge: hybrid retrieval with an embeddings service', () => {
   afterAll(async () => server?.close())
 
   const settings = (model: string): EmbeddingsSettings => ({
-    url: server.url, model, apiKey: undefined, batchSize: 4, timeoutMs: 1_000, queryTimeoutMs: 500, backoffMs: 50, maxBackoffMs: 200, pollMs: 100,
+    url: server.url, model, apiKey: undefined, batchSize: 4, timeoutMs: 1_000, queryTimeoutMs: 500, backoffMs: 50, maxBackoffMs: 200, pollMs: 100, minSimilarity: 0,
   })
 
   async function search(h: Harness, app: App, query: string, limit = 5): Promise<Passage[]> {

@@ -73,8 +73,9 @@ describe('PARLEY_EMBEDDINGS_* settings', () => {
     expect(loadConfig({}).embeddings).toBeUndefined()
     expect(loadConfig({ PARLEY_EMBEDDINGS_URL: 'http://127.0.0.1:11434/', PARLEY_EMBEDDINGS_MODEL: 'nomic-embed-text' }).embeddings).toEqual({
       url: 'http://127.0.0.1:11434', model: 'nomic-embed-text', apiKey: undefined, batchSize: 32, timeoutMs: 30_000, queryTimeoutMs: 2_000,
-      backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000,
+      backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0,
     })
+    expect(loadConfig({ PARLEY_EMBEDDINGS_URL: 'http://h', PARLEY_EMBEDDINGS_MODEL: 'm', PARLEY_EMBEDDINGS_MIN_SIMILARITY: '0.45' }).embeddings?.minSimilarity).toBe(0.45)
   })
 
   it('refuse a bad URL, a missing model and a bad batch size at start', () => {
@@ -83,5 +84,6 @@ describe('PARLEY_EMBEDDINGS_* settings', () => {
     expect(() => loadConfig({ PARLEY_EMBEDDINGS_URL: 'http://host' })).toThrow(/PARLEY_EMBEDDINGS_MODEL/)
     expect(() => loadConfig({ PARLEY_EMBEDDINGS_URL: 'http://host', PARLEY_EMBEDDINGS_MODEL: 'm', PARLEY_EMBEDDINGS_BATCH_SIZE: '0' })).toThrow(/BATCH_SIZE/)
     expect(() => loadConfig({ PARLEY_EMBEDDINGS_URL: 'http://host', PARLEY_EMBEDDINGS_MODEL: 'm', PARLEY_EMBEDDINGS_BATCH_SIZE: '5000' })).toThrow(/BATCH_SIZE/)
+    expect(() => loadConfig({ PARLEY_EMBEDDINGS_URL: 'http://host', PARLEY_EMBEDDINGS_MODEL: 'm', PARLEY_EMBEDDINGS_MIN_SIMILARITY: '2' })).toThrow(/MIN_SIMILARITY/)
   })
 })
