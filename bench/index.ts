@@ -14,6 +14,7 @@ const BENCHMARKS: Record<string, string> = {
   turns: 'turns.ts',
   'remote-bot': 'remote-bot.ts',
   'kb-retrieval': 'kb-retrieval.ts',
+  'kb-vectors': 'kb-vectors.ts',
   backends: 'backends.ts',
   containment: 'containment.ts',
   tables: 'tables.ts',
