@@ -16,6 +16,7 @@ const BENCHMARKS: Record<string, string> = {
   'kb-retrieval': 'kb-retrieval.ts',
   'kb-real': 'kb-real.ts',
   'kb-latency': 'kb-latency.ts',
+  'kb-vectors': 'kb-vectors.ts',
   backends: 'backends.ts',
   containment: 'containment.ts',
   tables: 'tables.ts',

@@ -80,7 +80,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   // The domain services, wired in the composition root (src/compose.ts).
-  const domain = createServices({ config, store, pubsub, blobs: deps.blobs, sandbox: deps.sandbox, warn: (context, message) => app.log.warn(context, message) })
+  const domain = createServices({ config, store, pubsub, blobs: deps.blobs, sandbox: deps.sandbox, warn: (context, message) => app.log.warn(context, message), info: (context, message) => app.log.info(context, message) })
   const { services } = domain
   app.decorate('services', services)
 

@@ -35,6 +35,7 @@ import { createPostgresStore } from './store/postgres.js'
 import { createSqliteStore } from './store/sqlite.js'
 import type { Store } from './store/store.js'
 import { MetricsRegistry } from './lib/metrics.js'
+import { KnowledgeEmbeddings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 
 /**
  * The composition root: the one place where a Config becomes running parts.
@@ -107,6 +108,7 @@ export interface ServiceDeps {
   sandbox?: BotSandbox | undefined
   /** The instance's logger, for what services report without failing a request. */
   warn: (context: object, message: string) => void
+  info?: ((context: object, message: string) => void) | undefined
 }
 
 /** The domain services of one instance, and their lifecycle. */
@@ -128,6 +130,8 @@ export function createServices(deps: ServiceDeps): Domain {
   const { config, store, pubsub, blobs, warn } = deps
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
   const metrics = new MetricsRegistry()
+  // Hybrid knowledge retrieval (PARLEY_EMBEDDINGS_URL): the vector ranking searches fuse with, and its backfill.
+  const embeddings = config.embeddings && KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, { warn, info: deps.info ?? (() => {}) })
   const remote = new RemoteBots(store, config.remoteBots)
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
@@ -139,6 +143,7 @@ export function createServices(deps: ServiceDeps): Domain {
     validatePayload: validateMessagePayload,
     onBotsChanged: () => chat.forgetIntegrations(),
     composeAnswer: answerComposer(config.kbAnswer),
+    semanticRanking: embeddings,
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)
@@ -180,7 +185,7 @@ export function createServices(deps: ServiceDeps): Domain {
     // Best effort, in the background: no request waits for a remote bot.
     onUrlChanged: (bot) => void remote.register(bot),
   })
-  const files = new FileService({ config, store, bots, blobs, warn })
+  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
   const tables = new TablesService(store)
   runtime.attachTables(tables)
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
@@ -203,11 +208,13 @@ export function createServices(deps: ServiceDeps): Domain {
       await runtime.start()
       webhooks.start()
       runtimeEvents.start()
+      embeddings?.start()
     },
     async stop() {
       await streams.closeAll()
       await webhooks.stop()
       await runtimeEvents.stop()
+      await embeddings?.stop()
       await runtime.stop()
       await chat.stop()
     },

@@ -2,6 +2,7 @@ import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import type { RemoteBotSettings } from './runtime/remote-bots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
+import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 
 /** The only module that reads process.env. Everything else receives a Config. */
 export interface Config {
@@ -60,6 +61,11 @@ export interface Config {
   runtimeObservationsKept: number
   /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
   kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
+  /**
+   * Optional OpenAI-compatible embeddings endpoint (PARLEY_EMBEDDINGS_URL, README "Plug an embeddings endpoint"): knowledge
+   * search fuses a vector ranking with the lexical one. Off when unset: nothing changes.
+   */
+  embeddings: EmbeddingsSettings | undefined
   /** Webhook integration (README "Webhook integration"). */
   webhook: WebhookConfig
   /** Deliveries to remote bots (bots with a `url`; README "Bring a Botpress bot"). */
@@ -111,6 +117,42 @@ function databaseUrl(env: Env): string | undefined {
     throw new Error(`PARLEY_DATABASE_URL must start with postgres:// or postgresql://, got ${url.protocol}//…`)
   }
   return raw
+}
+
+function similarity(env: Env, name: string, fallback: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw === '') return fallback
+  const value = Number(raw)
+  if (!Number.isFinite(value) || value < -1 || value > 1) throw new Error(`${name} must be a number from -1 to 1, got "${raw}"`)
+  return value
+}
+
+function embeddings(env: Env): EmbeddingsSettings | undefined {
+  const raw = env.PARLEY_EMBEDDINGS_URL?.trim()
+  if (!raw) return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new Error('PARLEY_EMBEDDINGS_URL is not a valid URL (expected e.g. http://127.0.0.1:11434 for Ollama)')
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PARLEY_EMBEDDINGS_URL must start with http:// or https://, got ${url.protocol}//…`)
+  const model = env.PARLEY_EMBEDDINGS_MODEL?.trim()
+  if (!model) throw new Error('PARLEY_EMBEDDINGS_MODEL is required with PARLEY_EMBEDDINGS_URL (vectors are stored under the model name)')
+  const batchSize = int(env, 'PARLEY_EMBEDDINGS_BATCH_SIZE', 32, 1)
+  if (batchSize > 2048) throw new Error(`PARLEY_EMBEDDINGS_BATCH_SIZE must be <= 2048, got ${batchSize}`)
+  return {
+    url: raw.replace(/\/+$/, ''),
+    model,
+    apiKey: env.PARLEY_EMBEDDINGS_API_KEY || undefined,
+    batchSize,
+    timeoutMs: int(env, 'PARLEY_EMBEDDINGS_TIMEOUT_MS', 30_000, 100),
+    queryTimeoutMs: int(env, 'PARLEY_EMBEDDINGS_QUERY_TIMEOUT_MS', 2_000, 50),
+    backoffMs: int(env, 'PARLEY_EMBEDDINGS_BACKOFF_MS', 1_000, 10),
+    maxBackoffMs: int(env, 'PARLEY_EMBEDDINGS_MAX_BACKOFF_MS', 60_000, 10),
+    pollMs: int(env, 'PARLEY_EMBEDDINGS_POLL_MS', 30_000, 50),
+    minSimilarity: similarity(env, 'PARLEY_EMBEDDINGS_MIN_SIMILARITY', 0),
+  }
 }
 
 function blobStore(env: Env, databaseUrl: string | undefined): 'local' | 'postgres' {
@@ -167,6 +209,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
           timeoutMs: int(env, 'PARLEY_KB_ANSWER_TIMEOUT_MS', 15_000, 100),
         }
       : undefined,
+    embeddings: embeddings(env),
     webhook: {
       maxBodyBytes: 100 * 1024 * 1024,
       inlineBodyBytes: int(env, 'PARLEY_WEBHOOK_INLINE_BYTES', 1024 * 1024, 0),

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import type { KnowledgeEmbeddings } from './knowledge/embeddings/knowledge-embeddings.js'
 import type { Readable } from 'node:stream'
 import type { Config } from '../config.js'
 import { BlobTooLargeError, type BlobStore } from '../blobs/blob-store.js'
@@ -116,6 +117,8 @@ export interface FileServiceDeps {
   clock?: () => number
   /** Where failures to delete a no-longer-referenced blob are reported (they only leak disk space). */
   warn?: (context: Record<string, unknown>, message: string) => void
+  /** Hybrid knowledge retrieval with an embeddings service (src/compose.ts), when configured. */
+  embeddings?: KnowledgeEmbeddings | undefined
 }
 
 const b64url = (s: string) => Buffer.from(s, 'utf8').toString('base64url')
@@ -143,7 +146,7 @@ export class FileService {
     this.blobs = deps.blobs
     this.clock = deps.clock ?? Date.now
     this.publicUrl = deps.config.publicUrl
-    this.knowledge = new KnowledgeService({ store: deps.store.knowledge, files: this.files, blobs: this.blobs, clock: this.clock, warn: deps.warn })
+    this.knowledge = new KnowledgeService({ store: deps.store.knowledge, files: this.files, blobs: this.blobs, clock: this.clock, warn: deps.warn, embeddings: deps.embeddings })
     deps.bots.addCleaner({
       prepare: async (botId) => {
         const names = await this.files.listBlobNames(botId)

@@ -15,6 +15,7 @@ import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, Bot
 import { BUDGET_EXCEEDED, type BeforeIncomingOutput, type BotSummary, type LogLevel, type TurnInput, type TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
 import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
+import type { SemanticRanking } from '../domain/knowledge/embeddings/fusion.js'
 import { conversationEvent, DeliveryStopped, type RemoteBots } from './remote-bots.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
 import { mapDeployedPositions, SourceMap } from './source-map.js'
@@ -56,6 +57,8 @@ export interface BotRuntimeOptions {
   clock?: () => number
   /** Composes knowledge-card answers (an OpenAI-compatible endpoint); the best passage is used when absent. */
   composeAnswer?: AnswerComposer | undefined
+  /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
+  semanticRanking?: SemanticRanking | undefined
   /** Delivers the turns of bots with a `url` (remote @botpress/sdk programs); without it such bots' turns are skipped. */
   remote?: RemoteBots | undefined
   /** The instance's registry: the runtime's series (turns, their duration, failures, conversations behind) go there. */
@@ -560,7 +563,7 @@ export class BotRuntime implements IncomingInterceptor {
         case 'getUser':
           return { user: sandboxUserView(await domain.getUser(bot, String(a.id))) }
         case 'searchKnowledge':
-          return searchForBot(this.store, bot.id, a, this.clock())
+          return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking)
         case 'composeKnowledgeAnswer': {
           const results = Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []
           const text = this.options.composeAnswer && typeof a.question === 'string' && results.length > 0 ? await this.options.composeAnswer(a.question, results) : undefined

@@ -1,5 +1,6 @@
 import { errors } from '../lib/errors.js'
 import { searchKnowledge } from '../domain/knowledge/knowledge-service.js'
+import type { SemanticRanking } from '../domain/knowledge/embeddings/fusion.js'
 import type { KnowledgeBaseRow } from '../store/knowledge-store.js'
 import type { Store } from '../store/store.js'
 
@@ -58,12 +59,12 @@ async function resolveKnowledgeBases(store: Store, botId: string, refs: unknown)
   return out
 }
 
-export async function searchForBot(store: Store, botId: string, args: Record<string, unknown>, now: number): Promise<KbAnswer> {
+export async function searchForBot(store: Store, botId: string, args: Record<string, unknown>, now: number, semantic?: SemanticRanking): Promise<KbAnswer> {
   if (typeof args.query !== 'string') throw errors.invalidPayload('query must be a string')
   const limit = args.limit === undefined ? KB_RESULTS.default : Number(args.limit)
   if (!Number.isInteger(limit) || limit < 1 || limit > KB_RESULTS.max) throw errors.invalidPayload(`limit must be an integer from 1 to ${KB_RESULTS.max}`)
   const kbs = await resolveKnowledgeBases(store, botId, args.knowledgeBases)
-  const hits = await searchKnowledge(store.knowledge, botId, { query: args.query, knowledgeBaseIds: kbs?.map((k) => k.id), limit }, now)
+  const hits = await searchKnowledge(store.knowledge, botId, { query: args.query, knowledgeBaseIds: kbs?.map((k) => k.id), limit }, now, semantic)
   return {
     included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })),
     results: hits.map((h) => ({

@@ -7,6 +7,7 @@ import type { KyselyStore } from './kysely/kysely-store.js'
 import { SqliteStore } from './sqlite-fast-path.js'
 import { migrateToLatest } from './migrator.js'
 import { registerRegexp } from './sqlite-regexp.js'
+import { loadVectorScoring } from './sqlite-vectors.js'
 
 /**
  * Kysely prepares every statement again on each query; preparing is a large share of a request's
@@ -52,7 +53,11 @@ export async function createSqliteStore(options: SqliteOptions): Promise<KyselyS
     throw new Error(`SQLite refused the durability settings (journal_mode=${String(journal)}, synchronous=${String(sync)})`)
   }
   registerRegexp(sqlite)
+  // Knowledge passage vectors: sqlite-vec, or a JS function when it cannot load (the store reports which).
+  const vectorScoring = loadVectorScoring(sqlite)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await migrateToLatest(db, 'sqlite')
-  return new SqliteStore(db, sqlite)
+  const store = new SqliteStore(db, sqlite)
+  store.passageVectors.useEngine(vectorScoring)
+  return store
 }

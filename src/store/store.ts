@@ -1,5 +1,6 @@
 import type { StatePatch } from '../lib/state-patch.js'
 import type { KnowledgeStore } from './knowledge-store.js'
+import type { PassageVectorStore } from './passage-vector-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { RuntimeEventStore } from './runtime-event-store.js'
@@ -221,6 +222,8 @@ export interface Store {
   readonly files: FileStore
   /** Knowledge bases and the full-text passage index. */
   readonly knowledge: KnowledgeStore
+  /** Embedding vectors of knowledge passages (hybrid retrieval with an embeddings service). */
+  readonly passageVectors: PassageVectorStore
   /** The webhook integration's delivery queue. */
   readonly webhooks: WebhookStore
   /** Runtime API states and the bots' state declarations. */

@@ -8,6 +8,8 @@ import type { Page } from '../../store/store.js'
 import { ExtractionError, extractPassages } from './extract.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
 import { RANKING, rerank, semanticExpansions, type TermStats } from './rank.js'
+import { hybridRanking, type SemanticRanking } from './embeddings/fusion.js'
+import type { KnowledgeEmbeddings } from './embeddings/knowledge-embeddings.js'
 
 export const KB_NAME_MAX = 255
 export const KB_PAGE_SIZE = { default: 20, max: 100 }
@@ -59,13 +61,15 @@ export interface KnowledgeServiceDeps {
   blobs: BlobStore
   clock: () => number
   warn?: ((context: Record<string, unknown>, message: string) => void) | undefined
+  /** Hybrid retrieval with an embeddings service (embeddings/): absent, search is lexical only. */
+  embeddings?: KnowledgeEmbeddings | undefined
 }
 
 /**
  * Search, independent of the indexer (bot code searches through the runtime with only a store): the query
  * is cut into terms, unknown words get their closest vocabulary words, passages are ranked by the engine.
  */
-export async function searchKnowledge(store: KnowledgeStore, botId: string, input: SearchInput, now: number): Promise<SearchResult[]> {
+export async function searchKnowledge(store: KnowledgeStore, botId: string, input: SearchInput, now: number, semantic?: SemanticRanking): Promise<SearchResult[]> {
   if (input.query.length > MAX_QUERY_CHARS) throw errors.invalidQuery(`query must be at most ${MAX_QUERY_CHARS} characters`)
   const limit = Math.min(Math.max(input.limit ?? SEARCH_LIMIT.default, 1), SEARCH_LIMIT.max)
   let any: Record<string, string>[] | undefined
@@ -80,15 +84,20 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const terms = queryTerms(input.query)
   if (terms.length === 0) return []
   const expanded = await expandTerms(store, botId, terms)
-  // Lexical candidates on the question's own words, and on those plus WordNet synonyms/hypernyms, reranked together (rank.ts).
   const files = { all: input.tags, any }
-  const candidates = Math.max(limit, RANKING.candidates)
-  const semantic = semanticExpansions(terms)
-  const own = RANKING.ownQuery || !semantic.length ? await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates }) : []
-  const wide = semantic.length ? await store.searchPassages({ botId, terms: [...expanded, ...semantic.map((e) => e.term)], files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
-  // Document frequencies of the question's own words from the engine; expansions' are estimated from the candidates (rank.ts).
-  const stats = await termStats(store, botId, expanded)
-  const hits = rerank(expanded, semantic, own, wide, limit, stats)
+  // The lexical ranking: candidates on the question's own words, and on those plus WordNet synonyms/hypernyms,
+  // reranked together (rank.ts); `n` passages of it.
+  const expansions = semanticExpansions(terms)
+  const lexical = async (n: number) => {
+    const candidates = Math.max(n, RANKING.candidates)
+    const own = RANKING.ownQuery || !expansions.length ? await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates }) : []
+    const wide = expansions.length ? await store.searchPassages({ botId, terms: [...expanded, ...expansions.map((e) => e.term)], files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
+    // Document frequencies of the question's own words from the engine; expansions' are estimated from the candidates (rank.ts).
+    const stats = await termStats(store, botId, expanded)
+    return rerank(expanded, expansions, own, wide, n, stats)
+  }
+  // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one.
+  const hits = await hybridRanking(semantic, { botId, query: input.query, files, now, limit }, lexical)
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
   return Promise.all(hits.map(async (hit) => {
@@ -199,7 +208,7 @@ export class KnowledgeService {
   // ---- search ----
 
   search(botId: string, input: SearchInput): Promise<SearchResult[]> {
-    return searchKnowledge(this.deps.store, botId, input, this.deps.clock())
+    return searchKnowledge(this.deps.store, botId, input, this.deps.clock(), this.deps.embeddings)
   }
 
   listFilePassages(botId: string, fileId: string, page: { nextToken?: string | undefined; limit: number }): Promise<Page<PassageRow>> {
@@ -255,6 +264,7 @@ export class KnowledgeService {
     const { store, clock } = this.deps
     if (!(await store.setPassages(file.botId, file.id, blobName, passages, clock()))) return false
     await store.addTerms(file.botId, passages.flatMap((p) => vocabulary(`${p.title}\n${p.content}`)))
+    await this.deps.embeddings?.passagesReplaced(file.id)
     return true
   }
 
@@ -370,7 +380,7 @@ export class KnowledgeService {
       if (!(err instanceof ExtractionError)) throw err
       failure = err.message
     }
-    await store.completeIndexing(botId, fileId, blobName, failure, clock())
+    if ((await store.completeIndexing(botId, fileId, blobName, failure, clock())) && failure === null) await this.deps.embeddings?.passagesReplaced(fileId)
   }
 }
 

@@ -22,7 +22,7 @@ const BATCH = 200
 
 interface PassageRecord { file_id: string; position: number | string; title: string; content: string; meta: string }
 
-const toPassage = (r: PassageRecord): PassageRow => ({
+export const toPassage = (r: PassageRecord): PassageRow => ({
   id: `${r.file_id}:${Number(r.position)}`,
   fileId: r.file_id,
   position: Number(r.position),
@@ -46,7 +46,7 @@ function tagsMatch(tags: Record<string, string>): RawBuilder<unknown> {
   )
 }
 
-function fileFilter(filter: PassageFileFilter | undefined): RawBuilder<unknown> {
+export function fileFilter(filter: PassageFileFilter | undefined): RawBuilder<unknown> {
   const parts = [tagsMatch(filter?.all ?? {})]
   if (filter?.any !== undefined) {
     parts.push(filter.any.length === 0 ? sql`1 = 0` : sql`(${sql.join(filter.any.map((t) => sql`(${tagsMatch(t)})`), sql` OR `)})`)

@@ -3,6 +3,7 @@ import type { Database } from './schema.js'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
+import { KyselyPassageVectorStore } from './kysely-passage-vector-store.js'
 import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
@@ -73,6 +74,7 @@ export class KyselyStore implements Store {
   readonly sendsAppendNotifications: boolean = false
   readonly files: KyselyFileStore
   readonly knowledge: KyselyKnowledgeStore
+  readonly passageVectors: KyselyPassageVectorStore
   readonly webhooks: KyselyWebhookStore
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
@@ -89,6 +91,7 @@ export class KyselyStore implements Store {
   ) {
     this.files = new KyselyFileStore(db, dialect)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
+    this.passageVectors = new KyselyPassageVectorStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)

@@ -1,0 +1,61 @@
+import type { PassageFileFilter, PassageHit } from '../../../store/knowledge-store.js'
+
+/**
+ * Hybrid retrieval: the lexical ranking and the vector ranking fused by reciprocal rank fusion
+ * (score = Σ 1 / (k + rank), Cormack et al. 2009). RRF needs no calibration between bm25 / ts_rank and cosine
+ * scores, which are not comparable. Without vectors for the query's scope (no service configured, service down,
+ * nothing embedded yet) the lexical ranking is returned untouched, scores included.
+ */
+
+/** The usual constant: damps the weight of the very first ranks. */
+export const RRF_K = 60
+/** Candidates taken from each ranking before fusion. */
+export const FUSION_POOL = 50
+
+export interface SemanticQuery {
+  botId: string
+  query: string
+  files: PassageFileFilter
+  now: number
+  limit: number
+}
+
+/** A vector ranking of passages for a query; [] when it has nothing to say (never throws for a service failure). */
+export interface SemanticRanking {
+  rank(query: SemanticQuery): Promise<PassageHit[]>
+}
+
+/** Fused ranking, best first; each hit's score is its RRF score. Hits are identified by passage id. */
+export function reciprocalRankFusion(rankings: PassageHit[][], limit: number, k = RRF_K): PassageHit[] {
+  const fused = new Map<string, { hit: PassageHit; score: number; best: number; first: number }>()
+  rankings.forEach((ranking, r) => {
+    ranking.forEach((hit, rank) => {
+      const entry = fused.get(hit.id) ?? { hit, score: 0, best: Infinity, first: r }
+      entry.score += 1 / (k + rank + 1)
+      entry.best = Math.min(entry.best, rank)
+      fused.set(hit.id, entry)
+    })
+  })
+  // Ties (same score) go to the passage ranked higher somewhere, then to the earlier ranking (the lexical one:
+  // a vector ranking always has a next passage, however unrelated), then to document order.
+  return [...fused.values()]
+    .sort((a, b) => b.score - a.score || a.best - b.best || a.first - b.first || a.hit.fileId.localeCompare(b.hit.fileId) || a.hit.position - b.hit.position)
+    .slice(0, limit)
+    .map(({ hit, score }) => ({ ...hit, score }))
+}
+
+/**
+ * The search's ranking step: `lexical(n)` is the lexical search for the n best passages. With a semantic ranking
+ * that finds something, both are asked for FUSION_POOL candidates and fused; otherwise the lexical answer as is.
+ */
+export async function hybridRanking(
+  semantic: SemanticRanking | undefined,
+  query: SemanticQuery,
+  lexical: (limit: number) => Promise<PassageHit[]>,
+): Promise<PassageHit[]> {
+  if (!semantic) return lexical(query.limit)
+  const pool = Math.max(query.limit, FUSION_POOL)
+  const byVector = await semantic.rank({ ...query, limit: pool })
+  if (byVector.length === 0) return lexical(query.limit)
+  return reciprocalRankFusion([await lexical(pool), byVector], query.limit)
+}
