@@ -6,39 +6,13 @@
  * Run: `npx tsx bench/kb-real.ts` (`--misses` prints the tuning half's misses, the held-out half's never;
  * `--tuning` reports the tuning half only and writes nothing: the mode used while tuning; `sqlite`/`postgres` one backend).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { buildApp } from '../src/app.js'
-import { LocalBlobStore } from '../src/blobs/local.js'
-import { loadConfig } from '../src/config.js'
-import { bootstrap } from '../src/domain/bootstrap.js'
-import { MemoryPubSub } from '../src/pubsub/memory.js'
-import { createPostgresStore } from '../src/store/postgres.js'
-import { createSqliteStore } from '../src/store/sqlite.js'
-import type { KyselyStore } from '../src/store/kysely/kysely-store.js'
-import { createDatabase, findPostgresBinaries, startPgCluster } from '../test/helpers/pg-cluster.js'
+import { findPostgresBinaries, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { evaluateRealRetrieval, type RealReport } from '../test/knowledge/real-retrieval.js'
 import { writeResultsSection } from './lib/results.js'
+import { withBenchApp } from './lib/bench-app.js'
 
 async function measure(kind: 'sqlite' | 'postgres', pgUrl?: string): Promise<RealReport> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-kbreal-'))
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' })
-  const store: KyselyStore = kind === 'sqlite'
-    ? await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-    : await createPostgresStore({ url: await createDatabase(pgUrl!), poolSize: 5 })
-  const pubsub = new MemoryPubSub()
-  const app = await buildApp({ config, store, pubsub, blobs: new LocalBlobStore(join(dataDir, 'blobs')), logger: false })
-  try {
-    await app.ready()
-    const { credentials } = await bootstrap(store, dataDir, config.publicUrl)
-    return await evaluateRealRetrieval(app, { authorization: `Bearer ${credentials!.token}`, 'x-bot-id': credentials!.botId }, credentials!.botId)
-  } finally {
-    await app.close()
-    await pubsub.close()
-    await store.close()
-    rmSync(dataDir, { recursive: true, force: true })
-  }
+  return withBenchApp(kind, pgUrl, (app, headers, botId) => evaluateRealRetrieval(app, headers, botId))
 }
 
 const args = process.argv.slice(2)
