@@ -48,6 +48,13 @@ const MAX_EVACUATIONS = 10
 const QUARANTINE_NICE = 0
 /** A run is moved to a fresh worker at most this many times when its worker is stopped for another run. */
 const MAX_MOVES = 2
+/**
+ * A worker that has not said it is ready this long after it was started is presumed stuck and replaced
+ * (a cold start on a loaded 2-core machine took up to 5 s under tsx). Nothing may wait on a worker forever.
+ */
+const START_TIMEOUT_MS = 30_000
+/** A run whose worker failed to start (or was stopped before it did) is sent to another this many times. */
+const MAX_START_FAILURES = 3
 
 /**
  * Heartbeat of a worker, a Float64Array over a SharedArrayBuffer written by the worker: since when
@@ -108,6 +115,8 @@ interface Slot {
   runs: Map<number, PendingRun>
   checks: Map<number, PendingCheck>
   started: boolean
+  /** Fails `ready` (a worker stopped, or timed out, before it started); nothing once it has started. */
+  abortStart(err: Error): void
   /** Takes no new work; terminated once its runs and checks are over (its heap grew, or holds abandoned VMs). */
   retiring: boolean
   /** Runs only suspects' code (see SUSPECT_MS), at a low OS priority. */
@@ -133,7 +142,7 @@ export class QuickJsSandbox implements BotSandbox {
   private evacuated = 0
 
   /** Workers start on first use, all of them (a server without bot code never pays for them). */
-  constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits> } = {}) {
+  constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits>; startTimeoutMs?: number } = {}) {
     this.size = Math.max(1, options.workers ?? Math.max(2, Math.min(4, availableParallelism())))
     this.closing = new Promise<never>((_resolve, reject) => {
       this.signalClosing = reject
@@ -149,33 +158,52 @@ export class QuickJsSandbox implements BotSandbox {
     const shared = new SharedArrayBuffer(BEAT_SLOTS * Float64Array.BYTES_PER_ELEMENT)
     const beat = new Float64Array(shared)
     const workerData: WorkerOptions = { beat: shared, ...heapSizes(this.limits), nice: quarantine ? QUARANTINE_NICE : 0 }
-    // Under tsx/vitest the worker is TypeScript too: a tiny bootstrap registers tsx, then imports it.
-    const worker = import.meta.url.endsWith('.ts')
-      ? new Worker(
-          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./quickjs-worker.ts', import.meta.url).href)}) })`,
-          { eval: true, workerData },
-        )
-      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData })
+    const worker = this.createWorker(workerData)
     worker.unref()
     const slot: Slot = {
-      worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false, retiring: false, quarantine,
+      worker, beat, ready: undefined as never, runs: new Map(), checks: new Map(), started: false, abortStart: () => {}, retiring: false, quarantine,
     }
+    // Settles whatever happens to the worker: it says it is ready, fails, exits, is stopped, or takes too long.
     slot.ready = new Promise((resolve, reject) => {
-      const onMessage = (message: FromWorker) => {
-        if (message.type === 'ready') {
-          slot.started = true
-          worker.off('error', reject)
-          resolve()
-        }
+      const startTimeoutMs = this.options.startTimeoutMs ?? START_TIMEOUT_MS
+      const settle = (err?: Error) => {
+        clearTimeout(timer)
+        worker.off('message', onMessage)
+        worker.off('error', settle)
+        worker.off('exit', onExit)
+        slot.abortStart = () => {}
+        if (err) reject(err)
+        else resolve()
       }
+      const onMessage = (message: FromWorker) => {
+        if (message.type !== 'ready') return
+        slot.started = true
+        settle()
+      }
+      const onExit = (code: number) => settle(new Error(`it exited (code ${code}) before it was ready`))
+      const timer = setTimeout(() => settle(new Error(`it was not ready within ${startTimeoutMs} ms`)), startTimeoutMs)
+      timer.unref()
+      slot.abortStart = settle
       worker.on('message', onMessage)
-      worker.once('error', reject)
+      worker.once('error', settle)
+      worker.once('exit', onExit)
     })
     slot.ready.catch(() => {})
     worker.on('message', (message: FromWorker) => this.onMessage(slot, message))
     worker.on('error', () => this.crashed(slot, 'The sandbox worker crashed'))
     worker.on('exit', () => this.crashed(slot, 'The sandbox worker exited'))
     return slot
+  }
+
+  /** The worker thread running QuickJS (a seam for tests that need a worker which never starts). */
+  protected createWorker(workerData: WorkerOptions): Worker {
+    // Under tsx/vitest the worker is TypeScript too: a tiny bootstrap registers tsx, then imports it.
+    return import.meta.url.endsWith('.ts')
+      ? new Worker(
+          `import('tsx/esm/api').then(({ register }) => { register(); return import(${JSON.stringify(new URL('./quickjs-worker.ts', import.meta.url).href)}) })`,
+          { eval: true, workerData },
+        )
+      : new Worker(new URL('./quickjs-worker.js', import.meta.url), { workerData })
   }
 
   /** Fails everything the slot was doing and drops it; the next request starts a fresh worker. */
@@ -266,6 +294,7 @@ export class QuickJsSandbox implements BotSandbox {
     this.slots.splice(index, 1)
     for (const run of slot.runs.values()) clearTimeout(run.watchdog)
     for (const check of slot.checks.values()) clearTimeout(check.watchdog)
+    slot.abortStart(new Error('it was stopped before it was ready'))
     slot.worker.removeAllListeners('exit')
     void slot.worker.terminate()
     return true
@@ -462,10 +491,21 @@ export class QuickJsSandbox implements BotSandbox {
     return this.dispatch(request, host, 0, 0)
   }
 
-  private async dispatch(request: SandboxRun, host: SandboxHost, moves: number, evacuations: number): Promise<string> {
+  private async dispatch(request: SandboxRun, host: SandboxHost, moves: number, evacuations: number, startFailures = 0): Promise<string> {
     if (this.closed) throw new SandboxError('crashed', 'The sandbox is closed')
     const slot = this.leastBusy(this.isSuspect(request.botId))
-    await this.ready(slot)
+    let failure: unknown
+    try {
+      await this.ready(slot)
+      if (!this.slots.includes(slot) || slot.retiring) failure = new SandboxError('crashed', 'The sandbox worker was stopped before the run could start')
+    } catch (err) {
+      failure = err
+    }
+    if (failure !== undefined) {
+      // Not the run's doing: it goes to another worker (a fresh one is started in its place).
+      if (this.closed || startFailures + 1 >= MAX_START_FAILURES) throw failure
+      return this.dispatch(request, host, moves, evacuations, startFailures + 1)
+    }
     const id = this.nextId++
     const { limits } = request
     return new Promise((resolve, reject) => {

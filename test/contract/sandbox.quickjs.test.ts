@@ -1,5 +1,6 @@
+import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
-import { QuickJsSandbox } from '../../src/runtime/quickjs-sandbox.js'
+import { QuickJsSandbox, type WorkerOptions } from '../../src/runtime/quickjs-sandbox.js'
 import { SandboxError, type SandboxHost } from '../../src/runtime/sandbox.js'
 import { describeSandboxContract } from './sandbox.contract.js'
 
@@ -65,6 +66,67 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       await sandbox.close()
     }
   })
+})
+
+/**
+ * A worker that never starts (stuck loading, or gone before it said it was ready): nothing may wait on
+ * it forever. The CI run of stop 22 hung a sandbox test for 120 s; a worker that exited or stalled
+ * while starting left the runs waiting on it unanswered. Such workers cannot be produced on demand from
+ * real code, so these tests swap in a thread that never says it is ready (the one stand-in here).
+ */
+describe('QuickJsSandbox: a worker that does not start', () => {
+  const input = JSON.stringify({
+    event: {
+      botId: 'b', conversationId: 'c', createdOn: new Date().toISOString(), direction: 'incoming', id: 'm', integration: 'chat', messageId: 'm',
+      payload: { type: 'text', text: 'hi' }, preview: 'hi', state: { user: {}, conversation: {}, bot: {} }, tags: { conversation: {}, message: {}, user: {} }, type: 'text', userId: 'u',
+    },
+    flow: null, conversationStarted: false, budgetMs: 5_000,
+  })
+  const limits = { budgetMs: 5_000, timeoutMs: 10_000, memoryBytes: 32 * 1024 * 1024 }
+  const code = "export const hooks = { async afterIncoming({ client }) { await client.createMessage({ payload: { type: 'text', text: 'answered' } }) } }"
+  /** A pool whose first `bad` workers run `source` instead of QuickJS. */
+  const poolWith = (source: string, bad: number) => new (class extends QuickJsSandbox {
+    protected override createWorker(workerData: WorkerOptions): Worker {
+      return bad-- > 0 ? new Worker(source, { eval: true }) : super.createWorker(workerData)
+    }
+  })({ workers: 1, limits, startTimeoutMs: 2_000 })
+  const answer = async (sandbox: QuickJsSandbox) => {
+    const sent: string[] = []
+    const host: SandboxHost = {
+      async call(_method, args) {
+        sent.push((args as { payload: { text: string } }).payload.text)
+        return { message: { id: 'x' } }
+      },
+      log() {},
+    }
+    const output = JSON.parse(await sandbox.run({ botId: 'b', version: '1', code, entry: 'turn', input, limits }, host)) as { errors: string[] }
+    return { sent, errors: output.errors }
+  }
+
+  for (const [what, source] of [
+    ['stays silent', 'setInterval(() => {}, 1000)'],
+    ['exits', 'process.exit(3)'],
+  ] as const) {
+    it(`a run sent to a worker that ${what} before it is ready goes to another worker and is answered`, async () => {
+      const sandbox = poolWith(source, 1)
+      try {
+        expect(await answer(sandbox)).toEqual({ sent: ['answered'], errors: [] })
+      } finally {
+        await sandbox.close()
+      }
+    }, 60_000)
+  }
+
+  it('when no worker starts, the run fails with the reason instead of waiting forever', async () => {
+    const sandbox = poolWith('setInterval(() => {}, 1000)', 100)
+    try {
+      const failure = await answer(sandbox).then(() => undefined, (err: unknown) => err)
+      expect(failure).toBeInstanceOf(SandboxError)
+      expect((failure as SandboxError).message).toMatch(/failed to start: it was not ready within 2000 ms/)
+    } finally {
+      await sandbox.close()
+    }
+  }, 60_000)
 })
 
 /**
