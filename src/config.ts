@@ -109,7 +109,9 @@ function databaseUrl(env: Env): string | undefined {
   if (!raw) return undefined
   let url: URL
   try {
-    url = new URL(raw)
+    // libpq's form for a Unix socket has no host (`postgres://user@/db?host=/var/run/postgresql`), which the
+    // WHATWG parser refuses with credentials: it is checked with a placeholder host (node-postgres reads it as is).
+    url = new URL(/^postgres(ql)?:\/\/[^/?#]*@\//i.test(raw) ? raw.replace('@/', '@localhost/') : raw)
   } catch {
     throw new Error('PARLEY_DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)')
   }

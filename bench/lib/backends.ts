@@ -27,7 +27,7 @@ export async function onEachBackend<R>(name: string, measure: (backend: string, 
       const store = await createPostgresStore({ url, poolSize: 5 })
       // node-postgres takes a socket directory as the host (`?host=/dir`): what a single-host install configures
       const database = new URL(url).pathname.slice(1)
-      const socketUrl = `postgres://postgres@/${database}?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}`
+      const socketUrl = `postgres://postgres@localhost/${database}?host=${encodeURIComponent(cluster.dir)}&port=${cluster.port}`
       const opened: KyselyStore[] = []
       const overUnixSocket = async () => {
         const other = await createPostgresStore({ url: socketUrl, poolSize: 5 })

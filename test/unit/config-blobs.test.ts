@@ -22,3 +22,13 @@ describe('config: PARLEY_BLOB_STORE', () => {
     expect(() => loadConfig({ PARLEY_DATABASE_URL: PG, PARLEY_BLOB_POOL_SIZE: '0' })).toThrow(/PARLEY_BLOB_POOL_SIZE/)
   })
 })
+
+describe('config: PARLEY_DATABASE_URL', () => {
+  it('takes a PostgreSQL on the same host over its Unix socket, in both of libpq\'s forms, and refuses what is not a postgres URL', () => {
+    for (const url of ['postgres://parley@/parley?host=/var/run/postgresql', 'postgresql://parley@localhost/parley?host=/var/run/postgresql&port=5433']) {
+      expect(loadConfig({ PARLEY_DATABASE_URL: url }).databaseUrl).toBe(url)
+    }
+    expect(() => loadConfig({ PARLEY_DATABASE_URL: 'mysql://u@db/db' })).toThrow(/must start with postgres:\/\//)
+    expect(() => loadConfig({ PARLEY_DATABASE_URL: 'postgres://u@:x/db' })).toThrow(/not a valid URL/)
+  })
+})
