@@ -18,6 +18,10 @@ export const hooks = {
   async afterIncoming({ event, client }) {
     if (event.type === 'handoff_started' || event.type === 'handoff_ended') {
       await client.createMessage({ payload: { type: 'text', text: 'BOT SAW ' + event.type + (event.payload.reason ? ' (' + event.payload.reason + ')' : '') + (event.payload.agent ? ' agent=' + event.payload.agent.name : '') } })
+      if (event.type === 'handoff_started' && event.payload.reason === 'bounce') {
+        const { handoff } = await client.endHandoff({})
+        await client.createMessage({ payload: { type: 'text', text: 'ENDED BY BOT ' + handoff.status } })
+      }
       return
     }
     if (event.type !== 'text' || event.trigger) return
@@ -157,7 +161,7 @@ describe('human handoff', () => {
     }
   })
 
-  it('the handoff workflow card hands off and ends its flow; bot code ends it with client.endHandoff', async () => {
+  it('the handoff workflow card hands off and ends its flow; the Runtime API ends it', async () => {
     const talk = await Talk.open(bot)
     try {
       await talk.say('agent please')
@@ -208,15 +212,30 @@ describe('human handoff', () => {
     }
   })
 
+  it('bot code ends a handoff with client.endHandoff', async () => {
+    const talk = await Talk.open(bot)
+    try {
+      const res = await fetch(`${h.baseUrl}/v1/chat/conversations/${talk.conversationId}/handoff`, {
+        method: 'POST', headers: { authorization: `Bearer ${h.credentials.token}`, 'x-bot-id': bot.id, 'content-type': 'application/json' }, body: JSON.stringify({ reason: 'bounce' }),
+      })
+      expect(res.status).toBe(200)
+      await talk.until(() => talk.botTexts().includes('ENDED BY BOT ended'), 'the bot to end the handoff')
+      await talk.until(() => talk.botTexts().includes('BOT SAW handoff_ended (bounce)'), 'handoff_ended')
+      expect(await talk.askText('after bounce')).toEqual(['echo: after bounce'])
+    } finally {
+      await talk.close()
+    }
+  })
+
   it('stats: handoffs and wait times per day', async () => {
     const today = new Date().toISOString().slice(0, 10)
     const res = await admin('GET', `/bots/${bot.id}/handoffs/stats?startDate=${today}&endDate=${today}`)
     expect(res.status).toBe(200)
     expect(res.body.records).toHaveLength(1)
     const [day] = res.body.records
-    expect(day.requested).toBe(4)
+    expect(day.requested).toBe(5)
     expect(day.claimed).toBe(1)
-    expect(day.ended).toBe(3)
+    expect(day.ended).toBe(4)
     expect(day.waitSeconds.max).toBeGreaterThanOrEqual(0)
     expect(day.waitSeconds.mean).toBe(day.waitSeconds.max)
     expect((await admin('GET', `/bots/${bot.id}/handoffs/stats?startDate=x&endDate=${today}`)).status).toBe(400)
