@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { can, type Permission } from '../../src/domain/permissions.js'
 import { ISO_Z } from '../helpers/formats.js'
+import { handoffFixture } from '../helpers/handoffs.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 type Role = 'billing' | 'viewer' | 'developer' | 'manager' | 'administrator' | 'owner'
@@ -189,6 +190,50 @@ describe('Admin API security', () => {
     {
       name: 'getBotAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics?startDate=2026-01-01&endDate=2026-01-31` }),
+    },
+    // Human handoff (the `agent` role's own matrix: handoffs.security.test.ts).
+    {
+      name: 'listBotHandoffs', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${(await handoffFixture(h, ownerToken, ws)).botId}/handoffs?status=waiting` }),
+    },
+    {
+      name: 'getBotHandoff', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'GET', path: `/bots/${f.botId}/handoffs/${f.conversationId}` }
+      },
+    },
+    {
+      name: 'getBotHandoffStats', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/handoffs/stats?startDate=2026-01-01&endDate=2026-01-31` }),
+    },
+    {
+      name: 'createBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws, { open: false })
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs`, body: { conversationId: f.conversationId } }
+      },
+    },
+    {
+      name: 'claimBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/claim`, body: {} }
+      },
+    },
+    {
+      name: 'createBotHandoffMessage', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, body: { type: 'text', payload: { text: 'hello' } } }
+      },
+    },
+    {
+      name: 'endBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/end`, body: {} }
+      },
     },
     {
       name: 'createBotApiKey', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 201,
