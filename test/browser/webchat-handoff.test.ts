@@ -44,6 +44,8 @@ describeBrowser('webchat human handoff in Chromium', () => {
     await admin('/handoffs', { conversationId, reason: 'browser test' })
     const claimed = await admin(`/handoffs/${conversationId}/claim`, {})
     const name = claimed.handoff.claimedBy!.name
+    // The demo bot sees handoff_started and says so.
+    await page.locator('#pw-log article.pw-msg-theirs', { hasText: 'A person will answer you here shortly.' }).waitFor()
     const joined = page.locator('#pw-log .pw-system[data-handoff="joined"]')
     await joined.waitFor()
     expect(await joined.textContent()).toBe(`${name} joined the conversation`)
@@ -60,6 +62,7 @@ describeBrowser('webchat human handoff in Chromium', () => {
     const left = page.locator('#pw-log .pw-system[data-handoff="left"]')
     await left.waitFor()
     expect(await left.textContent()).toBe(`${name} left the conversation`)
+    await page.locator('#pw-log article.pw-msg-theirs', { hasText: 'You are back with the demo bot.' }).waitFor()
     await page.screenshot({ path: artifactPath('webchat-handoff-1024.png') })
     expect(await seriousViolations(page)).toEqual([])
 
