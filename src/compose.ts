@@ -189,6 +189,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const handoffs = new HandoffService(store, pubsub, bots, {
     turnNotification: (integrationId, conversationId) => runtime.turnNotification(integrationId, conversationId),
     validatePayload: validateMessagePayload,
+    metrics,
   })
   runtime.attachHandoffs(handoffs)
   const files = new FileService({ config, store, bots, blobs, warn, embeddings })

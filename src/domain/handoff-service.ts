@@ -8,6 +8,7 @@ import { conversationChanged, publishUnsent } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
 import type { BotService } from './bot-service.js'
 import { can, type Role } from './permissions.js'
+import { MetricsRegistry, type Counter, type Histogram } from '../lib/metrics.js'
 
 const DAY_MS = 86_400_000
 /** Page sizes of the handoff listing, and how many notes a handoff shows. */
@@ -93,7 +94,11 @@ export interface HandoffOptions {
   /** The Chat API's payload rules, for the agents' replies. */
   validatePayload: (payload: unknown) => string | undefined
   clock?: () => number
+  /** The instance's registry: handoffs started, claimed and ended here, and their wait before a claim. */
+  metrics?: MetricsRegistry | undefined
 }
+
+const WAIT_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600]
 
 /** Who acts on a handoff through the Admin API. */
 export interface HandoffCaller { account: AccountRow; role: Role }
@@ -112,9 +117,14 @@ export interface HandoffCaller { account: AccountRow; role: Role }
  */
 export class HandoffService {
   private readonly clock: () => number
+  private readonly counted: Counter
+  private readonly waits: Histogram
 
   constructor(private readonly store: Store, private readonly pubsub: PubSub, private readonly bots: BotService, private readonly options: HandoffOptions) {
     this.clock = options.clock ?? Date.now
+    const metrics = options.metrics ?? new MetricsRegistry()
+    this.counted = metrics.counter('parley_handoffs_total', 'Human handoffs by event (started, claimed, ended) on this instance', ['event'])
+    this.waits = metrics.histogram('parley_handoff_wait_seconds', 'Wait of human handoffs from their request to their first claim, in seconds', WAIT_BUCKETS)
   }
 
   // ---- the bot side (sandboxed client, Runtime API) ----
@@ -280,7 +290,10 @@ export class HandoffService {
     const { handoff, created } = await this.store.handoffs.open({
       id: uuidv7(), botId: bot.id, integrationId: integration.id, conversationId, userId, reason: input.reason ?? null, requestedAt: this.clock(),
     })
-    if (created) await this.marker(integration, handoff, 'started')
+    if (created) {
+      this.counted.inc({ event: 'started' })
+      await this.marker(integration, handoff, 'started')
+    }
     return handoff
   }
 
@@ -295,6 +308,8 @@ export class HandoffService {
     if (result.outcome === 'taken') throw errors.locked(`${result.handoff.claimedName ?? result.handoff.claimedBy} already holds this handoff`)
     // The first claim (not a repeat by the same member) says so in the conversation.
     if (open.claimedBy === null) {
+      this.counted.inc({ event: 'claimed' })
+      this.waits.observe(Math.max(0, ((result.handoff.claimedAt ?? this.clock()) - open.requestedAt) / 1000))
       const joined = seededId(`handoff:${open.id}:joined:${member.id}`)
       if (!(await this.store.getMessage(integration.id, joined))) {
         await this.agentMessage(integration, result.handoff, member, { type: 'text', text: `${member.displayName} joined the conversation` }, 'joined', joined)
@@ -311,6 +326,7 @@ export class HandoffService {
       if (latest) return latest
       throw errors.notFound('Open handoff of conversation', open.conversationId)
     }
+    this.counted.inc({ event: 'ended' })
     if (ended.claimedBy !== null) {
       const name = ended.claimedName ?? 'The agent'
       await this.agentMessage(integration, ended, { id: ended.claimedBy, displayName: name }, { type: 'text', text: `${name} left the conversation` }, 'left', seededId(`handoff:${ended.id}:left`))

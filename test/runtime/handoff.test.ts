@@ -239,5 +239,10 @@ describe('human handoff', () => {
     expect(day.waitSeconds.max).toBeGreaterThanOrEqual(0)
     expect(day.waitSeconds.mean).toBe(day.waitSeconds.max)
     expect((await admin('GET', `/bots/${bot.id}/handoffs/stats?startDate=x&endDate=${today}`)).status).toBe(400)
+    // The same, counted by the instance's metrics.
+    const metrics = await (await fetch(`${h.baseUrl}/metrics`)).text()
+    const sample = (event: string) => Number(new RegExp(`^parley_handoffs_total\\{event="${event}"\\} (\\d+)$`, 'm').exec(metrics)?.[1])
+    expect([sample('started'), sample('claimed'), sample('ended')]).toEqual([5, 1, 4])
+    expect(metrics).toMatch(/^parley_handoff_wait_seconds_count 1$/m)
   })
 })
