@@ -129,7 +129,12 @@ export class HandoffService {
 
   // ---- the bot side (sandboxed client, Runtime API) ----
 
-  /** Whether a conversation is handed off now (the bot runtime, per turn). */
+  /** Whether a handoff of the conversation covered the instant `at` (the bot runtime, per incoming message: its createdAt). */
+  handedOffAt(integrationId: string, conversationId: string, at: number): Promise<boolean> {
+    return this.store.handoffs.coveredAt(integrationId, conversationId, at)
+  }
+
+  /** Whether a conversation is handed off now (the beforeIncoming hook of a message being written). */
   async isHandedOff(integrationId: string, conversationId: string): Promise<boolean> {
     return (await this.store.handoffs.getOpen(integrationId, conversationId)) !== undefined
   }

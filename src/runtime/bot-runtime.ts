@@ -182,13 +182,16 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /**
-   * Whether an incoming message or event waits for a person instead of the bot: its conversation has an open
-   * handoff. The handoff's own marker events (handoff_started / handoff_ended) always run a turn.
+   * Whether an incoming message or event is for a person instead of the bot: it was written while a handoff of
+   * its conversation was open (by its createdAt, not the handoff's state now: a message written during a handoff
+   * stays the agent's even when the runtime reaches it after the handoff ended). The handoff's own marker events
+   * (handoff_started / handoff_ended) always run a turn.
    */
   private async forAgent(integrationId: string, conversationId: string, incoming: Incoming): Promise<boolean> {
     if (!this.handoffs || incoming.kind === 'started') return false
     if (incoming.kind === 'event' && handoffEventType(incoming.event)) return false
-    return this.handoffs.isHandedOff(integrationId, conversationId)
+    const at = incoming.kind === 'message' ? incoming.message.createdAt : incoming.event.createdAt
+    return this.handoffs.handedOffAt(integrationId, conversationId, at)
   }
 
   private domain(): BotChatService {

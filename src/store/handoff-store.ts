@@ -46,6 +46,12 @@ export interface HandoffStore {
   open(handoff: NewHandoff): Promise<{ handoff: HandoffRow; created: boolean }>
   /** The conversation's open handoff (waiting or active), if any. */
   getOpen(integrationId: string, conversationId: string): Promise<HandoffRow | undefined>
+  /**
+   * Whether a handoff of the conversation covered the instant `at`: requested at or before it, and not ended
+   * by then. The bot runtime asks it for each incoming message (its createdAt), so that a message written
+   * during a handoff goes to the agent even when the runtime reaches it after the handoff ended.
+   */
+  coveredAt(integrationId: string, conversationId: string, at: number): Promise<boolean>
   /** The conversation's open handoff, else its latest ended one. */
   latest(botId: string, conversationId: string): Promise<HandoffRow | undefined>
   /** A bot's handoffs, oldest request first (an inbox: who waits longest comes first), optionally of one status. */

@@ -73,6 +73,18 @@ export function describeHandoffContract(name: string, factory: HandoffStoreFacto
       expect((await store.handoffs.latest(botId, h.conversationId))?.id).toBe(next.handoff.id)
     })
 
+    it('coveredAt: from a handoff\'s request (included) to its end (excluded); open ones cover what follows', async () => {
+      const conversationId = `conv-${randomUUID()}`
+      const { handoff: h } = await store.handoffs.open(handoff({ conversationId, requestedAt: 50_000 }))
+      expect(await store.handoffs.coveredAt(integrationId, conversationId, 49_999)).toBe(false)
+      expect(await store.handoffs.coveredAt(integrationId, conversationId, 50_000)).toBe(true)
+      expect(await second.handoffs.coveredAt(integrationId, conversationId, 10 ** 12)).toBe(true)
+      await store.handoffs.end(h.id, 60_000)
+      expect(await store.handoffs.coveredAt(integrationId, conversationId, 59_999)).toBe(true)
+      expect(await store.handoffs.coveredAt(integrationId, conversationId, 60_000)).toBe(false)
+      expect(await store.handoffs.coveredAt(integrationId, `other-${conversationId}`, 55_000)).toBe(false)
+    })
+
     it('claim: members racing from two instances for one handoff: exactly one wins', async () => {
       for (let round = 0; round < 5; round++) {
         const { handoff: h } = await store.handoffs.open(handoff())

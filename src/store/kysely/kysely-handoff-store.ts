@@ -80,6 +80,15 @@ export class KyselyHandoffStore implements HandoffStore {
     return r && toRow(r)
   }
 
+  async coveredAt(integrationId: string, conversationId: string, at: number): Promise<boolean> {
+    const r = await this.db.selectFrom('handoffs').select('id')
+      .where('integration_id', '=', integrationId).where('conversation_id', '=', conversationId).where('requested_at', '<=', at)
+      .where((eb) => eb.or([eb('ended_at', 'is', null), eb('ended_at', '>', at)]))
+      .limit(1)
+      .executeTakeFirst()
+    return r !== undefined
+  }
+
   async latest(botId: string, conversationId: string): Promise<HandoffRow | undefined> {
     const r = await this.db.selectFrom('handoffs').selectAll()
       .where('bot_id', '=', botId).where('conversation_id', '=', conversationId)
