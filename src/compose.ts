@@ -18,6 +18,7 @@ import { TablesService } from './domain/tables-service.js'
 import { AnalyticsService } from './domain/analytics-service.js'
 import { TableJobs } from './domain/tables/table-jobs.js'
 import { WebhookService } from './domain/webhook-service.js'
+import { HandoffService } from './domain/handoff-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
 import type { Services } from './http/types.js'
@@ -185,6 +186,12 @@ export function createServices(deps: ServiceDeps): Domain {
     // Best effort, in the background: no request waits for a remote bot.
     onUrlChanged: (bot) => void remote.register(bot),
   })
+  const handoffs = new HandoffService(store, pubsub, bots, {
+    turnNotification: (integrationId, conversationId) => runtime.turnNotification(integrationId, conversationId),
+    validatePayload: validateMessagePayload,
+    metrics,
+  })
+  runtime.attachHandoffs(handoffs)
   const files = new FileService({ config, store, bots, blobs, warn, embeddings })
   const tables = new TablesService(store)
   runtime.attachTables(tables)
@@ -195,6 +202,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const services: Services = {
     config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
+    handoffs,
     webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),

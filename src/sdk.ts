@@ -122,7 +122,20 @@ export type MessageEvent = EventBase & {
 /** A custom event sent through the Chat API (`createEvent`). */
 export type CustomEvent = EventBase & { type: 'custom'; payload: Record<string, any>; direction: 'incoming'; messageId?: undefined; userId?: string }
 
-export type BotEvent = MessageEvent | CustomEvent
+/**
+ * A human handoff of the conversation started or ended (README "Human handoff"): payload { type, handoffId, reason?, agent?: { name } }.
+ * While a handoff is open, the user's messages run no hooks or workflows; these two events do.
+ */
+export type HandoffEvent = EventBase & { type: 'handoff_started' | 'handoff_ended'; payload: { type: 'handoff_started' | 'handoff_ended'; handoffId: string; reason?: string; agent?: { name: string } }; direction: 'incoming'; messageId?: undefined; userId?: string }
+
+/** A handoff as bot code sees it (client.startHandoff / endHandoff): the Admin API's Handoff. */
+export interface Handoff {
+  id: string; botId: string; conversationId: string; userId: string; status: 'waiting' | 'active' | 'ended'; reason?: string
+  requestedAt: string; claimedBy?: { memberId: string; name: string; avatarUrl?: string }; claimedAt?: string; endedAt?: string
+  notes: { memberId: string; text: string; createdAt: string }[]
+}
+
+export type BotEvent = MessageEvent | CustomEvent | HandoffEvent
 
 /** Acts for the bot, limited to the bot's own data. `conversationId` defaults to the event's. */
 export interface BotClient {
@@ -135,6 +148,10 @@ export interface BotClient {
   listMessages(args?: { conversationId?: string; nextToken?: string }): Promise<{ messages: Message[]; meta: { nextToken?: string } }>
   getConversation(args: { id: string }): Promise<{ conversation: Conversation }>
   getUser(args: { id: string }): Promise<{ user: User }>
+  /** Hands the conversation to a workspace member (the console's inbox); returns the open handoff if there is one. */
+  startHandoff(args?: { conversationId?: string; reason?: string }): Promise<{ handoff: Handoff }>
+  /** Returns the conversation to the bot. */
+  endHandoff(args?: { conversationId?: string }): Promise<{ handoff: Handoff }>
 }
 
 // ---- hooks and actions ----
@@ -194,6 +211,8 @@ export type Card<A extends Actions = Actions> =
     }
   | { type: 'transition'; conditions?: Array<{ when: string; to: string }>; else?: string }
   | { type: 'end' }
+  /** Hands the conversation to a person (client.startHandoff) and ends the flow. `reason` may use templates. */
+  | { type: 'handoff'; reason?: string }
 
 export interface WorkflowNode<A extends Actions = Actions> {
   cards: Array<Card<A>>

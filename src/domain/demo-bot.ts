@@ -41,8 +41,11 @@ export const hooks = {
   async afterIncoming({ event, client, state, handledByWorkflow }) {
     state.conversation.messages = (state.conversation.messages || 0) + 1
     if (handledByWorkflow || event.type === 'custom') return
-    const text = event.preview.trim().toLowerCase()
     const say = (payload) => client.createMessage({ conversationId: event.conversationId, payload })
+    // Human handoff (README "Human handoff"): a person answers until the conversation comes back.
+    if (event.type === 'handoff_started') return say({ type: 'text', text: 'A person will answer you here shortly.' })
+    if (event.type === 'handoff_ended') return say({ type: 'text', text: 'You are back with the demo bot. Type "help" for more.' })
+    const text = event.preview.trim().toLowerCase()
     if (text === 'help' || text === 'menu') return say(help)
     const sample = samples[text.replace(/^show\s+/, '')]
     if (sample) return say(sample)

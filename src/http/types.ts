@@ -9,6 +9,7 @@ import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { TablesService } from '../domain/tables-service.js'
 import type { AnalyticsService } from '../domain/analytics-service.js'
+import type { HandoffService } from '../domain/handoff-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
 import type { RuntimeEventService } from '../domain/runtime-event-service.js'
@@ -38,6 +39,8 @@ export interface Services {
   tables: TablesService
   /** getBotAnalytics: a bot's activity per day. */
   analytics: AnalyticsService
+  /** Human handoff: the Admin API's inbox operations and the Runtime API's start/end. */
+  handoffs: HandoffService
   runtime: BotRuntime
   /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
   remote: RemoteBots

@@ -56,6 +56,8 @@ export const errors = {
     new ApiError('ResourceNotFound', id === undefined ? `${what} not found` : `${what} "${id}" not found`),
   alreadyExists: (what: string, id: string) => new ApiError('AlreadyExists', `${what} "${id}" already exists`),
   invalidPayload: (message: string) => new ApiError('InvalidPayload', message),
+  /** A resource someone else holds (a handoff claimed by another agent). */
+  locked: (message: string) => new ApiError('ResourceLockedConflict', message),
   /** A bot's own code failed (an action that threw, a remote bot that answered an error). */
   runtime: (message: string) => new ApiError('Runtime', message),
   /** A remote bot did not answer in time (or could not be reached). */

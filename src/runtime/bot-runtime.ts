@@ -6,6 +6,7 @@ import { publishTyping } from '../domain/conversation-stream.js'
 import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
+import { handoffEventType, type HandoffService } from '../domain/handoff-service.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
 import { sandboxTableCall } from './sandbox-tables.js'
@@ -171,6 +172,26 @@ export class BotRuntime implements IncomingInterceptor {
 
   attachDomain(botChat: BotChatService): void {
     this.botChat = botChat
+  }
+
+  private handoffs: HandoffService | undefined
+
+  /** Human handoff (compose.ts): a handed-off conversation's messages run no turns; client.startHandoff / endHandoff. */
+  attachHandoffs(handoffs: HandoffService): void {
+    this.handoffs = handoffs
+  }
+
+  /**
+   * Whether an incoming message or event is for a person instead of the bot: it was written while a handoff of
+   * its conversation was open (by its createdAt, not the handoff's state now: a message written during a handoff
+   * stays the agent's even when the runtime reaches it after the handoff ended). The handoff's own marker events
+   * (handoff_started / handoff_ended) always run a turn.
+   */
+  private async forAgent(integrationId: string, conversationId: string, incoming: Incoming): Promise<boolean> {
+    if (!this.handoffs || incoming.kind === 'started') return false
+    if (incoming.kind === 'event' && handoffEventType(incoming.event)) return false
+    const at = incoming.kind === 'message' ? incoming.message.createdAt : incoming.event.createdAt
+    return this.handoffs.handedOffAt(integrationId, conversationId, at)
   }
 
   private domain(): BotChatService {
@@ -357,6 +378,8 @@ export class BotRuntime implements IncomingInterceptor {
           : undefined
         position = signal.seq
         if (!incoming) continue
+        // Handed off: stored and streamed as usual, answered by a person; the cursor passes over it.
+        if (await this.forAgent(integration.id, conversationId, incoming)) continue
         let result: TurnResult
         try {
           result = await this.typingWhile(integration.id, conversationId, () => executor.turn(bot, integration, incoming))
@@ -470,7 +493,8 @@ export class BotRuntime implements IncomingInterceptor {
       preview: previewOf(base.payload),
       state,
       tags: { conversation: {}, message: {}, user: {} },
-      type: incoming.kind === 'started' ? 'conversationStarted' : base.custom ? 'custom' : String(base.payload.type),
+      type: incoming.kind === 'started' ? 'conversationStarted'
+        : (incoming.kind === 'event' && handoffEventType(incoming.event)) || (base.custom ? 'custom' : String(base.payload.type)),
       userId: base.userId,
     }
   }
@@ -562,6 +586,15 @@ export class BotRuntime implements IncomingInterceptor {
           return { conversation: runtimeConversationView(await domain.getConversation(bot, String(a.id))) }
         case 'getUser':
           return { user: sandboxUserView(await domain.getUser(bot, String(a.id))) }
+        case 'startHandoff':
+        case 'endHandoff': {
+          if (!this.handoffs) throw errors.invalidPayload('Human handoff is not available on this instance')
+          const conversation = await ownConversationId(a.conversationId)
+          if (method === 'endHandoff') return { handoff: await this.handoffs.endForBot(bot, conversation.id) }
+          if (a.reason !== undefined && typeof a.reason !== 'string') throw errors.invalidPayload('reason must be a string')
+          const userId = typeof a.userId === 'string' ? a.userId : undefined
+          return { handoff: await this.handoffs.startForBot(bot, conversation.id, { reason: a.reason as string | undefined, userId }) }
+        }
         case 'searchKnowledge':
           return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking)
         case 'composeKnowledgeAnswer': {
@@ -830,7 +863,10 @@ export class BotRuntime implements IncomingInterceptor {
     if (!bot || !code || bot.url !== null) return undefined
     const summary = await this.summary(bot)
     if (!summary?.hooks.includes('beforeIncoming')) return undefined
-    return (draft) => this.beforeIncoming(bot, code, integration, draft)
+    return async (draft) => (await this.handoffs?.isHandedOff(integration.id, draft.conversationId))
+      // Handed off: the bot's hooks do not see the user's messages (a person answers them).
+      ? { payload: draft.payload, stop: false }
+      : this.beforeIncoming(bot, code, integration, draft)
   }
 
   private async beforeIncoming(bot: BotRow, code: string, integration: IntegrationRow, draft: IncomingDraft): Promise<{ payload: JsonObject; stop: boolean }> {

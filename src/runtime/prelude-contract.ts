@@ -19,7 +19,8 @@ export interface PreludeHost {
    * Methods: createMessage {conversationId, payload, metadata?} → {message}; createEvent {conversationId, payload} → {event};
    * getMessage {id} → {message}; listMessages {conversationId, nextToken?} → {messages, meta}; getConversation {id} →
    * {conversation}; getUser {id} → {user}; searchKnowledge {query, knowledgeBases?, limit?} → {included, results};
-   * startTypingIndicator {conversationId, timeout?} / stopTypingIndicator {conversationId} → {}.
+   * startTypingIndicator {conversationId, timeout?} / stopTypingIndicator {conversationId} → {};
+   * startHandoff {conversationId, reason?, userId?} / endHandoff {conversationId} → {handoff}.
    * All are limited to the bot's own data.
    * createMessage here is the RAW persistence call: the prelude itself runs beforeOutgoing/afterOutgoing around it.
    */

@@ -42,6 +42,7 @@ type Card =
   | { type: 'transition'; conditions: Array<{ when: string; to: string }>; else?: string }
   | { type: 'end' }
   | KnowledgeCard
+  | { type: 'handoff'; reason?: string }
 
 /** Answers from knowledge bases (host call searchKnowledge): best passage and its sources, or noAnswer. */
 interface KnowledgeCard {
@@ -88,7 +89,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   // Constants and built-ins captured before any bot code runs (bot code shares this realm and could replace them).
   // ---------------------------------------------------------------------------------------------------------------
   const HOOK_NAMES = ['beforeIncoming', 'afterIncoming', 'beforeOutgoing', 'afterOutgoing', 'afterTurnEnd']
-  const CARD_TYPES = ['say', 'execute', 'action', 'capture', 'transition', 'end', 'knowledge']
+  const CARD_TYPES = ['say', 'execute', 'action', 'capture', 'transition', 'end', 'knowledge', 'handoff']
   const TRIGGER_TYPES = ['conversationStarted', 'message', 'event']
   const VALIDATE_TYPES = ['text', 'number', 'email', 'pattern']
   const PAYLOAD_TYPES = ['text', 'markdown', 'image', 'audio', 'video', 'file', 'location', 'card', 'carousel', 'choice', 'dropdown', 'bloc']
@@ -576,6 +577,15 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         if (c.noAnswer !== undefined) card.noAnswer = nonEmptyString(c.noAnswer, where + '.noAnswer')
         return card
       }
+      case 'handoff': {
+        checkKeys(c, ['type', 'reason'], at)
+        const card: { type: 'handoff'; reason?: string } = { type: 'handoff' }
+        if (c.reason !== undefined) {
+          card.reason = nonEmptyString(c.reason, where + '.reason')
+          checkTemplates(card.reason, where + '.reason')
+        }
+        return card
+      }
       default: {
         checkKeys(c, ['type'], at)
         return { type: 'end' }
@@ -745,6 +755,16 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       getConversation: async (a?: unknown) => call('getConversation', { id: idOf('getConversation', argsOf('getConversation', a)) }),
       getUser: async (a?: unknown) => call('getUser', { id: idOf('getUser', argsOf('getUser', a)) }),
       searchKnowledge: async (a?: unknown) => searchKnowledge(event, argsOf('searchKnowledge', a)),
+      // Human handoff (README "Human handoff"): the conversation waits for a workspace member until endHandoff.
+      startHandoff: async (a?: unknown) => {
+        const args = argsOf('startHandoff', a)
+        if (args.reason !== undefined && typeof args.reason !== 'string') throw new Error('client.startHandoff: reason must be a string, got ' + describe(args.reason))
+        const out: Json = { conversationId: conversationOf('startHandoff', args) }
+        if (args.reason !== undefined) out.reason = args.reason
+        if (typeof event.userId === 'string') out.userId = event.userId
+        return call('startHandoff', out)
+      },
+      endHandoff: async (a?: unknown) => call('endHandoff', { conversationId: conversationOf('endHandoff', argsOf('endHandoff', a)) }),
       // Webhook events only: a chunk of the raw body (README "Webhook integration").
       readWebhookBody: async (a?: unknown) => call('readWebhookBody', argsOf('readWebhookBody', a)),
       // Runtime API operations (@botpress/client names and shapes), served by the host's domain service.
@@ -847,6 +867,11 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       fail(rt, 'hooks.' + name, err)
       return { ok: false }
     }
+  }
+
+  /** handoff_started / handoff_ended: events (they match `{ type: 'event', name }` triggers, never message triggers or a waiting capture). */
+  function isHandoffEvent(event: Json): boolean {
+    return event.type === 'handoff_started' || event.type === 'handoff_ended'
   }
 
   function isPayload(p: unknown): p is Json {
@@ -957,6 +982,18 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       case 'say':
         await say(rt, event, card.payload, where)
         return { kind: 'next' }
+      case 'handoff': {
+        // Hands the conversation to a person and ends the flow: the user's next messages go to the agent.
+        try {
+          const args: Json = { conversationId: event.conversationId }
+          if (typeof event.userId === 'string') args.userId = event.userId
+          if (card.reason !== undefined) args.reason = await unit(rt, () => render(card.reason, scopeOf(rt, event), false))
+          await host.call('startHandoff', jsonStringify(args))
+        } catch (err) {
+          fail(rt, where, err)
+        }
+        return { kind: 'end' }
+      }
       case 'execute': {
         const fn = compileCode(card.code)
         try {
@@ -1100,7 +1137,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
   /** The first trigger (flows and their triggers in declaration order) matching this event. */
   function findTrigger(event: Json, conversationStarted: boolean): { flowId: string; eventName: string } | null {
     // A webhook event fires `{ type: 'event', name: 'webhook' }` triggers; it never matches message triggers.
-    const custom = event.type === 'custom' || event.type === 'webhook'
+    const custom = event.type === 'custom' || event.type === 'webhook' || isHandoffEvent(event)
     const payload = isObj(event.payload) ? event.payload : {}
     const text = custom ? '' : previewText(event).trim()
     const lower = text.toLowerCase()
@@ -1178,7 +1215,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     const waiting = waitingCapture(input.flow)
     if (waiting) {
       flow = waiting.pos
-      if (event.type !== 'custom') {
+      if (event.type !== 'custom' && !isHandoffEvent(event)) {
         handled = true
         rt.handled = true
         flow = await resumeCapture(rt, event, waiting.pos, waiting.card)

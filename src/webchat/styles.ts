@@ -67,6 +67,11 @@ body {
 .pw-msg-mine .pw-bubble { background: var(--pw-mine); color: var(--pw-mine-text); border-color: transparent; }
 .pw-msg-mine .pw-bubble a { color: inherit; }
 .pw-msg.pw-type-card .pw-bubble, .pw-msg.pw-type-carousel .pw-bubble { padding: 0; background: transparent; border: 0; }
+.pw-system { align-self: center; max-width: 90%; margin: 4px 0; font-size: .8rem; color: var(--pw-muted); text-align: center; }
+.pw-agent { display: flex; align-items: center; gap: 6px; margin: 0 6px 2px; font-size: .75rem; color: var(--pw-muted); }
+.pw-agent-avatar { width: 20px; height: 20px; border-radius: 50%; object-fit: cover; flex: 0 0 auto; background: var(--pw-border); }
+.pw-agent-initials { display: inline-flex; align-items: center; justify-content: center; font-size: .625rem; font-weight: 600; color: var(--pw-text); }
+.pw-agent-name { font-weight: 600; }
 .pw-time { font-size: .75rem; color: var(--pw-muted); margin: 2px 6px 0; }
 .pw-text { margin: 0; white-space: pre-wrap; }
 .pw-unsupported { font-style: italic; color: var(--pw-muted); }

@@ -76,6 +76,8 @@ describe('runtime: /metrics', () => {
       ['parley_bot_turn_duration_seconds', 'histogram'],
       ['parley_bot_conversations_behind', 'gauge'],
       ['parley_bot_conversations_running', 'gauge'],
+      ['parley_handoffs_total', 'counter'],
+      ['parley_handoff_wait_seconds', 'histogram'],
     ] as const) {
       expect(families.get(name), name).toMatchObject({ type })
       expect(families.get(name)!.help.length, name).toBeGreaterThan(10)

@@ -3,7 +3,7 @@
  * - credentials: missing, malformed, forged, oversized, revoked tokens → 401; bot API keys → 403;
  * - workspace header: missing or unknown → 401, not a member → 403 (workspace-scoped routes);
  * - roles: billing, viewer, developer, manager, administrator, owner allowed/denied exactly as the
- *   PERMISSIONS table in src/domain/permissions.ts says (denied → 403 Forbidden);
+ *   ROLE_PERMISSIONS table in src/domain/permissions.ts says (denied → 403 Forbidden);
  * - secrets hidden from read-only roles, other workspaces' resources invisible (404), listings isolated;
  * - error bodies always `{ id, code, type, message }` with code == HTTP status;
  * - the 50 MB Admin body limit, also on a real socket.
@@ -11,8 +11,9 @@
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { PERMISSIONS } from '../../src/domain/permissions.js'
+import { can, type Permission } from '../../src/domain/permissions.js'
 import { ISO_Z } from '../helpers/formats.js'
+import { handoffFixture } from '../helpers/handoffs.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 type Role = 'billing' | 'viewer' | 'developer' | 'manager' | 'administrator' | 'owner'
@@ -54,7 +55,7 @@ interface Op {
   name: string
   scope: 'account' | 'path' | 'workspace'
   minRole: Role
-  permission?: keyof typeof PERMISSIONS
+  permission?: Permission
   ok: number
   prepare(ctx: Ctx): Promise<Req>
 }
@@ -190,6 +191,50 @@ describe('Admin API security', () => {
       name: 'getBotAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics?startDate=2026-01-01&endDate=2026-01-31` }),
     },
+    // Human handoff (the `agent` role's own matrix: handoffs.security.test.ts).
+    {
+      name: 'listBotHandoffs', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${(await handoffFixture(h, ownerToken, ws)).botId}/handoffs?status=waiting` }),
+    },
+    {
+      name: 'getBotHandoff', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'GET', path: `/bots/${f.botId}/handoffs/${f.conversationId}` }
+      },
+    },
+    {
+      name: 'getBotHandoffStats', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/handoffs/stats?startDate=2026-01-01&endDate=2026-01-31` }),
+    },
+    {
+      name: 'createBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws, { open: false })
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs`, body: { conversationId: f.conversationId } }
+      },
+    },
+    {
+      name: 'claimBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/claim`, body: {} }
+      },
+    },
+    {
+      name: 'createBotHandoffMessage', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, body: { type: 'text', payload: { text: 'hello' } } }
+      },
+    },
+    {
+      name: 'endBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/end`, body: {} }
+      },
+    },
     {
       name: 'createBotApiKey', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 201,
       prepare: async ({ ws }) => ({ method: 'POST', path: '/bots/baks', body: { botId: await newBot(ws), note: 'k' } }),
@@ -234,7 +279,8 @@ describe('Admin API security', () => {
     expect(OPS.map((o) => o.name).sort()).toEqual([...registered].sort())
     expect(new Set(OPS.map((o) => o.name)).size).toBe(OPS.length)
     expect(OPS.length).toBeGreaterThanOrEqual(22)
-    for (const op of OPS) if (op.permission) expect(PERMISSIONS[op.permission], op.name).toBe(op.minRole)
+    // Over the linear roles (the `agent` role has its own matrix: handoffs.security.test.ts), the roles allowed are the ones from minRole up.
+    for (const op of OPS) if (op.permission) for (const role of ROLES) expect(can(role, op.permission), `${op.name} as ${role}`).toBe(rank(role) >= rank(op.minRole))
   })
 
   describe('invalid credentials on every operation', () => {

@@ -151,7 +151,7 @@ describe('load', () => {
     ['unknown next', wf({ nodes: { a: node([], { next: 'b' }) } }), 'workflows.f.nodes.a.next: no node "b" in this workflow (nodes: a)'],
     ['cards not an array', wf({ nodes: { a: { cards: {} } } }), 'workflows.f.nodes.a.cards must be an array of cards, got an object'],
     ['unknown node property', wf({ nodes: { 'my node': { cards: [], then: 'x' } } }), 'workflows.f.nodes["my node"]: unknown property "then" (allowed: cards, next)'],
-    ['unknown card type', cards({ type: 'wait' }), 'workflows.f.nodes.a.cards[0].type must be one of say, execute, action, capture, transition, end, knowledge, got "wait"'],
+    ['unknown card type', cards({ type: 'wait' }), 'workflows.f.nodes.a.cards[0].type must be one of say, execute, action, capture, transition, end, knowledge, handoff, got "wait"'],
     ['unknown card property', cards({ type: 'end', to: 'b' }), 'workflows.f.nodes.a.cards[0] (end): unknown property "to" (allowed: type)'],
     ['say with payload and text', cards({ type: 'say', text: 'a', payload: { type: 'text', text: 'b' } }), 'workflows.f.nodes.a.cards[0] (say): needs exactly one of `payload` or `text`'],
     ['say with a bad payload type', cards({ type: 'say', payload: { type: 'txt', text: 'b' } }), /^workflows\.f\.nodes\.a\.cards\[0\]\.payload\.type must be one of text, markdown, .*, got "txt"$/],
@@ -233,7 +233,7 @@ describe('hooks', () => {
       direction: 'incoming',
       client: [
         ...[
-          'addParticipant', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'startTypingIndicator', 'stopTypingIndicator', 'updateConversation', 'updateMessage', 'updateUser',
+          'addParticipant', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'startHandoff', 'endHandoff', 'startTypingIndicator', 'stopTypingIndicator', 'updateConversation', 'updateMessage', 'updateUser',
           // tables
           'listTables', 'getTable', 'getOrCreateTable', 'createTable', 'duplicateTable', 'exportTable', 'importTable', 'getTableJobs',
           'updateTable', 'renameTableColumn', 'deleteTable', 'getTableRow', 'findTableRows', 'createTableRows', 'updateTableRows', 'upsertTableRows', 'deleteTableRows',

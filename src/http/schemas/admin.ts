@@ -2,7 +2,7 @@ import { Type } from 'typebox'
 import { IsoDate, StringMap } from './common.js'
 
 /** Admin API shapes, following @botpress/client@1.45.0. */
-export const RoleSchema = Type.Union(['viewer', 'billing', 'developer', 'manager', 'administrator', 'owner'].map((r) => Type.Literal(r)))
+export const RoleSchema = Type.Union(['viewer', 'billing', 'agent', 'developer', 'manager', 'administrator', 'owner'].map((r) => Type.Literal(r)))
 
 export const AccountSchema = Type.Object({
   id: Type.String(), email: Type.String(), displayName: Type.Optional(Type.String()), emailVerified: Type.Boolean(), createdAt: IsoDate,

@@ -1,5 +1,7 @@
 /// <reference lib="dom" />
 import { readReplyMetadata, replyMetadata } from '../shared/answers.js'
+import { agentOf, initialsOf } from '../shared/handoff.js'
+import { safeUrl } from '../shared/payload.js'
 import { ChatApi, ChatApiError } from '../shared/chat-api.js'
 import { describePayload } from '../shared/payload.js'
 import { ResilientStream, type StreamStatus } from '../shared/sse.js'
@@ -178,7 +180,20 @@ function start(): void {
     const index = timeline.add(message)
     if (index < 0) return false
     const mine = message.userId === saved?.userId
-    const who = mine ? 'You' : message.isBot === false ? 'Someone' : 'Bot'
+    // A person answering a handed-off conversation: their name (and avatar) on the bubble; joined/left as a line.
+    const agent = mine ? undefined : agentOf(message)
+    if (agent?.event) {
+      const line = h('p', {
+        class: 'pw-msg pw-system', text: message.payload.type === 'text' ? String(message.payload.text) : `${agent.name} ${agent.event}`,
+        attrs: { 'data-message-id': message.id, 'data-user-id': message.userId, 'data-handoff': agent.event, role: 'status' },
+      })
+      elements.set(message.id, line)
+      const next = timeline.messages[index + 1]
+      log.insertBefore(line, (next && elements.get(next.id)) ?? null)
+      if (!quiet && following) toBottom()
+      return true
+    }
+    const who = mine ? 'You' : agent ? agent.name : message.isBot === false ? 'Someone' : 'Bot'
     const stick = !quiet && (mine || following)
     let body: HTMLElement
     const payload = message.payload
@@ -195,9 +210,10 @@ function start(): void {
       attrs: { 'data-message-id': message.id, 'data-user-id': message.userId },
     }, [
       srOnly(`${who} said: `),
+      agent ? agentHeader(agent.name, agent.avatarUrl) : null,
       h('div', { class: 'pw-bubble' }, [body]),
       h('time', { class: 'pw-time', text: timeOf(message.createdAt), attrs: { datetime: message.createdAt } }),
-      who === 'Bot' ? feedbackButtons(feedbackOf(message.metadata), async (value) => void (await api.setMessageFeedback(message.id, value))) : null,
+      who === 'Bot' && !agent ? feedbackButtons(feedbackOf(message.metadata), async (value) => void (await api.setMessageFeedback(message.id, value))) : null,
     ])
     elements.set(message.id, el)
     const after = timeline.messages[index + 1]
@@ -208,6 +224,17 @@ function start(): void {
     }
     refreshAnswers()
     return true
+  }
+
+  /** The name and avatar above an agent's bubble (initials when there is no picture, or an unsafe one). */
+  function agentHeader(name: string, avatarUrl: string | undefined): HTMLElement {
+    const src = safeUrl(avatarUrl, 'media')
+    return h('div', { class: 'pw-agent', attrs: { 'aria-hidden': 'true' } }, [
+      src
+        ? h('img', { class: 'pw-agent-avatar', attrs: { src, alt: '', referrerpolicy: 'no-referrer' } })
+        : h('span', { class: 'pw-agent-avatar pw-agent-initials', text: initialsOf(name) }),
+      h('span', { class: 'pw-agent-name', text: name }),
+    ])
   }
 
   function hide(id: string): void {

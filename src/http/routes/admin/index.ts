@@ -25,6 +25,13 @@ import deleteBotApiKey from './bots/delete-bot-api-key.js'
 import getBotLogs from './bots/get-bot-logs.js'
 import getBotWebchat from './bots/get-bot-webchat.js'
 import getBotAnalytics from './bots/get-bot-analytics.js'
+import listBotHandoffs from './handoffs/list-bot-handoffs.js'
+import createBotHandoff from './handoffs/create-bot-handoff.js'
+import getBotHandoff from './handoffs/get-bot-handoff.js'
+import claimBotHandoff from './handoffs/claim-bot-handoff.js'
+import createBotHandoffMessage from './handoffs/create-bot-handoff-message.js'
+import endBotHandoff from './handoffs/end-bot-handoff.js'
+import getBotHandoffStats from './handoffs/get-bot-handoff-stats.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -65,6 +72,7 @@ export async function adminRoutes(app: App): Promise<void> {
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, endBotHandoff, getBotHandoffStats,
     ]) route(scope)
   })
 }

@@ -6,6 +6,8 @@ import listConversations from './conversations/list-conversations.js'
 import getOrCreateConversation from './conversations/get-or-create-conversation.js'
 import updateConversation from './conversations/update-conversation.js'
 import deleteConversation from './conversations/delete-conversation.js'
+import startConversationHandoff from './conversations/start-conversation-handoff.js'
+import endConversationHandoff from './conversations/end-conversation-handoff.js'
 import listParticipants from './participants/list-participants.js'
 import addParticipant from './participants/add-participant.js'
 import getParticipant from './participants/get-participant.js'
@@ -55,6 +57,8 @@ type RuntimeRoute = (app: App) => void
 const routes: RuntimeRoute[] = [
   // conversations
   createConversation, getConversation, listConversations, getOrCreateConversation, updateConversation, deleteConversation,
+  // human handoff (Parley)
+  startConversationHandoff, endConversationHandoff,
   // participants
   listParticipants, addParticipant, getParticipant, removeParticipant,
   // messages
