@@ -3,6 +3,7 @@ import type { KnowledgeStore } from './knowledge-store.js'
 import type { PassageVectorStore } from './passage-vector-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
+import type { IntegrationStore } from './integration-store.js'
 import type { RuntimeEventStore } from './runtime-event-store.js'
 import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
@@ -226,6 +227,8 @@ export interface Store {
   readonly passageVectors: PassageVectorStore
   /** The webhook integration's delivery queue. */
   readonly webhooks: WebhookStore
+  /** Integrations served elsewhere: definitions, their API keys, installations, logs. */
+  readonly integrations: IntegrationStore
   /** Runtime API states and the bots' state declarations. */
   readonly states: StateStore
   /** Runtime API events: scheduled, bot-level and state_expired events, and their delivery queue. */

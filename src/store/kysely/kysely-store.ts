@@ -10,6 +10,7 @@ import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
+import { KyselyIntegrationStore } from './kysely-integration-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
@@ -76,6 +77,7 @@ export class KyselyStore implements Store {
   readonly knowledge: KyselyKnowledgeStore
   readonly passageVectors: KyselyPassageVectorStore
   readonly webhooks: KyselyWebhookStore
+  readonly integrations: KyselyIntegrationStore
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
@@ -93,6 +95,7 @@ export class KyselyStore implements Store {
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
     this.passageVectors = new KyselyPassageVectorStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
+    this.integrations = new KyselyIntegrationStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
     this.workflows = new KyselyWorkflowStore(db, dialect)
