@@ -17,8 +17,16 @@ const isBuiltIn = (name: string): name is IntegrationName => (BUILT_IN_INTEGRATI
 
 export interface IntegrationInput {
   enabled?: boolean | undefined
+  /** An installed integration's definition (createIntegration's id); any alias other than chat and webhook. */
+  integrationId?: string | undefined
+  configurationType?: string | null | undefined
   /** `secret` (webhook only): HMAC-SHA256 key requests must be signed with; null removes it. */
-  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined; webchat?: unknown } | undefined
+  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined; webchat?: unknown; [key: string]: unknown } | undefined
+}
+
+/** Installs integrations served elsewhere (IntegrationService.apply). */
+export interface IntegrationInstaller {
+  apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: IntegrationInput | null, now: number): Promise<void>
 }
 
 export interface BotInput {
@@ -175,6 +183,8 @@ export class BotService {
       onUrlChanged?: (bot: BotRow) => void
       clock?: () => number
       states?: StateDeclarations
+      /** Aliases other than the built-in ones: installations of integrations served elsewhere. */
+      installer?: IntegrationInstaller
     } = {},
   ) {
     this.checkCode = options.checkCode
@@ -263,6 +273,10 @@ export class BotService {
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
       const name = existing?.name ?? keyName
+      if (!isBuiltIn(name) && this.options.installer) {
+        await this.options.installer.apply(bot, name, existing, value, now)
+        continue
+      }
       if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${keyName}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)
       const key = checkEncryptionKey(value)
       const secret = checkWebhookSecret(name, value)
