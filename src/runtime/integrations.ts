@@ -1,3 +1,4 @@
+import { integrationWebhookUrl } from '../domain/admin-views.js'
 import { uuidv7 } from '../lib/ids.js'
 import { errors } from '../lib/errors.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
@@ -44,7 +45,7 @@ export class IntegrationDelivery {
   ) {}
 
   webhookUrl(webhookId: string): string {
-    return `${this.publicUrl().replace(/\/+$/, '')}/integration-webhooks/${encodeURIComponent(webhookId)}`
+    return integrationWebhookUrl(this.publicUrl(), webhookId)
   }
 
   /** The headers and signed body of one request to the integration. */

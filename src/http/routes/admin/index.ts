@@ -25,6 +25,16 @@ import deleteBotApiKey from './bots/delete-bot-api-key.js'
 import getBotLogs from './bots/get-bot-logs.js'
 import getBotWebchat from './bots/get-bot-webchat.js'
 import getBotAnalytics from './bots/get-bot-analytics.js'
+import createIntegration from './integrations/create-integration.js'
+import getIntegration from './integrations/get-integration.js'
+import getIntegrationByName from './integrations/get-integration-by-name.js'
+import listIntegrations from './integrations/list-integrations.js'
+import updateIntegration from './integrations/update-integration.js'
+import deleteIntegration from './integrations/delete-integration.js'
+import getIntegrationLogs from './integrations/get-integration-logs.js'
+import createIntegrationApiKey from './integrations/create-integration-api-key.js'
+import listIntegrationApiKeys from './integrations/list-integration-api-keys.js'
+import deleteIntegrationApiKey from './integrations/delete-integration-api-key.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -65,6 +75,7 @@ export async function adminRoutes(app: App): Promise<void> {
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey,
     ]) route(scope)
   })
 }
