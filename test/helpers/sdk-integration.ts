@@ -37,6 +37,8 @@ export interface OutsideChat {
   waitFor<T>(predicate: () => T | undefined | false, what: string, timeoutMs?: number): Promise<T>
   /** Answers 503 to /send while down (an outage of the outside service). */
   down: boolean
+  /** /send requests answered 503 so far. */
+  refused: number
   close(): Promise<void>
 }
 
@@ -53,7 +55,11 @@ export async function startOutsideChat(): Promise<OutsideChat> {
       if (req.url === '/register') { outside.registrations.push(body); wake(); return reply(200, {}) }
       if (req.url === '/unregister') { outside.unregistrations.push(body); wake(); return reply(200, {}) }
       if (req.url === '/send') {
-        if (outside.down) return reply(503, { error: 'down' })
+        if (outside.down) {
+          outside.refused++
+          wake()
+          return reply(503, { error: 'down' })
+        }
         const id = nextId++
         outside.sent.push({ id, chatId: body.chatId, text: body.text })
         wake()
@@ -65,7 +71,7 @@ export async function startOutsideChat(): Promise<OutsideChat> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const outside: OutsideChat = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    registrations: [], unregistrations: [], sent: [], down: false,
+    registrations: [], unregistrations: [], sent: [], down: false, refused: 0,
     async waitFor(predicate, what, timeoutMs = 20_000) {
       const deadline = Date.now() + timeoutMs
       for (;;) {

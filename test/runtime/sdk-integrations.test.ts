@@ -113,6 +113,30 @@ describe('an unchanged @botpress/sdk integration hosted by Parley', () => {
     expect(sentIds).toContain(firstReply.tags.id)
   })
 
+  it('the outside service down then up: the reply is retried and delivered; down for good: the failure is in the integration\'s logs', async () => {
+    outside.down = true
+    const refusedBefore = outside.refused
+    await deliver({ userId: 'carol', chatId: 'chat-carol', messageId: 'carol-1', text: 'are you there' })
+    await outside.waitFor(() => outside.refused > refusedBefore, 'a refused send')
+    outside.down = false
+    await outside.waitFor(() => outside.sent.find((s) => s.text === 'bot says: are you there'), 'the retried reply')
+
+    outside.down = true
+    try {
+      await deliver({ userId: 'carol', chatId: 'chat-carol', messageId: 'carol-2', text: 'lost' })
+      const admin = adminClient(h)
+      let logs: { level: string; message: string }[] = []
+      for (let i = 0; i < 100 && !logs.some((l) => l.level === 'error'); i++) {
+        logs = (await admin.getIntegrationLogs({ id: integrationId, timeStart: new Date(0).toISOString() })).logs
+        if (!logs.some((l) => l.level === 'error')) await new Promise((r) => setTimeout(r, 100))
+      }
+      expect(logs.find((l) => l.level === 'error')?.message).toMatch(/failed after 4 attempt\(s\): answered \d+: .*send answered 503/)
+      expect(outside.sent.some((s) => s.text === 'bot says: lost')).toBe(false)
+    } finally {
+      outside.down = false
+    }
+  })
+
   it('an action of the integration called with the bot\'s client (alias:action) answers its output', async () => {
     const { output } = await botClient.callAction({ type: 'outside:lookup', input: { q: 'weather' } })
     expect(output).toEqual({ answer: 'weather looked up by outside' })
