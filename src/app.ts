@@ -1,3 +1,4 @@
+import { integrationWebhookRoutes } from './http/routes/integration-webhooks/index.js'
 import { createServer } from 'node:http'
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import cors from '@fastify/cors'
@@ -162,6 +163,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(webchatRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
   await app.register(webhookRoutes, { service: domain.webhooks })
+  await app.register(integrationWebhookRoutes)
 
   app.addHook('onReady', async () => domain.start())
   // Open streams would hold server.close() forever: end them first; let running turns finish.

@@ -29,6 +29,8 @@ import { BotRuntime } from './runtime/bot-runtime.js'
 import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { RemoteBots } from './runtime/remote-bots.js'
+import { IntegrationDelivery } from './runtime/integrations.js'
+import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import type { KyselyStore } from './store/kysely/kysely-store.js'
@@ -176,7 +178,17 @@ export function createServices(deps: ServiceDeps): Domain {
   const runtimeEvents = new RuntimeEventService({
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, pollMs: config.runtimeEventPollMs, warn,
   })
+  // Integrations served elsewhere: register/unregister in the background (no request waits for an integration).
+  let integrationDelivery: IntegrationDelivery | undefined
+  const integrations = new IntegrationService(store, {
+    onInstalled: (bot, installation, operation) => void integrationDelivery?.lifecycle(bot, installation, operation),
+  })
+  integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.publicUrl)
+  const delivery = integrationDelivery
+  botChat.onOutgoing((integration, message) => delivery.outgoing(integration, message))
+  runtime.useIntegrationActions((bot, type, input) => delivery.callAction(bot, type, input))
   const bots = new BotService(store, {
+    installer: integrations,
     states: runtimeStates,
     checkCode: async (code) => {
       const result = await sandbox.check(code)
@@ -200,7 +212,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
     webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),

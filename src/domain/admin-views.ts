@@ -1,3 +1,5 @@
+import type { Installation } from './integration-service.js'
+import type { IntegrationApiKeyRow, IntegrationDefinitionRow } from '../store/integration-store.js'
 import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, MemberRow } from '../store/store.js'
 import type { BotWithIntegrations } from './bot-service.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
@@ -79,11 +81,78 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
   }
 }
 
+/** An installed integration served elsewhere, as Botpress shows it in bot.integrations[alias]: id = the definition's. */
+function installationView({ integration: i, link, definition: d }: Installation, publicUrl: string) {
+  return {
+    id: d.id,
+    name: d.name,
+    version: d.version,
+    enabled: i.enabled,
+    webhookId: i.webhookId,
+    webhookUrl: integrationWebhookUrl(publicUrl, i.webhookId),
+    configurationType: link.configurationType,
+    configuration: i.configuration,
+    status: 'registered' as const,
+    statusReason: null,
+    disabledChannels: [],
+    createdAt: iso(i.createdAt),
+    updatedAt: iso(i.updatedAt),
+    title: typeof d.definition.title === 'string' ? d.definition.title : d.name,
+    description: typeof d.definition.description === 'string' ? d.definition.description : '',
+    iconUrl: '',
+    public: false,
+    visibility: 'private' as const,
+    verificationStatus: 'unapproved' as const,
+    lifecycleStatus: 'published' as const,
+  }
+}
+
+/** Where an installed integration's webhooks arrive (any method and sub-path; relayed as webhook_received). */
+export const integrationWebhookUrl = (publicUrl: string, webhookId: string) => `${publicUrl.replace(/\/+$/, '')}/integration-webhooks/${encodeURIComponent(webhookId)}`
+
+/** An integration definition (createIntegration…); `signingSecret` only for roles that may change it; secret values never. */
+export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecrets: boolean) {
+  const def = d.definition as Record<string, unknown>
+  const obj = (k: string, fallback: object = {}) => (def[k] ?? fallback) as Record<string, unknown>
+  return {
+    id: d.id,
+    createdAt: iso(d.createdAt),
+    updatedAt: iso(d.updatedAt),
+    name: d.name,
+    version: d.version,
+    url: d.url ?? '',
+    dev: d.dev,
+    signingSecret: showSecrets ? d.signingSecret : '',
+    identifier: obj('identifier'),
+    configuration: obj('configuration', { schema: {}, identifier: {} }),
+    configurations: obj('configurations'),
+    channels: obj('channels'),
+    states: obj('states'),
+    events: obj('events'),
+    actions: obj('actions'),
+    user: obj('user', { tags: {}, creation: { enabled: false, requiredTags: [] } }),
+    entities: obj('entities'),
+    interfaces: obj('interfaces'),
+    attributes: obj('attributes'),
+    title: typeof def.title === 'string' ? def.title : d.name,
+    description: typeof def.description === 'string' ? def.description : '',
+    iconUrl: '',
+    readmeUrl: '',
+    public: false,
+    visibility: 'private' as const,
+    verificationStatus: 'unapproved' as const,
+    lifecycleStatus: 'published' as const,
+    secrets: Array.isArray(def.secrets) ? (def.secrets as string[]) : [],
+  }
+}
+
+export const integrationApiKeyView = (k: IntegrationApiKeyRow) => ({ id: k.id, createdAt: iso(k.createdAt), note: k.note })
+
 /**
  * The full bot. `showSecrets` (roles that may change the bot) includes each integration's
  * encryption key: whoever holds it can mint user keys for any user of that integration.
  */
-export function botView({ bot, integrations, states }: BotWithIntegrations, publicUrl: string, showSecrets: boolean) {
+export function botView({ bot, integrations, installations, states }: BotWithIntegrations, publicUrl: string, showSecrets: boolean) {
   return {
     ...botSummaryView(bot),
     description: bot.description ?? undefined,
@@ -91,7 +160,10 @@ export function botView({ bot, integrations, states }: BotWithIntegrations, publ
     ...(bot.maxExecutionTime !== null && { maxExecutionTime: bot.maxExecutionTime }),
     /** The webchat settings (src/webchat/shared/webchat-config.ts); {} when none are set. */
     webchat: bot.webchat ?? {},
-    integrations: Object.fromEntries(integrations.map((i) => [i.name, integrationView(i, publicUrl, showSecrets, bot.webchat)])),
+    integrations: Object.fromEntries(integrations.map((i) => {
+      const installed = installations?.find((x) => x.integration.id === i.id)
+      return [i.name, installed ? installationView(installed, publicUrl) : integrationView(i, publicUrl, showSecrets, bot.webchat)]
+    })),
     plugins: {},
     user: { tags: {} },
     conversation: { tags: {} },

@@ -7,6 +7,8 @@ import { assertCan, isRole, type Permission, type Role } from './permissions.js'
 export type Principal =
   | { kind: 'account'; account: AccountRow; tokenId: string }
   | { kind: 'bot'; botId: string; keyId: string }
+  /** An integration API key (`iak_…`): the Runtime API only, for bots that have that integration installed. */
+  | { kind: 'integration'; definitionId: string; keyId: string }
 
 const MAX_TOKEN_LENGTH = 512
 
@@ -24,7 +26,10 @@ export class AuthService {
     const token = match?.[1]
     if (!token || token.length > MAX_TOKEN_LENGTH) throw errors.unauthorized('Invalid access token')
     const hash = hashSecret(token)
-    if (token.startsWith('bak_')) {
+    if (token.startsWith('iak_')) {
+      const key = await this.store.integrations.findApiKeyByHash(hash)
+      if (key) return { kind: 'integration', definitionId: key.definitionId, keyId: key.id }
+    } else if (token.startsWith('bak_')) {
       const key = await this.store.findBotApiKeyByHash(hash)
       if (key) return { kind: 'bot', botId: key.botId, keyId: key.id }
     } else {
@@ -36,7 +41,7 @@ export class AuthService {
   }
 
   requireAccount(principal: Principal): AccountRow {
-    if (principal.kind !== 'account') throw errors.forbidden('Bot API keys may only be used with the Files, Runtime and Tables APIs')
+    if (principal.kind !== 'account') throw errors.forbidden('Bot and integration API keys may only be used with the Files, Runtime and Tables APIs (integration keys: the Runtime API)')
     return principal.account
   }
 
@@ -79,6 +84,7 @@ export class AuthService {
   }
 
   private async allowed(principal: Principal, bot: BotRow, permission: Permission): Promise<BotRow> {
+    if (principal.kind === 'integration') throw errors.forbidden('Integration API keys may only be used with the Runtime API')
     if (principal.kind === 'bot') {
       if (principal.botId !== bot.id) throw errors.forbidden('This bot API key belongs to another bot')
       return bot

@@ -10,6 +10,13 @@ import { conversationChanged, conversationChannel, publishUnsent, type ChatServi
 import { normalizePayload } from './payloads.js'
 import { chatPayloadOf, type RuntimeConversation } from './runtime-views.js'
 
+/**
+ * The Runtime API's caller when it is an integration (its API key): the bot, seen through that one
+ * installation (users, conversations and messages of its integration only).
+ */
+export type IntegrationScopedBot = BotRow & { readonly integrationScope?: IntegrationRow }
+export const integrationScope = (bot: BotRow): IntegrationRow | undefined => (bot as IntegrationScopedBot).integrationScope
+
 /** Runtime API list sizes (`pageSize`). */
 export const RUNTIME_PAGE_SIZE = { default: 20, max: 100 } as const
 /** Bounds of tag, property and attribute maps (400 beyond). */
@@ -144,8 +151,21 @@ export class BotChatService {
 
   // ---- integrations ----
 
+  private outgoingListener?: (integration: IntegrationRow, message: MessageRow) => void
+
+  /** Told about every bot message appended (an installed integration sends it out: message_created). */
+  onOutgoing(listener: (integration: IntegrationRow, message: MessageRow) => void): void {
+    this.outgoingListener = listener
+  }
+
   /** The integration named `name` (default `chat`) of the bot: 404 when the bot has none of that name. */
   async integration(bot: BotRow, name?: string): Promise<IntegrationRow> {
+    // An integration calling with its own key sees its own installation only.
+    const scope = integrationScope(bot)
+    if (scope) {
+      if (name !== undefined && name !== scope.name) throw errors.notFound('Integration', name)
+      return scope
+    }
     const wanted = name ?? 'chat'
     const found = (await this.store.listIntegrations(bot.id)).find((i) => i.name === wanted)
     if (!found) throw errors.notFound('Integration', wanted)
@@ -154,6 +174,8 @@ export class BotChatService {
 
   /** Where ids are looked up: the bot's integrations, chat first. */
   private async integrations(bot: BotRow): Promise<IntegrationRow[]> {
+    const scope = integrationScope(bot)
+    if (scope) return [scope]
     const all = await this.store.listIntegrations(bot.id)
     return [...all.filter((i) => i.name === 'chat'), ...all.filter((i) => i.name !== 'chat')]
   }
@@ -408,6 +430,7 @@ export class BotChatService {
     })
     if (!message) throw errors.notFound('Conversation', conversationId)
     await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
+    this.outgoingListener?.(integration, message)
     return message
   }
 

@@ -1,3 +1,4 @@
+import type { Installation } from './integration-service.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
@@ -17,8 +18,17 @@ const isBuiltIn = (name: string): name is IntegrationName => (BUILT_IN_INTEGRATI
 
 export interface IntegrationInput {
   enabled?: boolean | undefined
+  /** An installed integration's definition (createIntegration's id); any alias other than chat and webhook. */
+  integrationId?: string | undefined
+  configurationType?: string | null | undefined
   /** `secret` (webhook only): HMAC-SHA256 key requests must be signed with; null removes it. */
-  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined; webchat?: unknown } | undefined
+  configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined; webchat?: unknown; [key: string]: unknown } | undefined
+}
+
+/** Installs integrations served elsewhere (IntegrationService.apply). */
+export interface IntegrationInstaller {
+  installations(integrations: IntegrationRow[]): Promise<Installation[]>
+  apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: IntegrationInput | null, now: number): Promise<void>
 }
 
 export interface BotInput {
@@ -46,6 +56,8 @@ export interface BotInput {
 export interface BotWithIntegrations {
   bot: BotRow
   integrations: IntegrationRow[]
+  /** Which of them are installed integrations served elsewhere (their definitions). */
+  installations?: Installation[] | undefined
   /** Declared states (`states` of the bot definition). */
   states?: Record<string, unknown> | undefined
 }
@@ -175,6 +187,8 @@ export class BotService {
       onUrlChanged?: (bot: BotRow) => void
       clock?: () => number
       states?: StateDeclarations
+      /** Aliases other than the built-in ones: installations of integrations served elsewhere. */
+      installer?: IntegrationInstaller
     } = {},
   ) {
     this.checkCode = options.checkCode
@@ -236,14 +250,15 @@ export class BotService {
     await this.store.createBot(bot, integrations)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
     if (url !== null) this.options.onUrlChanged?.(bot)
-    return { bot, integrations, states: await this.options.states?.definitions(bot.id) }
+    return { bot, integrations, installations: await this.options.installer?.installations(integrations), states: await this.options.states?.definitions(bot.id) }
   }
 
   /** A bot of this workspace; 404 for other workspaces' bots, so ids reveal nothing. */
   async getBot(workspaceId: string, id: string): Promise<BotWithIntegrations> {
     const bot = await this.store.getBot(id)
     if (!bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot', id)
-    return { bot, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
+    const integrations = await this.store.listIntegrations(bot.id)
+    return { bot, integrations, installations: await this.options.installer?.installations(integrations), states: await this.options.states?.definitions(bot.id) }
   }
 
   listBots(filter: BotListFilter, nextToken: string | undefined, pageSize: number): Promise<Page<BotRow>> {
@@ -263,6 +278,10 @@ export class BotService {
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
       const name = existing?.name ?? keyName
+      if (!isBuiltIn(name) && this.options.installer) {
+        await this.options.installer.apply(bot, name, existing, value, now)
+        continue
+      }
       if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${keyName}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)
       const key = checkEncryptionKey(value)
       const secret = checkWebhookSecret(name, value)
@@ -294,7 +313,8 @@ export class BotService {
     if (!updated) throw errors.notFound('Bot', id)
     await this.changed(bot.id)
     if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
-    return { bot: updated, integrations: await this.store.listIntegrations(bot.id), states: await this.options.states?.definitions(bot.id) }
+    const after = await this.store.listIntegrations(bot.id)
+    return { bot: updated, integrations: after, installations: await this.options.installer?.installations(after), states: await this.options.states?.definitions(bot.id) }
   }
 
   /** getBotWebchat: the embed code of one type for the bot's chat integration, carrying its webchat settings. */

@@ -499,7 +499,7 @@ export class FileService {
 const HAS_CONTENT = new Set(CONTENT_STATUSES)
 
 const ownerOf = (principal: Principal): { ownerType: 'bot' | 'user'; ownerId: string } =>
-  principal.kind === 'bot' ? { ownerType: 'bot', ownerId: principal.botId } : { ownerType: 'user', ownerId: principal.account.id }
+  principal.kind === 'account' ? { ownerType: 'user', ownerId: principal.account.id } : { ownerType: 'bot', ownerId: principal.kind === 'bot' ? principal.botId : principal.definitionId }
 
 const pageRequest = (input: PageInput) => ({ after: input.nextToken, limit: Math.min(input.pageSize ?? FILES_PAGE_SIZE.default, FILES_PAGE_SIZE.max) })
 

@@ -1,3 +1,5 @@
+import type { IntegrationService } from '../domain/integration-service.js'
+import type { IntegrationDelivery } from '../runtime/integrations.js'
 import type { WebchatUploadService } from '../domain/webchat-upload-service.js'
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -52,6 +54,10 @@ export interface Services {
   runtimeEvents: RuntimeEventService
   /** trackAnalytics, captureObservation, configureIntegration. */
   runtimeTelemetry: RuntimeTelemetryService
+  /** Integrations served elsewhere: definitions, keys, installations (issue #19). */
+  integrations: IntegrationService
+  /** The integration protocol: webhook_received, message_created, action_triggered, register. */
+  integrationDelivery: IntegrationDelivery
   store: Pick<Store, 'ping'>
 }
 

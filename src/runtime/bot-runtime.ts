@@ -166,6 +166,13 @@ export class BotRuntime implements IncomingInterceptor {
   private tables: TablesService | undefined
 
   /** The Tables API service behind the sandboxed client's table operations (compose.ts). */
+  private integrationActions?: (bot: BotRow, type: string, input: JsonObject) => Promise<Record<string, unknown> | undefined>
+
+  /** callAction of `alias:action` on an installed integration (action_triggered); undefined when `type` names none. */
+  useIntegrationActions(fn: (bot: BotRow, type: string, input: JsonObject) => Promise<Record<string, unknown> | undefined>): void {
+    this.integrationActions = fn
+  }
+
   attachTables(tables: TablesService): void {
     this.tables = tables
   }
@@ -750,6 +757,8 @@ export class BotRuntime implements IncomingInterceptor {
    * a remote bot that does not answer in time → 504. The output is a JSON object of at most 1 MB.
    */
   async callAction(bot: BotRow, type: string, input: JsonObject): Promise<JsonObject> {
+    const fromIntegration = await this.integrationActions?.(bot, type, input)
+    if (fromIntegration !== undefined) return fromIntegration as JsonObject
     if (bot.url !== null) {
       const remote = this.options.remote
       if (!remote) throw errors.runtime('Remote bots are not enabled on this instance')

@@ -38,7 +38,7 @@ export const MAX_ANSWER_BYTES = 1024 * 1024
 
 export type RemoteOperation = 'event_received' | 'register' | 'unregister' | 'ping' | 'action_triggered'
 
-export interface RemoteAnswer { status: number; body: string }
+export interface RemoteAnswer { status: number; body: string; headers?: Record<string, string> }
 
 /** The run was stopped (the instance shuts down): nothing is recorded, the event is delivered again after the restart. */
 export class DeliveryStopped extends Error {
@@ -171,7 +171,8 @@ export class RemoteBots {
     return total + 10_000
   }
 
-  private backoff(retry: number): number {
+  /** The wait before retry number `retry` (1-based): backoffMs doubled each time, capped at maxBackoffMs. */
+  backoff(retry: number): number {
     return Math.min(this.settings.maxBackoffMs, this.settings.backoffMs * 2 ** (retry - 1))
   }
 
@@ -214,6 +215,11 @@ export class RemoteBots {
 
   /** One POST; rejects on a network error or the timeout, resolves with any status. */
   post(url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
+    return this.send('POST', url, headers, body, timeoutMs)
+  }
+
+  /** One request (the answer's headers included); rejects on a network error or the timeout, resolves with any status. */
+  send(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
     return new Promise((resolve, reject) => {
       if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
       const target = new URL(url)
@@ -227,7 +233,7 @@ export class RemoteBots {
         fn()
       }
       const req = transport.request(target, {
-        method: 'POST',
+        method,
         agent: agents[target.protocol as 'http:' | 'https:'],
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       }, (res) => {
@@ -241,7 +247,11 @@ export class RemoteBots {
             done(() => reject(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`)))
           }
         })
-        res.on('end', () => done(() => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') })))
+        res.on('end', () => done(() => resolve({
+          status: res.statusCode ?? 0,
+          body: Buffer.concat(chunks).toString('utf8'),
+          headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v ?? ''])),
+        })))
         res.on('error', (err) => done(() => reject(err)))
       })
       const timer = setTimeout(() => {
@@ -258,7 +268,8 @@ export class RemoteBots {
     })
   }
 
-  private wait(ms: number): Promise<void> {
+  /** Waits `ms`; rejects with DeliveryStopped when the instance stops. */
+  wait(ms: number): Promise<void> {
     return new Promise((resolve, reject) => {
       if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
       const onStop = () => {

@@ -4,6 +4,7 @@ import type { PassageVectorStore } from './passage-vector-store.js'
 import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { HandoffStore } from './handoff-store.js'
+import type { IntegrationStore } from './integration-store.js'
 import type { RuntimeEventStore } from './runtime-event-store.js'
 import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
@@ -229,6 +230,8 @@ export interface Store {
   readonly webhooks: WebhookStore
   /** Human handoffs and the agents' notes (handoff-store.ts). */
   readonly handoffs: HandoffStore
+  /** Integrations served elsewhere: definitions, their API keys, installations, logs. */
+  readonly integrations: IntegrationStore
   /** Runtime API states and the bots' state declarations. */
   readonly states: StateStore
   /** Runtime API events: scheduled, bot-level and state_expired events, and their delivery queue. */

@@ -115,6 +115,8 @@ describe('Admin API security', () => {
   }
 
   const newBot = async (ws: string) => (await asOwner('POST', '/bots', { name: 'fixture' }, ws)).bot.id as string
+  let integrationCount = 0
+  const newIntegration = async (ws: string) => (await asOwner('POST', '/integrations', { name: `fixture-${++integrationCount}`, version: '1.0.0' }, ws)).integration.id as string
 
   const OPS: Op[] = [
     { name: 'getAccount', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/account/me' }) },
@@ -248,6 +250,51 @@ describe('Admin API security', () => {
       prepare: async ({ ws }) => {
         const key = await asOwner('POST', '/bots/baks', { botId: await newBot(ws) }, ws)
         return { method: 'DELETE', path: `/bots/baks/${key.id}` }
+      },
+    },
+    // Integration definitions (issue #19): workspace-private, like bots.
+    {
+      name: 'createIntegration', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 201,
+      prepare: async () => ({ method: 'POST', path: '/integrations', body: { name: `matrix-${++integrationCount}`, version: '1.0.0' } }),
+    },
+    { name: 'listIntegrations', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async () => ({ method: 'GET', path: '/integrations' }) },
+    {
+      name: 'getIntegration', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/integrations/${await newIntegration(ws)}` }),
+    },
+    {
+      name: 'getIntegrationByName', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => {
+        const id = await newIntegration(ws)
+        const { integration } = await asOwner('GET', `/integrations/${id}`, undefined, ws)
+        return { method: 'GET', path: `/integrations/${integration.name}/1.0.0` }
+      },
+    },
+    {
+      name: 'updateIntegration', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'PUT', path: `/integrations/${await newIntegration(ws)}`, body: { title: 'changed' } }),
+    },
+    {
+      name: 'deleteIntegration', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'DELETE', path: `/integrations/${await newIntegration(ws)}` }),
+    },
+    {
+      name: 'getIntegrationLogs', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/integrations/${await newIntegration(ws)}/logs?timeStart=2026-01-01T00:00:00Z` }),
+    },
+    {
+      name: 'createIntegrationApiKey', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 201,
+      prepare: async ({ ws }) => ({ method: 'POST', path: '/integrations/iaks', body: { integrationId: await newIntegration(ws), note: 'k' } }),
+    },
+    {
+      name: 'listIntegrationApiKeys', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/integrations/iaks?integrationId=${await newIntegration(ws)}` }),
+    },
+    {
+      name: 'deleteIntegrationApiKey', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 200,
+      prepare: async ({ ws }) => {
+        const key = await asOwner('POST', '/integrations/iaks', { integrationId: await newIntegration(ws) }, ws)
+        return { method: 'DELETE', path: `/integrations/iaks/${key.id}` }
       },
     },
   ]

@@ -1,3 +1,4 @@
+import { errors } from '../../lib/errors.js'
 import type { Permission } from '../../domain/permissions.js'
 import type { App } from '../types.js'
 
@@ -21,6 +22,18 @@ export function registerBotScope(scope: App, options: { key: BotScopeKey; bodyLi
   scope.addHook('onRequest', async (request) => {
     request.principal = await auth.authenticate(request.headers.authorization)
     const botId = request.headers['x-bot-id']
+    const principal = request.principal
+    if (principal.kind === 'integration') {
+      // An integration's key: the Runtime API, as the bot seen through its installation (IntegrationService.callerInstallation).
+      if (key !== 'runtimeBot') throw errors.forbidden('Integration API keys may only be used with the Runtime API')
+      const header = (name: string) => {
+        const v = request.headers[name]
+        return typeof v === 'string' ? v : undefined
+      }
+      const { bot, integration } = await scope.services.integrations.callerInstallation(principal.definitionId, header('x-bot-id'), header('x-integration-id'), header('x-integration-alias'))
+      request[key] = { ...bot, integrationScope: integration } as typeof bot
+      return
+    }
     request[key] = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? defaultPermission)
   })
 }

@@ -11,6 +11,7 @@ import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyHandoffStore } from './kysely-handoff-store.js'
+import { KyselyIntegrationStore } from './kysely-integration-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
@@ -78,6 +79,7 @@ export class KyselyStore implements Store {
   readonly passageVectors: KyselyPassageVectorStore
   readonly webhooks: KyselyWebhookStore
   readonly handoffs: KyselyHandoffStore
+  readonly integrations: KyselyIntegrationStore
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
@@ -96,6 +98,7 @@ export class KyselyStore implements Store {
     this.passageVectors = new KyselyPassageVectorStore(db, dialect, this.files)
     this.webhooks = new KyselyWebhookStore(db)
     this.handoffs = new KyselyHandoffStore(db)
+    this.integrations = new KyselyIntegrationStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
     this.workflows = new KyselyWorkflowStore(db, dialect)

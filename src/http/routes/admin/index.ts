@@ -32,6 +32,16 @@ import claimBotHandoff from './handoffs/claim-bot-handoff.js'
 import createBotHandoffMessage from './handoffs/create-bot-handoff-message.js'
 import endBotHandoff from './handoffs/end-bot-handoff.js'
 import getBotHandoffStats from './handoffs/get-bot-handoff-stats.js'
+import createIntegration from './integrations/create-integration.js'
+import getIntegration from './integrations/get-integration.js'
+import getIntegrationByName from './integrations/get-integration-by-name.js'
+import listIntegrations from './integrations/list-integrations.js'
+import updateIntegration from './integrations/update-integration.js'
+import deleteIntegration from './integrations/delete-integration.js'
+import getIntegrationLogs from './integrations/get-integration-logs.js'
+import createIntegrationApiKey from './integrations/create-integration-api-key.js'
+import listIntegrationApiKeys from './integrations/list-integration-api-keys.js'
+import deleteIntegrationApiKey from './integrations/delete-integration-api-key.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -73,6 +83,7 @@ export async function adminRoutes(app: App): Promise<void> {
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
       listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, endBotHandoff, getBotHandoffStats,
+      createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey,
     ]) route(scope)
   })
 }

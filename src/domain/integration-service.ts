@@ -1,0 +1,338 @@
+import { randomBytes, randomUUID } from 'node:crypto'
+import AjvModule from 'ajv'
+import { errors } from '../lib/errors.js'
+import { hashSecret } from '../lib/crypto.js'
+import { randomSecret, uuidv7 } from '../lib/ids.js'
+import type { IntegrationApiKeyRow, IntegrationDefinitionRow, IntegrationLogRow, InstallationRow } from '../store/integration-store.js'
+import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type Page, type Store } from '../store/store.js'
+import { checkBotUrl } from './bot-service.js'
+
+/**
+ * Integrations written with @botpress/sdk and served elsewhere (issue #19): their definitions
+ * (createIntegration…, private to a workspace), API keys, logs, and their installations on bots
+ * (updateBot({ integrations: { <alias>: { integrationId, … } } })). An installation is one of the
+ * bot's integrations (name = the alias) linked to a definition; what talks to the integration over
+ * HTTP is src/runtime/integrations.ts.
+ */
+
+type AjvClass = typeof import('ajv').default
+const Ajv = ((AjvModule as unknown as { default?: AjvClass }).default ?? AjvModule) as AjvClass
+const ajv = new Ajv({ allErrors: false, strict: false, validateSchema: true })
+
+/** What createIntegration/updateIntegration accept besides name, version, url and dev (kept as given). */
+export interface DefinitionInput {
+  name: string
+  version: string
+  url?: string | null | undefined
+  dev?: boolean | undefined
+  [key: string]: unknown
+}
+
+/** An installation as BotService hands it over (a bot's integration with a definition). */
+export interface InstallationInput {
+  integrationId?: string | undefined
+  enabled?: boolean | undefined
+  configuration?: Record<string, unknown> | undefined
+  configurationType?: string | null | undefined
+}
+
+/** One installed integration: the bot's integration row, its link and its definition. */
+export interface Installation {
+  integration: IntegrationRow
+  link: InstallationRow
+  definition: IntegrationDefinitionRow
+}
+
+const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
+const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
+const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
+/** Parts of the definition that are stored and shown as given (objects). */
+const OBJECT_PARTS = ['configuration', 'configurations', 'channels', 'states', 'events', 'actions', 'entities', 'user', 'interfaces', 'identifier', 'attributes', 'extraOperations'] as const
+const STRING_PARTS = ['title', 'description', 'icon', 'readme', 'sdkVersion', 'visibility'] as const
+const MAX_DEFINITION_BYTES = 1024 * 1024
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+/** A JSON schema that compiles (400 naming where it is otherwise). */
+function checkSchema(schema: unknown, where: string): void {
+  if (schema === undefined) return
+  if (!isObject(schema)) throw errors.invalidPayload(`${where} must be a JSON schema object`)
+  try {
+    ajv.compile(schema)
+  } catch (err) {
+    throw errors.invalidPayload(`${where} is not a valid JSON schema: ${(err as Error).message}`)
+  }
+}
+
+/** Checks and normalizes the definition parts of a create or update: the stored `definition` JSON. */
+export function checkDefinition(input: Record<string, unknown>): JsonObject {
+  const out: JsonObject = {}
+  for (const part of OBJECT_PARTS) {
+    const value = input[part]
+    if (value === undefined || value === null) continue
+    if (!isObject(value)) throw errors.invalidPayload(`${part} must be an object`)
+    out[part] = value as JsonObject
+  }
+  for (const part of STRING_PARTS) {
+    const value = input[part]
+    if (value === undefined || value === null) continue
+    if (typeof value !== 'string' || value.length > 10_000) throw errors.invalidPayload(`${part} must be a string of at most 10000 characters`)
+    out[part] = value
+  }
+  checkSchema((out.configuration as Record<string, unknown> | undefined)?.schema, 'configuration.schema')
+  for (const [type, c] of Object.entries((out.configurations ?? {}) as Record<string, unknown>)) {
+    if (!isObject(c)) throw errors.invalidPayload(`configurations.${type} must be an object`)
+    checkSchema(c.schema, `configurations.${type}.schema`)
+  }
+  for (const [channel, c] of Object.entries((out.channels ?? {}) as Record<string, unknown>)) {
+    if (!isObject(c) || !isObject(c.messages)) throw errors.invalidPayload(`channels.${channel}.messages must be an object of message types`)
+    for (const [type, m] of Object.entries(c.messages)) {
+      if (!isObject(m)) throw errors.invalidPayload(`channels.${channel}.messages.${type} must be an object with a schema`)
+      checkSchema(m.schema, `channels.${channel}.messages.${type}.schema`)
+    }
+  }
+  for (const [name, a] of Object.entries((out.actions ?? {}) as Record<string, unknown>)) {
+    if (!isObject(a) || !isObject(a.input) || !isObject(a.output)) throw errors.invalidPayload(`actions.${name} must have input.schema and output.schema`)
+    checkSchema(a.input.schema, `actions.${name}.input.schema`)
+    checkSchema(a.output.schema, `actions.${name}.output.schema`)
+  }
+  for (const [name, e] of Object.entries((out.events ?? {}) as Record<string, unknown>)) {
+    if (!isObject(e)) throw errors.invalidPayload(`events.${name} must be an object with a schema`)
+    checkSchema(e.schema, `events.${name}.schema`)
+  }
+  // Secrets: only their names are kept (their values belong to the integration's own environment).
+  const secrets = input.secrets
+  if (secrets !== undefined && secrets !== null) {
+    if (!isObject(secrets)) throw errors.invalidPayload('secrets must be an object of names')
+    for (const name of Object.keys(secrets)) {
+      if (!/^[A-Z][A-Z0-9_]{0,99}$/.test(name)) throw errors.invalidPayload(`secrets: "${name.slice(0, 100)}" is not a secret name (UPPER_SNAKE_CASE)`)
+    }
+    out.secrets = Object.keys(secrets)
+  }
+  if (Buffer.byteLength(JSON.stringify(out)) > MAX_DEFINITION_BYTES) throw errors.invalidPayload(`The definition is larger than ${MAX_DEFINITION_BYTES} bytes`)
+  return out
+}
+
+export class IntegrationService {
+  private readonly clock: () => number
+
+  constructor(
+    private readonly store: Store,
+    private readonly options: {
+      clock?: () => number
+      /** Told when an installation is enabled (register) or disabled or removed (unregister); in the background. */
+      onInstalled?: (bot: BotRow, installation: Installation, operation: 'register' | 'unregister') => void
+    } = {},
+  ) {
+    this.clock = options.clock ?? Date.now
+  }
+
+  // ---- definitions ----
+
+  async create(workspaceId: string, input: DefinitionInput): Promise<IntegrationDefinitionRow> {
+    if (!NAME.test(input.name)) throw errors.invalidPayload('name must be 1 to 200 characters: lowercase letters, digits, -, _ and /')
+    if (!VERSION.test(input.version)) throw errors.invalidPayload('version must be a semantic version (1.2.3)')
+    const url = checkBotUrl(input.url) ?? null
+    const definition = checkDefinition(input)
+    const now = this.clock()
+    const row: IntegrationDefinitionRow = {
+      id: uuidv7(), workspaceId, name: input.name, version: input.version, url, dev: input.dev ?? false,
+      signingSecret: randomBytes(24).toString('base64url'), definition, createdAt: now, updatedAt: now,
+    }
+    try {
+      await this.store.integrations.createDefinition(row)
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw errors.alreadyExists('Integration', `${input.name}@${input.version}`)
+      throw err
+    }
+    return row
+  }
+
+  /** A definition of this workspace: 404 for another workspace's, so ids reveal nothing. */
+  async get(workspaceId: string, id: string): Promise<IntegrationDefinitionRow> {
+    const row = id.length <= 200 ? await this.store.integrations.getDefinition(id) : undefined
+    if (!row || row.workspaceId !== workspaceId) throw errors.notFound('Integration', id)
+    return row
+  }
+
+  async getByName(workspaceId: string, name: string, version: string): Promise<IntegrationDefinitionRow> {
+    const row = await this.store.integrations.findDefinition(workspaceId, name, version === 'latest' ? undefined : version)
+    if (!row) throw errors.notFound('Integration', `${name}@${version}`)
+    return row
+  }
+
+  list(workspaceId: string, filter: { name?: string | undefined; version?: string | undefined; dev?: boolean | undefined }, nextToken: string | undefined, pageSize: number): Promise<Page<IntegrationDefinitionRow>> {
+    return this.store.integrations.listDefinitions(workspaceId, filter, { after: nextToken, limit: pageSize })
+  }
+
+  async update(workspaceId: string, id: string, input: Record<string, unknown>): Promise<IntegrationDefinitionRow> {
+    const current = await this.get(workspaceId, id)
+    const url = input.url === undefined ? undefined : checkBotUrl(input.url as string | null)
+    const parts = checkDefinition(input)
+    const definition = Object.keys(parts).length > 0 ? { ...current.definition, ...parts } : undefined
+    if (input.dev !== undefined && typeof input.dev !== 'boolean') throw errors.invalidPayload('dev must be a boolean')
+    const updated = await this.store.integrations.updateDefinition(id, { url, dev: input.dev as boolean | undefined, definition }, this.clock())
+    if (!updated) throw errors.notFound('Integration', id)
+    return updated
+  }
+
+  /** Refused while a bot has it installed (uninstall it first: updateBot({ integrations: { <alias>: null } })). */
+  async delete(workspaceId: string, id: string): Promise<void> {
+    await this.get(workspaceId, id)
+    const installs = await this.store.integrations.countInstallations(id)
+    if (installs > 0) throw errors.invalidPayload(`Integration "${id}" is installed in ${installs} bot integration(s): remove those installations first`)
+    await this.store.integrations.deleteDefinition(id)
+  }
+
+  // ---- API keys ----
+
+  async createApiKey(workspaceId: string, definitionId: string, note: string): Promise<IntegrationApiKeyRow & { value: string }> {
+    await this.get(workspaceId, definitionId)
+    const value = randomSecret('iak')
+    const row: IntegrationApiKeyRow = { id: uuidv7(), definitionId, note, createdAt: this.clock() }
+    await this.store.integrations.createApiKey({ ...row, tokenHash: hashSecret(value) })
+    return { ...row, value }
+  }
+
+  async listApiKeys(workspaceId: string, definitionId: string): Promise<IntegrationApiKeyRow[]> {
+    await this.get(workspaceId, definitionId)
+    return this.store.integrations.listApiKeys(definitionId)
+  }
+
+  /** An API key of a definition of this workspace (404 otherwise). */
+  async deleteApiKey(workspaceId: string, id: string): Promise<void> {
+    // Keys are looked up through the workspace's definitions, so another workspace's key id is 404.
+    for (let page: Page<IntegrationDefinitionRow> | undefined, after: string | undefined; ;) {
+      page = await this.store.integrations.listDefinitions(workspaceId, {}, { after, limit: 100 })
+      for (const d of page.items) if (await this.store.integrations.deleteApiKey(d.id, id)) return
+      if (!page.next) break
+      after = page.next
+    }
+    throw errors.notFound('Integration API key', id)
+  }
+
+  // ---- logs ----
+
+  async logs(workspaceId: string, id: string, q: { timeStart?: string | undefined; timeEnd?: string | undefined; level?: string | undefined; conversationId?: string | undefined; nextToken?: string | undefined }): Promise<Page<IntegrationLogRow>> {
+    await this.get(workspaceId, id)
+    const time = (v: string | undefined, what: string) => {
+      if (v === undefined) return undefined
+      const ms = Date.parse(v)
+      if (!Number.isFinite(ms)) throw errors.invalidQuery(`${what} must be an ISO 8601 date`)
+      return ms
+    }
+    return this.store.integrations.listLogs(id, { from: time(q.timeStart, 'timeStart'), to: time(q.timeEnd, 'timeEnd'), level: q.level, conversationId: q.conversationId }, { after: q.nextToken, limit: 100 })
+  }
+
+  async log(definitionId: string, botId: string | null, level: string, message: string, conversationId: string | null = null): Promise<void> {
+    await this.store.integrations.appendLogs([{ id: uuidv7(), definitionId, botId, at: this.clock(), level, message: message.slice(0, 4000), conversationId }]).catch(() => {})
+  }
+
+  // ---- installations ----
+
+  /** The installations among a bot's integrations (the others are built-in). */
+  async installations(integrations: IntegrationRow[]): Promise<Installation[]> {
+    const links = await this.store.integrations.installationsOf(integrations.map((i) => i.id))
+    const out: Installation[] = []
+    for (const link of links) {
+      const definition = await this.store.integrations.getDefinition(link.definitionId)
+      const integration = integrations.find((i) => i.id === link.integrationId)
+      if (definition && integration) out.push({ integration, link, definition })
+    }
+    return out
+  }
+
+  async installation(integration: IntegrationRow): Promise<Installation | undefined> {
+    return (await this.installations([integration]))[0]
+  }
+
+  /** The installation named `alias` of a bot (enabled or not). */
+  async installationByAlias(bot: BotRow, alias: string): Promise<Installation | undefined> {
+    const integration = (await this.store.listIntegrations(bot.id)).find((i) => i.name === alias)
+    return integration && this.installation(integration)
+  }
+
+  /** The configuration an installation is given, checked against the definition's schema for its type. */
+  private checkConfiguration(definition: IntegrationDefinitionRow, alias: string, type: string | null, configuration: Record<string, unknown>): void {
+    const def = definition.definition
+    const schema = type === null
+      ? (def.configuration as Record<string, unknown> | undefined)?.schema
+      : ((def.configurations as Record<string, Record<string, unknown>> | undefined)?.[type])?.schema
+    if (type !== null && !(def.configurations as Record<string, unknown> | undefined)?.[type]) {
+      throw errors.invalidPayload(`integrations.${alias}.configurationType: integration "${definition.name}" has no configuration "${type}"`)
+    }
+    if (schema === undefined) return
+    const validate = ajv.compile(schema as object)
+    if (!validate(configuration)) {
+      const e = validate.errors?.[0]
+      throw errors.invalidPayload(`integrations.${alias}.configuration${e?.instancePath.replaceAll('/', '.') ?? ''} ${e?.message ?? 'does not match the schema'} (configuration of ${definition.name}@${definition.version})`)
+    }
+  }
+
+  /**
+   * updateBot's `integrations.<alias>` for an alias that is not a built-in integration: install a
+   * definition of the bot's workspace, change its configuration, enable or disable it (null disables;
+   * the rows stay, so its users and conversations survive a re-enable). register/unregister follow.
+   */
+  async apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: InstallationInput | null, now: number): Promise<void> {
+    if (!ALIAS.test(alias)) throw errors.invalidPayload(`integrations: "${alias.slice(0, 100)}" is not an integration alias (lowercase letters, digits, - and _, starting with a letter)`)
+    const current = existing && (await this.installation(existing))
+    if (existing && !current) throw errors.invalidPayload(`integrations.${alias} is a built-in integration`)
+    if (value === null || value.enabled === false) {
+      if (!existing || !current) {
+        if (value === null) return
+      } else {
+        if (existing.enabled) {
+          await this.store.updateIntegration(existing.id, { enabled: false }, now)
+          this.options.onInstalled?.(bot, { ...current, integration: { ...existing, enabled: false } }, 'unregister')
+        }
+        if (value === null) return
+      }
+    }
+    if (value === null) return
+    if (value.integrationId !== undefined && typeof value.integrationId !== 'string') throw errors.invalidPayload(`integrations.${alias}.integrationId must be a string`)
+    const definitionId = value.integrationId ?? current?.definition.id
+    if (definitionId === undefined) throw errors.invalidPayload(`integrations.${alias}.integrationId is required to install an integration (the id createIntegration answered)`)
+    const definition = definitionId === current?.definition.id ? current.definition : await this.get(bot.workspaceId, definitionId)
+    if (value.configuration !== undefined && !isObject(value.configuration)) throw errors.invalidPayload(`integrations.${alias}.configuration must be an object`)
+    if (value.configurationType !== undefined && value.configurationType !== null && typeof value.configurationType !== 'string') {
+      throw errors.invalidPayload(`integrations.${alias}.configurationType must be a string or null`)
+    }
+    const type = value.configurationType === undefined ? current?.link.configurationType ?? null : value.configurationType
+    const configuration = (value.configuration ?? existing?.configuration ?? {}) as JsonObject
+    this.checkConfiguration(definition, alias, type, configuration)
+    const enabled = value.enabled !== false
+    let integration: IntegrationRow
+    if (existing) {
+      await this.store.updateIntegration(existing.id, { enabled, configuration }, now)
+      integration = { ...existing, enabled, configuration, updatedAt: now }
+    } else {
+      integration = {
+        id: uuidv7(), botId: bot.id, name: alias, webhookId: randomUUID(), encryptionKey: randomBytes(32).toString('base64url'),
+        enabled, configuration, createdAt: now, updatedAt: now,
+      }
+      await this.store.createIntegration(integration)
+    }
+    const link: InstallationRow = { integrationId: integration.id, definitionId: definition.id, configurationType: type }
+    await this.store.integrations.setInstallation(link)
+    if (enabled) this.options.onInstalled?.(bot, { integration, link, definition }, 'register')
+  }
+
+  // ---- the integration calling the Runtime API ----
+
+  /**
+   * The installation an integration API key acts for on a bot: `x-integration-id` (when sent) must be
+   * the key's own integration (403 otherwise), and the bot must have it installed and enabled (403).
+   */
+  async callerInstallation(definitionId: string, botId: string | undefined, headerIntegrationId: string | undefined, alias: string | undefined): Promise<{ bot: BotRow; integration: IntegrationRow }> {
+    if (!botId) throw errors.unauthorized('The x-bot-id header is required')
+    const bot = botId.length <= 200 ? await this.store.getBot(botId) : undefined
+    if (!bot) throw errors.unauthorized('Invalid x-bot-id: no such bot')
+    if (headerIntegrationId !== undefined && headerIntegrationId !== definitionId) throw errors.forbidden('This integration API key belongs to another integration')
+    const installs = (await this.installations(await this.store.listIntegrations(bot.id)))
+      .filter((i) => i.definition.id === definitionId && i.integration.enabled && (alias === undefined || i.integration.name === alias))
+    const found = installs[0]
+    if (!found) throw errors.forbidden('This integration is not installed (and enabled) in this bot')
+    return { bot, integration: found.integration }
+  }
+}

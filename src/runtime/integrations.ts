@@ -1,0 +1,201 @@
+import { integrationWebhookUrl } from '../domain/admin-views.js'
+import { uuidv7 } from '../lib/ids.js'
+import { errors } from '../lib/errors.js'
+import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
+import type { Installation, IntegrationService } from '../domain/integration-service.js'
+import type { BotRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
+import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
+
+/**
+ * The protocol @botpress/sdk's integration server reads (its `Integration` handler): every request is
+ * a POST to the integration's `url` with the headers x-bot-id, x-bot-user-id, x-integration-id (the
+ * definition's id), x-integration-alias, x-webhook-id, x-bp-operation, x-bp-type,
+ * x-bp-configuration-type, x-bp-configuration (base64 JSON), signed with the definition's
+ * signingSecret (x-parley-signature), and a JSON body per operation:
+ * - register / unregister: { webhookUrl }
+ * - webhook_received: { req: { method, path, query, headers, body } }; its answer { status, headers, body } is relayed
+ * - message_created: { conversation, user, type, payload, message }
+ * - action_triggered: { type, input }; answer { output, meta }
+ * The integration answers through the Runtime API with an integration API key (AuthService).
+ * Transport, timeouts, backoff and the concurrency slots are RemoteBots' (one delivery machinery).
+ */
+
+/** Headers of a webhook call that are not relayed back (hop-by-hop, or recomputed by Parley). */
+const NOT_RELAYED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server', 'upgrade', 'proxy-connection', 'trailer', 'te'])
+
+export interface WebhookCall {
+  method: string
+  /** The path after {webhookUrl} ('' or '/…'). */
+  path: string
+  /** The query string without '?'. */
+  query: string
+  headers: Record<string, string>
+  body: string | undefined
+}
+
+export class IntegrationDelivery {
+  /** Per conversation: the tail of its outgoing deliveries (one at a time, in order). */
+  private readonly chains = new Map<string, Promise<void>>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly remote: RemoteBots,
+    private readonly service: IntegrationService,
+    private readonly publicUrl: () => string,
+  ) {}
+
+  webhookUrl(webhookId: string): string {
+    return integrationWebhookUrl(this.publicUrl(), webhookId)
+  }
+
+  /** The headers and signed body of one request to the integration. */
+  request(bot: BotRow, install: Installation, operation: string, type: string, body: unknown): { headers: Record<string, string>; body: string } {
+    const raw = JSON.stringify(body)
+    const { integration, link, definition } = install
+    return {
+      body: raw,
+      headers: {
+        'content-type': 'application/json',
+        'x-bot-id': bot.id,
+        'x-bot-user-id': bot.id,
+        'x-integration-id': definition.id,
+        'x-integration-alias': integration.name,
+        'x-webhook-id': integration.webhookId,
+        'x-bp-operation': operation,
+        'x-bp-type': type,
+        ...(link.configurationType !== null && { 'x-bp-configuration-type': link.configurationType }),
+        'x-bp-configuration': Buffer.from(JSON.stringify(integration.configuration)).toString('base64'),
+        [SIGNATURE_HEADER]: signatureHeader(definition.signingSecret, raw, Math.floor(Date.now() / 1000)),
+      },
+    }
+  }
+
+  private async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown): Promise<RemoteAnswer> {
+    const url = install.definition.url
+    if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
+    const request = this.request(bot, install, operation, type, body)
+    const release = await this.remote.admit(`integration:${install.definition.id}`)
+    try {
+      return await this.remote.post(url, request.headers, request.body)
+    } finally {
+      release()
+    }
+  }
+
+  /** register (enabled) or unregister (disabled, removed): one attempt, its outcome in the integration's logs. Never throws. */
+  async lifecycle(bot: BotRow, install: Installation, operation: 'register' | 'unregister'): Promise<void> {
+    if (install.definition.url === null) return
+    let level = 'info'
+    let line: string
+    try {
+      const answer = await this.once(bot, install, operation, operation, { webhookUrl: this.webhookUrl(install.integration.webhookId) })
+      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): answered ${answer.status}${answer.status >= 300 ? `: ${answer.body.slice(0, 300)}` : ''}`
+      if (answer.status < 200 || answer.status >= 300) level = 'warn'
+    } catch (err) {
+      if (err instanceof DeliveryStopped) return
+      level = 'warn'
+      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${install.definition.url} could not be reached: ${(err as Error).message}`
+    }
+    await this.service.log(install.definition.id, bot.id, level, line)
+  }
+
+  /**
+   * A request on {webhookUrl}: forwarded as webhook_received (one attempt: the caller waits), the
+   * integration's status, headers and body relayed. 404 for an unknown or disabled installation.
+   */
+  async webhook(webhookId: string, call: WebhookCall): Promise<RemoteAnswer> {
+    const integration = webhookId.length <= 200 ? await this.store.getIntegrationByWebhookId(webhookId) : undefined
+    const install = integration && integration.enabled ? await this.service.installation(integration) : undefined
+    const bot = install && (await this.store.getBot(install.integration.botId))
+    if (!install || !bot) throw errors.notFound('Webhook', webhookId)
+    let answer: RemoteAnswer
+    try {
+      answer = await this.once(bot, install, 'webhook_received', 'webhook_received', { req: call })
+    } catch (err) {
+      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${(err as Error).message}`)
+      throw errors.timeout(`The integration did not answer: ${(err as Error).message}`)
+    }
+    if (answer.status >= 400) await this.service.log(install.definition.id, bot.id, 'warn', `webhook_received (${call.method} ${call.path || '/'}): answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+    const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).filter(([k]) => !NOT_RELAYED.has(k)))
+    return { ...answer, headers }
+  }
+
+  /** action_triggered for `alias:action` when `alias` is an enabled installation of the bot; undefined otherwise. */
+  async callAction(bot: BotRow, type: string, input: unknown): Promise<Record<string, unknown> | undefined> {
+    const colon = type.indexOf(':')
+    if (colon <= 0) return undefined
+    const install = await this.service.installationByAlias(bot, type.slice(0, colon))
+    if (!install) return undefined
+    if (!install.integration.enabled) throw errors.invalidPayload(`Integration "${install.integration.name}" is disabled in this bot`)
+    const action = type.slice(colon + 1)
+    if (!(install.definition.definition.actions as Record<string, unknown> | undefined)?.[action]) throw errors.notFound('Action', type)
+    let answer: RemoteAnswer
+    try {
+      answer = await this.once(bot, install, 'action_triggered', action, { type: action, input })
+    } catch (err) {
+      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: ${(err as Error).message}`)
+      throw errors.timeout(`The integration did not answer action "${type}": ${(err as Error).message}`)
+    }
+    let body: { output?: unknown; message?: unknown } | undefined
+    try {
+      body = JSON.parse(answer.body) as typeof body
+    } catch {
+      body = undefined
+    }
+    if (answer.status < 200 || answer.status >= 300) {
+      const message = typeof body?.message === 'string' ? body.message : answer.body.slice(0, 300)
+      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: answered ${answer.status}: ${message}`)
+      throw errors.runtime(`Action "${type}" failed in the integration (status ${answer.status}): ${message}`)
+    }
+    const output = body?.output
+    if (typeof output !== 'object' || output === null || Array.isArray(output)) throw errors.runtime(`Action "${type}": the integration's answer has no JSON object \`output\``)
+    return output as Record<string, unknown>
+  }
+
+  /**
+   * A bot message appended in a conversation of an installed integration: sent as message_created,
+   * after the conversation's earlier ones (in order), retried with backoff; a failure goes to the
+   * integration's and the bot's logs. In the background: never blocks the bot's turn.
+   */
+  outgoing(integration: IntegrationRow, message: MessageRow): void {
+    const key = `${integration.id}:${message.conversationId}`
+    const previous = this.chains.get(key) ?? Promise.resolve()
+    const next = previous.then(() => this.deliverOutgoing(integration, message)).catch(() => {})
+    this.chains.set(key, next)
+    void next.finally(() => {
+      if (this.chains.get(key) === next) this.chains.delete(key)
+    })
+  }
+
+  /** Resolves once every outgoing delivery started so far is done (tests, shutdown). */
+  async idle(): Promise<void> {
+    while (this.chains.size > 0) await Promise.all([...this.chains.values()])
+  }
+
+  private async deliverOutgoing(integration: IntegrationRow, message: MessageRow): Promise<void> {
+    const install = await this.service.installation(integration)
+    const bot = install && (await this.store.getBot(integration.botId))
+    if (!install || !bot || install.definition.url === null) return
+    const views = this.remote.views
+    const [view, user, conversation] = await Promise.all([
+      views.message(integration, message), views.user(integration, message.userId), views.conversation(integration, message.conversationId),
+    ])
+    const body = { conversation, user, type: view.type, payload: view.payload, message: view }
+    const { attempts } = this.remote.settings
+    let reason = ''
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      try {
+        if (attempt > 1) await this.remote.wait(this.remote.backoff(attempt - 1))
+        const answer = await this.once(bot, install, 'message_created', 'message_created', body)
+        if (answer.status >= 200 && answer.status < 300) return
+        reason = `answered ${answer.status}${answer.body ? `: ${answer.body.slice(0, 300)}` : ''}`
+      } catch (err) {
+        if (err instanceof DeliveryStopped) return
+        reason = (err as Error).message || String(err)
+      }
+    }
+    const line = `Delivery of message ${message.id} (conversation ${message.conversationId}) to integration ${install.definition.name} (alias ${integration.name}) failed after ${attempts} attempt(s): ${reason}`
+    await this.service.log(install.definition.id, bot.id, 'error', line, message.conversationId)
+    await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: Date.now(), level: 'error', message: line, conversationId: message.conversationId }]).catch(() => {})
+  }
+}
