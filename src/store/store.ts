@@ -10,6 +10,7 @@ import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 import type { TableStore } from './table-store.js'
 import type { AnalyticsStore } from './analytics-store.js'
+import type { ConsoleSessionStore } from './console-session-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -240,6 +241,8 @@ export interface Store {
   readonly tables: TableStore
   /** getBotAnalytics' counts per day over the other parts' data (analytics-store.ts). */
   readonly analytics: AnalyticsStore
+  /** Console browser sessions and one-time sign-in links (console-session-store.ts). */
+  readonly consoleSessions: ConsoleSessionStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

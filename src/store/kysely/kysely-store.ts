@@ -12,6 +12,7 @@ import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
+import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
 import { applyStatePatch, isEmptyPatch } from '../../lib/state-patch.js'
 import {
@@ -83,6 +84,7 @@ export class KyselyStore implements Store {
   readonly botChat: KyselyBotChatStore
   readonly tables: KyselyTableStore
   readonly analytics: KyselyAnalyticsStore
+  readonly consoleSessions: KyselyConsoleSessionStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -100,6 +102,7 @@ export class KyselyStore implements Store {
     this.botChat = new KyselyBotChatStore(db)
     this.tables = new KyselyTableStore(db, dialect)
     this.analytics = new KyselyAnalyticsStore(db)
+    this.consoleSessions = new KyselyConsoleSessionStore(db)
   }
 
   async ping(): Promise<void> {
