@@ -8,6 +8,8 @@ import type { ChatService } from '../domain/chat-service.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { TablesService } from '../domain/tables-service.js'
+import type { ConsoleService } from '../domain/console-service.js'
+import type { ConversationArchiveService } from '../domain/conversation-archive-service.js'
 import type { AnalyticsService } from '../domain/analytics-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
@@ -38,6 +40,10 @@ export interface Services {
   tables: TablesService
   /** getBotAnalytics: a bot's activity per day. */
   analytics: AnalyticsService
+  /** Console sign-in: sessions and one-time links. */
+  console: ConsoleService
+  /** The console's conversation search, transcripts and exports. */
+  archive: ConversationArchiveService
   runtime: BotRuntime
   /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
   remote: RemoteBots

@@ -25,6 +25,10 @@ import deleteBotApiKey from './bots/delete-bot-api-key.js'
 import getBotLogs from './bots/get-bot-logs.js'
 import getBotWebchat from './bots/get-bot-webchat.js'
 import getBotAnalytics from './bots/get-bot-analytics.js'
+import listBotConversations from './bots/list-bot-conversations.js'
+import getBotConversationTranscript from './bots/get-bot-conversation-transcript.js'
+import exportBotConversations from './bots/export-bot-conversations.js'
+import createConsoleSignInLink from './account/create-console-sign-in-link.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -44,12 +48,12 @@ export async function adminRoutes(app: App): Promise<void> {
     route.bodyLimit = app.services.config.adminBodyLimit
   })
   app.addHook('onRequest', async (request) => {
-    request.principal = await app.services.auth.authenticate(request.headers.authorization)
+    request.principal = await app.services.auth.authenticateAdmin(request.headers)
     request.account = app.services.auth.requireAccount(request.principal)
   })
 
   for (const route of [
-    getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken,
+    getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken, createConsoleSignInLink,
     listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace,
   ]) route(app)
 
@@ -64,7 +68,8 @@ export async function adminRoutes(app: App): Promise<void> {
     })
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
-      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics,
+      listBotConversations, getBotConversationTranscript, exportBotConversations, createBotApiKey, listBotApiKeys, deleteBotApiKey,
     ]) route(scope)
   })
 }
