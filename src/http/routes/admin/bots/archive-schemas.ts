@@ -1,4 +1,5 @@
 import { Type } from 'typebox'
+import { StringMap } from '../../../schemas/common.js'
 
 /** The console's conversation filters (listBotConversations, exportBotConversations). */
 export const ArchiveQuery = {
@@ -14,7 +15,7 @@ export const ArchiveConversationSchema = Type.Object({
   createdAt: Type.String(),
   lastMessageAt: Type.String(),
   messageCount: Type.Integer(),
-  tags: Type.Record(Type.String(), Type.String()),
+  tags: StringMap(Type.String()),
 })
 
 export const conversationView = (c: { id: string; ownerId: string | null; createdAt: number; lastAt: number; messageCount: number; tags: Record<string, string> }) => ({

@@ -1,9 +1,10 @@
 import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { adminSchema } from '../common.js'
+import { StringMap } from '../../../schemas/common.js'
 import { ArchiveConversationSchema, conversationView } from './archive-schemas.js'
 
-const Json = Type.Record(Type.String(), Type.Unknown())
+const Json = StringMap(Type.Unknown())
 
 export default function getBotConversationTranscript(app: App): void {
   app.get('/bots/:id/conversations/:conversationId/transcript', {
