@@ -36,6 +36,8 @@ table { border-collapse: collapse; font-size: .9rem; }
 th, td { border: 1px solid #c9ced6; padding: .25rem .5rem; text-align: right; }
 th:first-child, td:first-child { text-align: left; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 1rem; }
+.charts > section { min-width: 0; overflow: hidden; }
+.charts table { width: 100%; }
 .error-box { color: #b3261e; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .pw-quick-replies, .pw-choices { display: flex; flex-wrap: wrap; gap: .3rem; }

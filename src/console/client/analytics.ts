@@ -28,6 +28,7 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
     for (const p of plots.splice(0)) p.destroy()
     out.replaceChildren()
     const xs = r.records.map((x) => Date.parse(x.startDateTimeUtc) / 1000)
+    const pending: Array<() => void> = []
     for (const chart of CHARTS) {
       const holder = h('div', { attrs: { 'aria-hidden': 'true' } })
       const table = h('table', { attrs: { 'data-chart': chart.id } }, [
@@ -43,13 +44,15 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
         h('details', { attrs: { open: '' } }, [h('summary', { text: `${chart.title}: the numbers` }), table]),
       ])
       out.append(section)
-      plots.push(new uPlot({
-        width: Math.max(300, Math.min(560, out.clientWidth - 40)), height: 220,
+      // Charts are sized once every section is in the grid (a lone first section would take the whole row).
+      pending.push(() => plots.push(new uPlot({
+        width: Math.max(260, section.clientWidth - 34), height: 220,
         scales: { x: { time: true } },
         series: [{}, ...chart.series.map(([, label, stroke]) => ({ label, stroke, width: 2, points: { show: true } }))],
         axes: [{}, { label: 'count' }],
-      }, [xs, ...chart.series.map(([key]) => r.records.map((rec) => Number(rec[key])))], holder))
+      }, [xs, ...chart.series.map(([key]) => r.records.map((rec) => Number(rec[key])))], holder)))
     }
+    for (const draw of pending) draw()
   }
 
   const form = h('form', { class: 'filters', on: { submit: (e) => { e.preventDefault(); void load() } } }, [

@@ -109,8 +109,8 @@ export function conversationsPage({ botId, main }: { botId: string; main: HTMLEl
       ]),
       h('h3', { text: 'Transcript' }),
       h('ol', { class: 'transcript' }, items),
-      t.truncated ? h('p', { class: 'meta', text: 'The first 1,000 messages are shown; export the conversation for all of them.' }) : false as never,
     )
+    if (t.truncated) detail.append(h('p', { class: 'meta', text: 'The first 1,000 messages are shown; export the conversation for all of them.' }))
   }
 
   const form = h('form', { class: 'filters', attrs: { role: 'search' }, on: { submit: (e) => { e.preventDefault(); void load(true) } } }, [
