@@ -73,6 +73,13 @@ describe('Console: sign-in, conversations and exports', () => {
     expect((await api('GET', '/v1/admin/workspaces')).status).toBe(200)
   })
 
+  it('another origin cannot send the console header: CORS preflights never allow it (and the cookie is SameSite=Strict)', async () => {
+    for (const url of [`${bot()}/conversations`, '/console/session']) {
+      const pre = await h.app.inject({ method: 'OPTIONS', url, headers: { origin: 'https://evil.example', 'access-control-request-method': 'GET', 'access-control-request-headers': 'x-parley-console,x-workspace-id' } })
+      expect(String(pre.headers['access-control-allow-headers'] ?? '').toLowerCase()).not.toContain('x-parley-console')
+    }
+  })
+
   it('a one-time link (createConsoleSignInLink, as `parley console` prints it) signs in once', async () => {
     const admin = adminClient(h)
     const created = await admin('POST', '/account/console-links', { workspaceId: null, body: {} })
