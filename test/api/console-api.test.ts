@@ -214,3 +214,23 @@ describe('Console: sign-in, conversations and exports', () => {
     expect((await h.app.inject({ method: 'GET', url: '/console' })).headers.location).toBe('/console/')
   })
 })
+
+describe('Console behind an https proxy', () => {
+  let h: Harness
+  beforeAll(async () => {
+    h = await startParley({ config: { trustProxy: true } })
+  })
+  afterAll(async () => h?.close())
+
+  it('marks the session cookie Secure when the request came over https', async () => {
+    const res = await h.app.inject({
+      method: 'POST', url: '/console/session',
+      headers: { 'x-parley-console': '1', 'content-type': 'application/json', 'x-forwarded-proto': 'https' },
+      payload: JSON.stringify({ token: h.credentials.token }),
+    })
+    expect(res.statusCode, res.body).toBe(200)
+    expect(String(res.headers['set-cookie'])).toMatch(/; HttpOnly; SameSite=Strict; Secure$/)
+    const plain = await consoleSignIn(h, { token: h.credentials.token })
+    expect(String(plain.res.headers['set-cookie'])).not.toContain('Secure')
+  })
+})
