@@ -18,6 +18,14 @@ for (const [name, text] of Object.entries({ ...bundles, 'webchat.css': WEBCHAT_C
   console.log(`webchat: dist/webchat/assets/${name} ${(Buffer.byteLength(text) / 1024).toFixed(1)} kB`)
 }
 
+// The console (/console): its app with uPlot, bundled the same way, into dist/console/assets.
+const { bundleConsole } = await import(new URL('console/assets.js', dist).href)
+const consoleAssets = new URL('console/assets/', dist)
+await mkdir(consoleAssets, { recursive: true })
+const consoleJs = await bundleConsole({ minify: true })
+await writeFile(new URL('console.js', consoleAssets), consoleJs)
+console.log(`console: dist/console/assets/console.js ${(Buffer.byteLength(consoleJs) / 1024).toFixed(1)} kB`)
+
 // Declarations of the SDK only (the rest of the build has no use for .d.ts files).
 let ts
 try {

@@ -19,6 +19,7 @@ import { registerMetrics } from './http/plugins/metrics.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
 import { webchatRoutes } from './http/routes/webchat/index.js'
+import { consoleRoutes } from './http/routes/console/index.js'
 import { webhookRoutes } from './http/routes/webhook/index.js'
 import healthRoutes from './http/routes/health.js'
 import { operatorRoutes } from './http/routes/operator/index.js'
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(runtimeRoutes, { prefix: '/v1/chat' })
   await app.register(tablesRoutes, { prefix: '/v1/tables' })
   await app.register(webchatRoutes)
+  await app.register(consoleRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
   await app.register(webhookRoutes, { service: domain.webhooks })
   await app.register(integrationWebhookRoutes)

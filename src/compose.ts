@@ -16,6 +16,8 @@ import { RuntimeTelemetryService } from './domain/runtime-telemetry-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { TablesService } from './domain/tables-service.js'
 import { AnalyticsService } from './domain/analytics-service.js'
+import { ConsoleService } from './domain/console-service.js'
+import { ConversationArchiveService } from './domain/conversation-archive-service.js'
 import { TableJobs } from './domain/tables/table-jobs.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { HandoffService } from './domain/handoff-service.js'
@@ -215,6 +217,8 @@ export function createServices(deps: ServiceDeps): Domain {
     config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
+    console: new ConsoleService(store, config.console),
+    archive: new ConversationArchiveService(store, bots),
     webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),

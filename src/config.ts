@@ -36,6 +36,8 @@ export interface Config {
   /** Chat API body limit (spec: 1 MB). */
   chatBodyLimit: number
   trustProxy: boolean
+  /** Console (/console): lifetime of a browser session and of a one-time sign-in link (`parley console`), in ms. */
+  console: { sessionTtlMs: number; linkTtlMs: number }
   /** Admin API body limit (spec: 50 MB) and Files API JSON body limit (spec: 1 MB). */
   adminBodyLimit: number
   filesBodyLimit: number
@@ -186,6 +188,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 120_000, 100),
     chatBodyLimit: 1024 * 1024,
     trustProxy: env.PARLEY_TRUST_PROXY === '1' || env.PARLEY_TRUST_PROXY === 'true',
+    console: { sessionTtlMs: int(env, 'PARLEY_CONSOLE_SESSION_HOURS', 12, 1) * 3_600_000, linkTtlMs: int(env, 'PARLEY_CONSOLE_LINK_MINUTES', 15, 1) * 60_000 },
     adminBodyLimit: 50 * 1024 * 1024,
     filesBodyLimit: 1024 * 1024,
     runtimeBodyLimit: 1024 * 1024,

@@ -1,3 +1,4 @@
+import { consoleUrl } from './console/urls.js'
 import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from './app.js'
@@ -66,6 +67,7 @@ async function main(): Promise<void> {
           boot.created ? `  Access token:        ${c.token}   (shown once; also in ${credentialsPath(config.dataDir)})` : `  Credentials:         ${credentialsPath(config.dataDir)}`,
         ]
       : [`  (credentials.json is missing from ${config.dataDir}; the database was bootstrapped elsewhere)`]),
+    `  Console:             ${consoleUrl(config.publicUrl)}   (sign in with the access token, or run \`parley console\` for a one-time link)`,
     `  OpenAPI:             ${config.publicUrl}/openapi.json`,
     '',
   ]

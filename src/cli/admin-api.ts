@@ -110,6 +110,11 @@ export class AdminApi {
     return (await this.call<{ pat: TokenView & { value: string } }>('POST', '/v1/admin/account/pats', { body: { note }, workspace: false })).pat
   }
 
+  /** A one-time console sign-in link for the calling account. */
+  async createConsoleLink(): Promise<{ url: string; expiresAt: string }> {
+    return this.call<{ url: string; expiresAt: string }>('POST', '/v1/admin/account/console-links', { body: {}, workspace: false })
+  }
+
   async deleteToken(id: string): Promise<void> {
     await this.call('DELETE', `/v1/admin/account/pats/${encodeURIComponent(id)}`, { body: {}, workspace: false })
   }

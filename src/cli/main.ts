@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs'
 import { helpText, parseCommand, type CommandSpec, type Parsed } from './args.js'
 import { botsCreate, botsDelete, botsList, runBotsCreate, runBotsDelete, runBotsList } from './commands/bots.js'
 import { chat, runChat } from './commands/chat.js'
+import { consoleCommand, runConsole } from './commands/console.js'
 import { demo, runDemo } from './commands/demo.js'
 import { deploy, runDeploy } from './commands/deploy.js'
 import { logs, runLogs } from './commands/logs.js'
@@ -20,6 +21,7 @@ const COMMANDS: Record<string, Command | Record<string, Command>> = {
   deploy: { spec: deploy, run: runDeploy },
   demo: { spec: demo, run: runDemo },
   chat: { spec: chat, run: runChat },
+  console: { spec: consoleCommand, run: runConsole },
   logs: {
     spec: logs,
     run: (parsed) => {

@@ -1,6 +1,7 @@
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import type { AccountRow, BotRow, Store, WorkspaceRow } from '../store/store.js'
+import { CONSOLE_COOKIE, CONSOLE_CSRF_HEADER, readCookie } from './console-service.js'
 import { assertCan, isRole, type Permission, type Role } from './permissions.js'
 
 /** Who is calling the Admin or Files API. */
@@ -38,6 +39,22 @@ export class AuthService {
       if (pat && account) return { kind: 'account', account, tokenId: pat.id }
     }
     throw errors.unauthorized('Invalid access token')
+  }
+
+  /**
+   * The Admin API's caller: a Bearer token, or (no Authorization header) the console's session cookie, accepted
+   * only together with the `x-parley-console: 1` header that a cross-site form or link cannot send.
+   */
+  async authenticateAdmin(headers: Record<string, string | string[] | undefined>, now = Date.now()): Promise<Principal> {
+    const authorization = typeof headers.authorization === 'string' ? headers.authorization : undefined
+    if (!authorization && headers[CONSOLE_CSRF_HEADER] === '1') {
+      const sessionId = readCookie(typeof headers.cookie === 'string' ? headers.cookie : undefined, CONSOLE_COOKIE)
+      const session = sessionId && sessionId.length <= 128 ? await this.store.consoleSessions.find('session', hashSecret(sessionId), now) : undefined
+      const account = session && (await this.store.getAccount(session.accountId))
+      if (!account) throw errors.unauthorized('No console session, or it expired: sign in again')
+      return { kind: 'account', account, tokenId: 'console-session' }
+    }
+    return this.authenticate(authorization)
   }
 
   requireAccount(principal: Principal): AccountRow {

@@ -3,7 +3,7 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
-import type { BotApiKeyRow, BotListFilter, BotLogRow, BotRow, DeletedBot, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
+import type { BotApiKeyRow, BotListFilter, BotLogFilter, BotLogRow, BotRow, DeletedBot, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
 import { sanitizeWebchatConfig, webchatConfigProblem } from '../webchat/shared/webchat-config.js'
 import { webchatCode, type WebchatCodeType } from '../webchat/snippets.js'
 
@@ -206,7 +206,7 @@ export class BotService {
     if (error) throw errors.invalidPayload(`Bot code does not load: ${error}`)
   }
 
-  async getLogs(workspaceId: string, botId: string, range: { from?: number | undefined; to?: number | undefined }, nextToken: string | undefined): Promise<Page<BotLogRow>> {
+  async getLogs(workspaceId: string, botId: string, range: BotLogFilter, nextToken: string | undefined): Promise<Page<BotLogRow>> {
     await this.getBot(workspaceId, botId)
     return this.store.listBotLogs(botId, range, { after: nextToken, limit: 100 })
   }

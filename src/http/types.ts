@@ -10,6 +10,8 @@ import type { ChatService } from '../domain/chat-service.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { FileService } from '../domain/file-service.js'
 import type { TablesService } from '../domain/tables-service.js'
+import type { ConsoleService } from '../domain/console-service.js'
+import type { ConversationArchiveService } from '../domain/conversation-archive-service.js'
 import type { AnalyticsService } from '../domain/analytics-service.js'
 import type { HandoffService } from '../domain/handoff-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
@@ -43,6 +45,10 @@ export interface Services {
   analytics: AnalyticsService
   /** Human handoff: the Admin API's inbox operations and the Runtime API's start/end. */
   handoffs: HandoffService
+  /** Console sign-in: sessions and one-time links. */
+  console: ConsoleService
+  /** The console's conversation search, transcripts and exports. */
+  archive: ConversationArchiveService
   runtime: BotRuntime
   /** Deliveries to bots with a `url` (remote @botpress/sdk programs). */
   remote: RemoteBots

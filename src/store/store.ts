@@ -12,6 +12,8 @@ import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 import type { TableStore } from './table-store.js'
 import type { AnalyticsStore } from './analytics-store.js'
+import type { ConsoleSessionStore } from './console-session-store.js'
+import type { ConversationArchiveStore } from './conversation-archive-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -140,6 +142,8 @@ export interface BotPatch {
   webchat?: JsonObject | null | undefined
 }
 
+/** listBotLogs: a time range (ms, inclusive), a level, one conversation. */
+export interface BotLogFilter { from?: number | undefined; to?: number | undefined; level?: string | undefined; conversationId?: string | undefined }
 export interface BotLogRow { id: string; botId: string; at: number; level: string; message: string; conversationId: string | null }
 export interface BotStateKey { scope: 'user' | 'conversation' | 'bot' | 'flow'; scopeId: string }
 /**
@@ -246,6 +250,10 @@ export interface Store {
   readonly tables: TableStore
   /** getBotAnalytics' counts per day over the other parts' data (analytics-store.ts). */
   readonly analytics: AnalyticsStore
+  /** Console browser sessions and one-time sign-in links (console-session-store.ts). */
+  readonly consoleSessions: ConsoleSessionStore
+  /** The console's conversation search and paged exports (conversation-archive-store.ts). */
+  readonly conversationArchive: ConversationArchiveStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**
@@ -366,7 +374,7 @@ export interface Store {
   saveBotStates(botId: string, entries: BotStateWrite[], now: number): Promise<void>
   appendBotLogs(rows: BotLogRow[]): Promise<void>
   /** Oldest first within [from, to]; `after` pages forward. */
-  listBotLogs(botId: string, range: { from?: number | undefined; to?: number | undefined }, page: PageRequest): Promise<Page<BotLogRow>>
+  listBotLogs(botId: string, range: BotLogFilter, page: PageRequest): Promise<Page<BotLogRow>>
 
   /** Signals with seq > afterSeq in order, at most `limit`. */
   signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]>

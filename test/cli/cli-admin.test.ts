@@ -70,6 +70,20 @@ describe('parley bots, tokens and logs', () => {
     expect(wrongWorkspace.code).toBe(1)
   })
 
+  it('console prints a one-time sign-in link that works once', async () => {
+    const printed = await runCli(['console', ...dir])
+    expect(printed.code, printed.stderr).toBe(0)
+    const url = new URL(printed.stdout.trim())
+    expect(`${url.origin}${url.pathname}`).toBe(`${h.baseUrl}/console/`)
+    expect(printed.stderr).toContain('works once')
+    const link = decodeURIComponent(url.hash.replace(/^#link=/, ''))
+    const signIn = () => fetch(`${h.baseUrl}/console/session`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-parley-console': '1' }, body: JSON.stringify({ link }) })
+    const first = await signIn()
+    expect(first.status).toBe(200)
+    expect(first.headers.get('set-cookie')).toMatch(/^parley_console=.+; HttpOnly; SameSite=Strict$/)
+    expect((await signIn()).status).toBe(401)
+  })
+
   it('tokens create, list and revoke', async () => {
     const created = await runCli(['tokens', 'create', '--note', 'cli test token', ...dir])
     expect(created.code, created.stderr).toBe(0)

@@ -10,6 +10,7 @@
  */
 import { connect } from 'node:net'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ChatClient } from '../helpers/chat-client.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { can, type Permission } from '../../src/domain/permissions.js'
 import { ISO_Z } from '../helpers/formats.js'
@@ -121,6 +122,7 @@ describe('Admin API security', () => {
   const OPS: Op[] = [
     { name: 'getAccount', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/account/me' }) },
     { name: 'listPersonalAccessTokens', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/account/pats' }) },
+    { name: 'createConsoleSignInLink', scope: 'account', minRole: 'billing', ok: 201, prepare: async () => ({ method: 'POST', path: '/account/console-links', body: {} }) },
     {
       name: 'createPersonalAccessToken', scope: 'account', minRole: 'billing', ok: 201,
       prepare: async () => ({ method: 'POST', path: '/account/pats', body: { note: 'matrix' } }),
@@ -236,6 +238,25 @@ describe('Admin API security', () => {
         const f = await handoffFixture(h, ownerToken, ws)
         return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/end`, body: {} }
       },
+    },
+    {
+      name: 'listBotConversations', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/conversations?q=hello` }),
+    },
+    {
+      name: 'getBotConversationTranscript', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => {
+        const botId = await newBot(ws)
+        const bot = (await asOwner('GET', `/bots/${botId}`, undefined, ws)).bot as { integrations: Record<string, { webhookId: string }> }
+        const chat = new ChatClient(h.app, bot.integrations.chat!.webhookId, '')
+        const { key } = await chat.createUser({})
+        const conversation = await chat.createConversation(key)
+        return { method: 'GET', path: `/bots/${botId}/conversations/${conversation.id}/transcript` }
+      },
+    },
+    {
+      name: 'exportBotConversations', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/export?format=csv` }),
     },
     {
       name: 'createBotApiKey', scope: 'workspace', minRole: 'developer', permission: 'bots.keys', ok: 201,

@@ -14,11 +14,13 @@ import { KyselyHandoffStore } from './kysely-handoff-store.js'
 import { KyselyIntegrationStore } from './kysely-integration-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
+import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
+import { KyselyConversationArchiveStore } from './kysely-conversation-archive-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
 import { applyStatePatch, isEmptyPatch } from '../../lib/state-patch.js'
 import {
   UniqueViolation,
-  type AccessTokenRow, type AccountRow, type BotLogRow, type BotStateKey, type BotStateWrite, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type AccessTokenRow, type AccountRow, type BotLogFilter, type BotLogRow, type BotStateKey, type BotStateWrite, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
   type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
   type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
 } from '../store.js'
@@ -87,6 +89,8 @@ export class KyselyStore implements Store {
   readonly botChat: KyselyBotChatStore
   readonly tables: KyselyTableStore
   readonly analytics: KyselyAnalyticsStore
+  readonly consoleSessions: KyselyConsoleSessionStore
+  readonly conversationArchive: KyselyConversationArchiveStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -106,6 +110,8 @@ export class KyselyStore implements Store {
     this.botChat = new KyselyBotChatStore(db)
     this.tables = new KyselyTableStore(db, dialect)
     this.analytics = new KyselyAnalyticsStore(db)
+    this.consoleSessions = new KyselyConsoleSessionStore(db)
+    this.conversationArchive = new KyselyConversationArchiveStore(db)
   }
 
   async ping(): Promise<void> {
@@ -815,8 +821,10 @@ export class KyselyStore implements Store {
       .execute()
   }
 
-  async listBotLogs(botId: string, range: { from?: number | undefined; to?: number | undefined }, page: PageRequest): Promise<Page<BotLogRow>> {
+  async listBotLogs(botId: string, range: BotLogFilter, page: PageRequest): Promise<Page<BotLogRow>> {
     let q = this.db.selectFrom('bot_logs').selectAll().where('bot_id', '=', botId)
+    if (range.level !== undefined) q = q.where('level', '=', range.level)
+    if (range.conversationId !== undefined) q = q.where('conversation_id', '=', range.conversationId)
     if (range.from !== undefined) q = q.where('at', '>=', range.from)
     if (range.to !== undefined) q = q.where('at', '<=', range.to)
     if (page.after !== undefined) {

@@ -42,6 +42,10 @@ import getIntegrationLogs from './integrations/get-integration-logs.js'
 import createIntegrationApiKey from './integrations/create-integration-api-key.js'
 import listIntegrationApiKeys from './integrations/list-integration-api-keys.js'
 import deleteIntegrationApiKey from './integrations/delete-integration-api-key.js'
+import listBotConversations from './bots/list-bot-conversations.js'
+import getBotConversationTranscript from './bots/get-bot-conversation-transcript.js'
+import exportBotConversations from './bots/export-bot-conversations.js'
+import createConsoleSignInLink from './account/create-console-sign-in-link.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -61,12 +65,12 @@ export async function adminRoutes(app: App): Promise<void> {
     route.bodyLimit = app.services.config.adminBodyLimit
   })
   app.addHook('onRequest', async (request) => {
-    request.principal = await app.services.auth.authenticate(request.headers.authorization)
+    request.principal = await app.services.auth.authenticateAdmin(request.headers)
     request.account = app.services.auth.requireAccount(request.principal)
   })
 
   for (const route of [
-    getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken,
+    getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken, createConsoleSignInLink,
     listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace,
   ]) route(app)
 
@@ -82,6 +86,7 @@ export async function adminRoutes(app: App): Promise<void> {
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBotConversations, getBotConversationTranscript, exportBotConversations,
       listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, endBotHandoff, getBotHandoffStats,
       createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey,
     ]) route(scope)

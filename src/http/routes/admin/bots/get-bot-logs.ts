@@ -18,8 +18,8 @@ function timeOf(name: string, value: string | undefined): number | undefined {
 const Query = Type.Object({
   timeStart: Type.Optional(IsoDate),
   timeEnd: Type.Optional(IsoDate),
-  level: Type.Optional(Type.String()),
-  conversationId: Type.Optional(Type.String()),
+  level: Type.Optional(Type.String({ maxLength: 32 })),
+  conversationId: Type.Optional(Type.String({ maxLength: 200 })),
   nextToken: Type.Optional(Type.String()),
 })
 
@@ -33,7 +33,10 @@ export default function getBotLogs(app: App): void {
       { 200: Type.Object({ logs: Type.Array(LogSchema), nextToken: Type.Optional(Type.String()) }) }),
   }, async (request) => {
     const q = request.query
-    const range = { from: timeOf('timeStart', q.timeStart), to: timeOf('timeEnd', q.timeEnd) }
+    for (const [name, v] of [['level', q.level], ['conversationId', q.conversationId]] as const) {
+      if (v !== undefined && (v.includes('\u0000') || !v.isWellFormed())) throw errors.invalidQuery(`${name} must be text without NUL characters`)
+    }
+    const range = { from: timeOf('timeStart', q.timeStart), to: timeOf('timeEnd', q.timeEnd), level: q.level || undefined, conversationId: q.conversationId || undefined }
     const page = await app.services.bots.getLogs(request.workspace.id, request.params.id, range, q.nextToken)
     return {
       logs: page.items.map((l) => ({

@@ -1,0 +1,43 @@
+import { Type } from 'typebox'
+import type { App } from '../../../types.js'
+import { adminSchema } from '../common.js'
+import { StringMap } from '../../../schemas/common.js'
+import { ArchiveConversationSchema, conversationView } from './archive-schemas.js'
+
+const Json = StringMap(Type.Unknown())
+
+export default function getBotConversationTranscript(app: App): void {
+  app.get('/bots/:id/conversations/:conversationId/transcript', {
+    config: { permission: 'bots.read' },
+    schema: adminSchema('getBotConversationTranscript', 'One conversation with its messages (oldest first, at most 1,000), its users and the bot\'s logs of its turns (the console)',
+      { params: Type.Object({ id: Type.String(), conversationId: Type.String() }) },
+      {
+        200: Type.Object({
+          conversation: ArchiveConversationSchema,
+          messages: Type.Array(Type.Object({
+            id: Type.String(), seq: Type.Integer(), userId: Type.String(), direction: Type.Union([Type.Literal('incoming'), Type.Literal('outgoing')]),
+            createdAt: Type.String(), payload: Json, metadata: Type.Optional(Json),
+          })),
+          truncated: Type.Boolean(),
+          users: Type.Array(Type.Object({
+            id: Type.String(), name: Type.Optional(Type.String()), pictureUrl: Type.Optional(Type.String()), isBot: Type.Boolean(), createdAt: Type.String(),
+          })),
+          logs: Type.Array(Type.Object({ timestamp: Type.String(), level: Type.String(), message: Type.String() })),
+        }),
+      }),
+  }, async (request) => {
+    const t = await app.services.archive.transcript(request.workspace.id, request.params.id, request.params.conversationId)
+    return {
+      conversation: conversationView(t.conversation),
+      messages: t.messages.map((m) => ({
+        id: m.id, seq: m.seq, userId: m.userId, direction: m.isBot ? 'outgoing' as const : 'incoming' as const,
+        createdAt: new Date(m.createdAt).toISOString(), payload: m.payload, ...(m.metadata && { metadata: m.metadata }),
+      })),
+      truncated: t.truncated,
+      users: t.users.map((u) => ({
+        id: u.id, ...(u.name !== null && { name: u.name }), ...(u.pictureUrl !== null && { pictureUrl: u.pictureUrl }), isBot: u.isBot, createdAt: new Date(u.createdAt).toISOString(),
+      })),
+      logs: t.logs.map((l) => ({ timestamp: new Date(l.at).toISOString(), level: l.level, message: l.message })),
+    }
+  })
+}
