@@ -1,10 +1,9 @@
 // Third step of `npm run build`, after tsc: the server's two libraries made of hundreds of small ES modules (TypeBox:
 // 373 files, Kysely: 262) become one module each in dist/vendor/, and dist/**/*.js import them from there.
 // Why (issue #16, idle memory): Node keeps per-module bookkeeping for every ES module it loads (module record,
-// namespace, loader job, resolved URL...), a few KB each, and loading them at start fills the young generation
-// with survivors, so V8 grows it: the same code as one module each costs 3.8 MB less heap at start, and with the
-// rest of #16's changes the young generation stays at half its size. Same code, same versions (esbuild copies
-// the modules unchanged into one file); the sources (and so tsx, vitest) import the packages as before.
+// namespace, loader job, resolved URL...), a few KB each: imported alone, TypeBox takes 3.2 MB of heap as its 373
+// files and 0.6 MB as one module, Kysely 2.9 and 1.7 MB. Same code, same versions (esbuild copies the modules
+// into one file); the sources (and so tsx, vitest) import the packages as before.
 // Plain .mjs so that it runs with node alone on tsc's output.
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import { dirname, join, relative } from 'node:path'
