@@ -2,7 +2,6 @@ import { WebchatUploadService } from './domain/webchat-upload-service.js'
 import { join } from 'node:path'
 import type { BlobStore } from './blobs/blob-store.js'
 import { LocalBlobStore } from './blobs/local.js'
-import { createPostgresBlobStore } from './blobs/postgres.js'
 import type { Config } from './config.js'
 import { AuthService } from './domain/auth-service.js'
 import { BotService } from './domain/bot-service.js'
@@ -25,7 +24,6 @@ import { WorkspaceService } from './domain/workspace-service.js'
 import { validateMessagePayload } from './http/schemas/validate-payload.js'
 import type { Services } from './http/types.js'
 import { MemoryPubSub } from './pubsub/memory.js'
-import { PostgresPubSub } from './pubsub/postgres.js'
 import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
 import { answerComposer } from './runtime/knowledge.js'
@@ -36,8 +34,6 @@ import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import type { KyselyStore } from './store/kysely/kysely-store.js'
-import { createPostgresStore } from './store/postgres.js'
-import { createSqliteStore } from './store/sqlite.js'
 import type { Store } from './store/store.js'
 import { MetricsRegistry } from './lib/metrics.js'
 import { KnowledgeEmbeddings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
@@ -77,8 +73,11 @@ export async function createAdapters(config: Config, options: AdapterOptions = {
   const warn = (what: string) => (err: Error) => options.onConnectionError?.(err, what)
   const url = config.databaseUrl
   // PostgreSQL by default when the store is there (config.ts), so every instance sees every blob.
+  // Each backend's modules are imported only when the Config selects it: an instance on SQLite never loads pg (nor
+  // PostgreSQL's store, pub/sub and blob store), one on PostgreSQL never loads better-sqlite3 (idle memory, #16).
   let blobs: BlobStore
   if (config.blobStore === 'postgres' && url) {
+    const { createPostgresBlobStore } = await import('./blobs/postgres.js')
     blobs = createPostgresBlobStore({ url, poolSize: config.blobPoolSize, onPoolError: warn('PostgreSQL blob pool connection failed') })
   } else {
     const local = new LocalBlobStore(join(config.dataDir, 'blobs'))
@@ -88,13 +87,15 @@ export async function createAdapters(config: Config, options: AdapterOptions = {
     blobs = local
   }
   // Blobs first: the PostgreSQL blob pool connects on first use, so nothing is left open if these fail.
-  const store = url
-    ? await createPostgresStore({ url, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: warn('PostgreSQL pool connection failed') })
-    : await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
-  const pubsub = url
-    ? new PostgresPubSub({ url, onError: warn('PostgreSQL LISTEN connection failed; reconnecting') })
-    : new MemoryPubSub()
-  return { store, pubsub, blobs }
+  if (url) {
+    const [{ createPostgresStore }, { PostgresPubSub }] = await Promise.all([import('./store/postgres.js'), import('./pubsub/postgres.js')])
+    const store = await createPostgresStore({ url, poolSize: config.databasePoolSize, sendAppendNotifications: true, onPoolError: warn('PostgreSQL pool connection failed') })
+    const pubsub = new PostgresPubSub({ url, onError: warn('PostgreSQL LISTEN connection failed; reconnecting') })
+    return { store, pubsub, blobs }
+  }
+  const { createSqliteStore } = await import('./store/sqlite.js')
+  const store = await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+  return { store, pubsub: new MemoryPubSub(), blobs }
 }
 
 /** Closes what createAdapters opened, once nothing uses it any more (after the app closed). */

@@ -5,7 +5,7 @@ import { buildApp } from './app.js'
 import { closeAdapters, createAdapters } from './compose.js'
 import { loadConfig } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
-import { redactDatabaseUrl } from './store/postgres.js'
+import { redactDatabaseUrl } from './store/database-url.js'
 import { webchatUrl } from './webchat/urls.js'
 
 async function main(): Promise<void> {

@@ -1,13 +1,5 @@
 import { readFileSync } from 'node:fs'
 import { helpText, parseCommand, type CommandSpec, type Parsed } from './args.js'
-import { botsCreate, botsDelete, botsList, runBotsCreate, runBotsDelete, runBotsList } from './commands/bots.js'
-import { chat, runChat } from './commands/chat.js'
-import { consoleCommand, runConsole } from './commands/console.js'
-import { demo, runDemo } from './commands/demo.js'
-import { deploy, runDeploy } from './commands/deploy.js'
-import { logs, runLogs } from './commands/logs.js'
-import { runServe, serve } from './commands/serve.js'
-import { runTokensCreate, runTokensList, runTokensRevoke, tokensCreate, tokensList, tokensRevoke } from './commands/tokens.js'
 import { CliError, EXIT, UsageError } from './errors.js'
 import { err, out, style } from './output.js'
 
@@ -16,38 +8,80 @@ interface Command {
   run(parsed: Parsed): Promise<void>
 }
 
-const COMMANDS: Record<string, Command | Record<string, Command>> = {
-  serve: { spec: serve, run: runServe },
-  deploy: { spec: deploy, run: runDeploy },
-  demo: { spec: demo, run: runDemo },
-  chat: { spec: chat, run: runChat },
-  console: { spec: consoleCommand, run: runConsole },
-  logs: {
-    spec: logs,
-    run: (parsed) => {
-      const controller = new AbortController()
-      const stop = () => controller.abort()
-      process.once('SIGINT', stop)
-      process.once('SIGTERM', stop)
-      return runLogs(parsed, controller.signal).finally(() => {
-        process.off('SIGINT', stop)
-        process.off('SIGTERM', stop)
-      })
-    },
+/**
+ * A command's module is imported when the command runs (or help lists it): `parley serve` does not hold the client
+ * commands (the Admin API client, the terminal chat) in the server's memory (idle memory, #16).
+ */
+type LoadCommand = () => Promise<Command>
+
+const COMMANDS: Record<string, LoadCommand | Record<string, LoadCommand>> = {
+  serve: async () => {
+    const m = await import('./commands/serve.js')
+    return { spec: m.serve, run: m.runServe }
+  },
+  deploy: async () => {
+    const m = await import('./commands/deploy.js')
+    return { spec: m.deploy, run: m.runDeploy }
+  },
+  demo: async () => {
+    const m = await import('./commands/demo.js')
+    return { spec: m.demo, run: m.runDemo }
+  },
+  chat: async () => {
+    const m = await import('./commands/chat.js')
+    return { spec: m.chat, run: m.runChat }
+  },
+  console: async () => {
+    const m = await import('./commands/console.js')
+    return { spec: m.consoleCommand, run: m.runConsole }
+  },
+  logs: async () => {
+    const m = await import('./commands/logs.js')
+    return {
+      spec: m.logs,
+      run: (parsed) => {
+        const controller = new AbortController()
+        const stop = () => controller.abort()
+        process.once('SIGINT', stop)
+        process.once('SIGTERM', stop)
+        return m.runLogs(parsed, controller.signal).finally(() => {
+          process.off('SIGINT', stop)
+          process.off('SIGTERM', stop)
+        })
+      },
+    }
   },
   bots: {
-    list: { spec: botsList, run: runBotsList },
-    create: { spec: botsCreate, run: runBotsCreate },
-    delete: { spec: botsDelete, run: runBotsDelete },
+    list: async () => {
+      const m = await import('./commands/bots.js')
+      return { spec: m.botsList, run: m.runBotsList }
+    },
+    create: async () => {
+      const m = await import('./commands/bots.js')
+      return { spec: m.botsCreate, run: m.runBotsCreate }
+    },
+    delete: async () => {
+      const m = await import('./commands/bots.js')
+      return { spec: m.botsDelete, run: m.runBotsDelete }
+    },
   },
   tokens: {
-    create: { spec: tokensCreate, run: runTokensCreate },
-    list: { spec: tokensList, run: runTokensList },
-    revoke: { spec: tokensRevoke, run: runTokensRevoke },
+    create: async () => {
+      const m = await import('./commands/tokens.js')
+      return { spec: m.tokensCreate, run: m.runTokensCreate }
+    },
+    list: async () => {
+      const m = await import('./commands/tokens.js')
+      return { spec: m.tokensList, run: m.runTokensList }
+    },
+    revoke: async () => {
+      const m = await import('./commands/tokens.js')
+      return { spec: m.tokensRevoke, run: m.runTokensRevoke }
+    },
   },
 }
 
-const isCommand = (c: Command | Record<string, Command>): c is Command => 'spec' in c && 'run' in c
+const isCommand = (c: LoadCommand | Record<string, LoadCommand>): c is LoadCommand => typeof c === 'function'
 
 function version(): string {
   try {
@@ -57,11 +91,11 @@ function version(): string {
   }
 }
 
-function mainHelp(): string {
+async function mainHelp(): Promise<string> {
   const rows: Array<[string, string]> = []
   for (const [name, entry] of Object.entries(COMMANDS)) {
-    if (isCommand(entry)) rows.push([name, entry.spec.summary])
-    else for (const [sub, command] of Object.entries(entry)) rows.push([`${name} ${sub}`, command.spec.summary])
+    if (isCommand(entry)) rows.push([name, (await entry()).spec.summary])
+    else for (const [sub, load] of Object.entries(entry)) rows.push([`${name} ${sub}`, (await load()).spec.summary])
   }
   const width = Math.max(...rows.map(([n]) => n.length))
   return [
@@ -84,14 +118,15 @@ function mainHelp(): string {
   ].join('\n')
 }
 
-function groupHelp(name: string, group: Record<string, Command>): string {
+async function groupHelp(name: string, group: Record<string, LoadCommand>): Promise<string> {
   const width = Math.max(...Object.keys(group).map((s) => s.length))
+  const summaries = await Promise.all(Object.values(group).map(async (load) => (await load()).spec.summary))
   return [
     `parley ${name} — ${Object.keys(group).join(', ')}`,
     '',
     `Usage: parley ${name} <${Object.keys(group).join('|')}> [options]`,
     '',
-    ...Object.entries(group).map(([sub, c]) => `  ${sub.padEnd(width)}  ${c.spec.summary}`),
+    ...Object.keys(group).map((sub, i) => `  ${sub.padEnd(width)}  ${summaries[i]}`),
     '',
     `Run \`parley ${name} <command> --help\` for its options.`,
     '',
@@ -105,7 +140,7 @@ export async function run(argv: string[]): Promise<number> {
     if (first === undefined || first === '--help' || first === '-h' || first === 'help') {
       const topic = first === 'help' ? rest[0] : undefined
       if (topic) return run([...rest, '--help'])
-      out(mainHelp())
+      out(await mainHelp())
       return first === undefined ? EXIT.usage : EXIT.ok
     }
     if (first === '--version' || first === '-v' || first === 'version') {
@@ -117,17 +152,17 @@ export async function run(argv: string[]): Promise<number> {
     let command: Command
     let args: string[]
     if (isCommand(entry)) {
-      command = entry
+      command = await entry()
       args = rest
     } else {
       const [sub, ...subArgs] = rest
       if (sub === undefined || sub === '--help' || sub === '-h') {
-        out(groupHelp(first, entry))
+        out(await groupHelp(first, entry))
         return sub === undefined ? EXIT.usage : EXIT.ok
       }
       const found = entry[sub]
       if (!found) throw new UsageError(`Unknown command "${first} ${sub}"`, `Run \`parley ${first} --help\`: ${Object.keys(entry).join(', ')}.`)
-      command = found
+      command = await found()
       args = subArgs
     }
     const parsed = parseCommand(command.spec, args)

@@ -72,17 +72,8 @@ export function preparingPool(pool: pg.Pool): PostgresPool {
   }
 }
 
-/** The URL without its password, for logs and the startup banner. */
-export function redactDatabaseUrl(url: string): string {
-  try {
-    const u = new URL(url)
-    if (u.password) u.password = '***'
-    for (const key of [...u.searchParams.keys()]) if (/pass|secret|key/i.test(key)) u.searchParams.set(key, '***')
-    return u.toString()
-  } catch {
-    return 'postgres://(unparsable URL)'
-  }
-}
+/** The URL without its password, for logs and the startup banner (in its own module: main.ts prints it without loading pg). */
+export { redactDatabaseUrl } from './database-url.js'
 
 /** An append's columns (but seq and created_at). */
 type AppendColumns = Record<string, string | number | null>

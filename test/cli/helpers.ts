@@ -24,7 +24,7 @@ function newestSource(dir: string): number {
 
 const fresh = () =>
   existsSync(CLI) && existsSync(STAMP) &&
-  statSync(STAMP).mtimeMs >= Math.max(newestSource(join(ROOT, 'src')), statSync(join(ROOT, 'scripts', 'build-webchat.mjs')).mtimeMs, statSync(join(ROOT, 'package.json')).mtimeMs)
+  statSync(STAMP).mtimeMs >= Math.max(newestSource(join(ROOT, 'src')), ...['scripts/build-webchat.mjs', 'scripts/bundle-vendor.mjs', 'tsconfig.build.json', 'package.json'].map((f) => statSync(join(ROOT, f)).mtimeMs))
 
 export async function ensureBuilt(): Promise<void> {
   for (;;) {

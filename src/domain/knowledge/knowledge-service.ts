@@ -5,7 +5,6 @@ import { uuidv7 } from '../../lib/ids.js'
 import { CONTENT_STATUSES, type FileRow, type FileStore } from '../../store/file-store.js'
 import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageRow, PassageSubtype } from '../../store/knowledge-store.js'
 import type { Page } from '../../store/store.js'
-import { ExtractionError, extractPassages } from './extract.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
 import { RANKING, rerank, semanticExpansions, type TermStats } from './rank.js'
 import { hybridRanking, type SemanticRanking } from './embeddings/fusion.js'
@@ -357,6 +356,9 @@ export class KnowledgeService {
   private async indexClaimed(file: FileRow, blobName: string): Promise<void> {
     const { store, blobs, clock } = this.deps
     const { botId, id: fileId } = file
+    // The extractors (HTML, CSV, the PDF layout; unpdf itself on the first PDF) are loaded by the first file indexed,
+    // not at start: an instance that never indexes a file never pays for them (idle memory, #16).
+    const { ExtractionError, extractPassages } = await import('./extract.js')
     let failure: string | null = null
     try {
       const blob = await blobs.get(blobName)
