@@ -7,7 +7,7 @@ import { EXPORT_COLUMNS, csvField, type ExportRow } from '../../../../domain/con
 
 export default function exportBotConversations(app: App): void {
   app.get('/bots/:id/export', {
-    config: { permission: 'bots.read' },
+    config: { permission: 'conversations.read' },
     schema: adminSchema('exportBotConversations',
       'The messages of the matching conversations (one with conversationId), by conversation then sequence, as CSV or JSON Lines, streamed from the database a page at a time',
       {

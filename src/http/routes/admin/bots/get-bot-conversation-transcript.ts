@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { adminSchema } from '../common.js'
+import { can } from '../../../../domain/permissions.js'
 import { StringMap } from '../../../schemas/common.js'
 import { ArchiveConversationSchema, conversationView } from './archive-schemas.js'
 
@@ -8,8 +9,8 @@ const Json = StringMap(Type.Unknown())
 
 export default function getBotConversationTranscript(app: App): void {
   app.get('/bots/:id/conversations/:conversationId/transcript', {
-    config: { permission: 'bots.read' },
-    schema: adminSchema('getBotConversationTranscript', 'One conversation with its messages (oldest first, at most 1,000), its users and the bot\'s logs of its turns (the console)',
+    config: { permission: 'conversations.read' },
+    schema: adminSchema('getBotConversationTranscript', 'One conversation with its messages (oldest first, at most 1,000), its users and the bot\'s logs of its turns (the console; the logs only for roles that read bots: an agent gets none)',
       { params: Type.Object({ id: Type.String(), conversationId: Type.String() }) },
       {
         200: Type.Object({
@@ -37,7 +38,8 @@ export default function getBotConversationTranscript(app: App): void {
       users: t.users.map((u) => ({
         id: u.id, ...(u.name !== null && { name: u.name }), ...(u.pictureUrl !== null && { pictureUrl: u.pictureUrl }), isBot: u.isBot, createdAt: new Date(u.createdAt).toISOString(),
       })),
-      logs: t.logs.map((l) => ({ timestamp: new Date(l.at).toISOString(), level: l.level, message: l.message })),
+      // an agent reads conversations, not the bot's workings
+      logs: can(request.role, 'bots.read') ? t.logs.map((l) => ({ timestamp: new Date(l.at).toISOString(), level: l.level, message: l.message })) : [],
     }
   })
 }
