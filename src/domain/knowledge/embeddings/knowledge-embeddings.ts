@@ -1,9 +1,10 @@
 import type { PassageHit } from '../../../store/knowledge-store.js'
 import type { PassageVectorStore } from '../../../store/passage-vector-store.js'
 import { EmbeddingBackfill } from './backfill.js'
-import type { SemanticQuery, SemanticRanking } from './fusion.js'
+import { FUSION, type SemanticQuery, type SemanticRanking } from './fusion.js'
 import { ServiceHealth, type Log } from './health.js'
 import { OpenAiEmbeddings, type EmbeddingsProvider } from './provider.js'
+import { WORD_VECTORS_FILE, WordVectorEmbeddings, wordVectorsPresent } from './word-vectors.js'
 
 /** PARLEY_EMBEDDINGS_* (src/config.ts). */
 export interface EmbeddingsSettings {
@@ -27,6 +28,9 @@ export interface EmbeddingsSettings {
    */
   minSimilarity: number
 }
+
+/** The built-in provider computes in-process: large batches, no service to wait for. */
+const BUILTIN_SETTINGS = { batchSize: 256, timeoutMs: 60_000, queryTimeoutMs: 60_000, backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0 }
 
 /** Query embeddings kept (a repeated question costs no request). */
 const QUERY_CACHE = 256
@@ -59,6 +63,26 @@ export class KnowledgeEmbeddings implements SemanticRanking {
 
   static fromSettings(vectors: PassageVectorStore, settings: EmbeddingsSettings, log: { warn: Log; info: Log }): KnowledgeEmbeddings {
     return new KnowledgeEmbeddings(vectors, new OpenAiEmbeddings({ url: settings.url, model: settings.model, apiKey: settings.apiKey }), settings, log)
+  }
+
+  /**
+   * The built-in provider (word-vectors.ts: in-process, no service), used when no endpoint is configured; undefined
+   * (search stays lexical, said once) when the word-vector file was not built.
+   */
+  static builtin(vectors: PassageVectorStore, log: { warn: Log; info: Log }): KnowledgeEmbeddings | undefined {
+    if (!wordVectorsPresent()) {
+      log.warn({ file: WORD_VECTORS_FILE }, 'knowledge: the built-in word vectors were not built (npm run build makes them); search is lexical only')
+      return undefined
+    }
+    return new KnowledgeEmbeddings(vectors, new WordVectorEmbeddings(), BUILTIN_SETTINGS, log)
+  }
+
+  get mode(): 'rrf' | 'rerank' {
+    return this.provider instanceof WordVectorEmbeddings ? FUSION.builtinMode : 'rrf'
+  }
+
+  get weight(): number {
+    return this.provider instanceof WordVectorEmbeddings ? FUSION.builtinWeight : 1
   }
 
   get model(): string {
@@ -110,7 +134,8 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     try {
       const [vector] = await this.provider.embed([text], { timeoutMs: this.settings.queryTimeoutMs })
       this.health.succeeded()
-      this.cache.set(text, vector!)
+      if (!vector) return undefined
+      this.cache.set(text, vector)
       if (this.cache.size > QUERY_CACHE) this.cache.delete(this.cache.keys().next().value!)
       return vector
     } catch (err) {
