@@ -148,6 +148,7 @@ export function createServices(deps: ServiceDeps): Domain {
     onBotsChanged: () => chat.forgetIntegrations(),
     composeAnswer: answerComposer(config.kbAnswer),
     semanticRanking: embeddings,
+    kbMinScore: config.kbMinScore,
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)

@@ -59,6 +59,8 @@ export interface BotRuntimeOptions {
   composeAnswer?: AnswerComposer | undefined
   /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
   semanticRanking?: SemanticRanking | undefined
+  /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */
+  kbMinScore?: number | undefined
   /** Delivers the turns of bots with a `url` (remote @botpress/sdk programs); without it such bots' turns are skipped. */
   remote?: RemoteBots | undefined
   /** The instance's registry: the runtime's series (turns, their duration, failures, conversations behind) go there. */
@@ -563,7 +565,7 @@ export class BotRuntime implements IncomingInterceptor {
         case 'getUser':
           return { user: sandboxUserView(await domain.getUser(bot, String(a.id))) }
         case 'searchKnowledge':
-          return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking)
+          return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking, this.options.kbMinScore ?? 0)
         case 'composeKnowledgeAnswer': {
           const results = Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []
           const text = this.options.composeAnswer && typeof a.question === 'string' && results.length > 0 ? await this.options.composeAnswer(a.question, results) : undefined

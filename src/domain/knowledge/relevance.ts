@@ -7,18 +7,25 @@ import { stem, type TermStats } from './rank.js'
  * is returned however unrelated it is. Each hit is also given an absolute relevance in [0, 1]:
  *
  *   relevance = coverage                          (lexical only: no vector for the query)
- *   relevance = (1 − w) · coverage + w · cosine   (hybrid: the passage's cosine with the query, 0 when it was not
- *                                                  among the vector hits)
+ *   relevance = (1 − w) · coverage + w · c        (hybrid: c is the passage's cosine with the query above a floor,
+ *                                                  rescaled to [0, 1]; 0 when it was not among the vector hits)
  *
  * where coverage is the IDF-weighted share of the question's own words (stemmed) found in the passage or its
  * heading path. A bot's search keeps hits of relevance ≥ the threshold (PARLEY_KB_MIN_SCORE, src/config.ts):
  * none left means the bot does not know. Calibrated on the tuning half of the real-document evaluation and on
  * off-topic questions (test/fixtures/kb-real/off-topic.json), bench/kb-threshold.ts.
  */
-export const RELEVANCE = { cosineWeight: 0.5 }
+export const RELEVANCE = {
+  cosineWeight: 0.5,
+  /**
+   * Cosines at or below this count as no evidence (averaged word vectors of unrelated English texts are still
+   * ~0.5 alike); above, rescaled to [0, 1]. The same threshold then fits lexical-only and hybrid relevance.
+   */
+  cosineFloor: 0.5,
+}
 
 /** Default of PARLEY_KB_MIN_SCORE (bench/kb-threshold.ts). */
-export const KB_MIN_SCORE_DEFAULT = 0.3
+export const KB_MIN_SCORE_DEFAULT = 0.25
 
 /** Relevance of each hit (same order), from the question's terms, their document frequencies and the vector cosines. */
 export function relevanceOf(hits: PassageHit[], terms: string[], stats: TermStats, cosines: Map<string, number> | undefined): number[] {
@@ -30,7 +37,8 @@ export function relevanceOf(hits: PassageHit[], terms: string[], stats: TermStat
     const coverage = total > 0 ? weighted.reduce((n, t) => n + (present.has(t.s) ? t.w : 0), 0) / total : 0
     if (!cosines || cosines.size === 0) return round(coverage)
     const w = RELEVANCE.cosineWeight
-    return round((1 - w) * coverage + w * Math.max(0, cosines.get(hit.id) ?? 0))
+    const cosine = Math.max(0, ((cosines.get(hit.id) ?? 0) - RELEVANCE.cosineFloor) / (1 - RELEVANCE.cosineFloor))
+    return round((1 - w) * coverage + w * cosine)
   })
 }
 
