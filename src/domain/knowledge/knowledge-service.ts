@@ -322,6 +322,11 @@ export class KnowledgeService {
     while (this.running) await this.running
   }
 
+  /** The vector ranking searches fuse with (the runtime's bot searches use the same), if any. */
+  get semanticRanking(): SemanticRanking | undefined {
+    return this.deps.embeddings
+  }
+
   /** Resolves when the queue is empty and every passage has its vector (tests, benchmarks). */
   async vectorsIdle(): Promise<void> {
     await this.idle()
