@@ -48,7 +48,7 @@ try {
     const up = await app.inject({ method: 'PUT', url: url.pathname + url.search, headers: { 'content-type': file.contentType }, payload: body })
     if (up.statusCode !== 200) throw new Error(up.body)
   }
-  await app.services.files.knowledge.idle()
+  await app.services.files.knowledge.vectorsIdle()
   const indexSeconds = (performance.now() - started) / 1000
   const { total } = await store.knowledge.termFrequencies(credentials!.botId, [])
   const questions = loadRealQuestions().map((q) => q.q)
