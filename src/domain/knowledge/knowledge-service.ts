@@ -112,7 +112,7 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
     },
   }
   const fused = await hybridRanking(recording, { botId, query: input.query, files, now, limit }, lexical)
-  const relevance = relevanceOf(fused, expanded, await termStats(store, botId, expanded), cosines)
+  const relevance = relevanceOf(fused, expanded, await termStats(store, botId, expanded), cosines, semantic?.mode === 'rerank')
   const hits: SearchResult[] = fused.map((h, i) => ({ ...h, relevance: relevance[i]! }))
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)

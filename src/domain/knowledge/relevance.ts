@@ -7,7 +7,8 @@ import { stem, type TermStats } from './rank.js'
  * is returned however unrelated it is. Each hit is also given an absolute relevance in [0, 1]:
  *
  *   relevance = coverage                          (lexical only: no vector for the query)
- *   relevance = (1 − w) · coverage + w · c        (hybrid: c is the passage's cosine with the query above a floor,
+ *   relevance = max(coverage, cosine)             (an embeddings endpoint: its model's cosine, as it is)
+ *   relevance = (1 − w) · coverage + w · c        (built-in word vectors: c is the passage's cosine with the query above a floor,
  *                                                  rescaled to [0, 1]; 0 when it was not among the vector hits)
  *
  * where coverage is the IDF-weighted share of the question's own words (stemmed) found in the passage or its
@@ -28,7 +29,7 @@ export const RELEVANCE = {
 export const KB_MIN_SCORE_DEFAULT = 0.25
 
 /** Relevance of each hit (same order), from the question's terms, their document frequencies and the vector cosines. */
-export function relevanceOf(hits: PassageHit[], terms: string[], stats: TermStats, cosines: Map<string, number> | undefined): number[] {
+export function relevanceOf(hits: PassageHit[], terms: string[], stats: TermStats, cosines: Map<string, number> | undefined, builtin: boolean): number[] {
   const idf = (t: string) => Math.log(1 + (stats.total + 1) / ((stats.df.get(t) ?? 0) + 0.5))
   const weighted = [...new Set(terms)].map((t) => ({ s: stem(t), w: idf(t) }))
   const total = weighted.reduce((n, t) => n + t.w, 0)
@@ -36,6 +37,8 @@ export function relevanceOf(hits: PassageHit[], terms: string[], stats: TermStat
     const present = new Set(words(`${hit.title}\n${hit.content}`).map(stem))
     const coverage = total > 0 ? weighted.reduce((n, t) => n + (present.has(t.s) ? t.w : 0), 0) / total : 0
     if (!cosines || cosines.size === 0) return round(coverage)
+    // A real embeddings model's cosine is evidence of its own (a passage in other words, no word in common).
+    if (!builtin) return round(Math.max(coverage, cosines.get(hit.id) ?? 0))
     const w = RELEVANCE.cosineWeight
     const cosine = Math.max(0, ((cosines.get(hit.id) ?? 0) - RELEVANCE.cosineFloor) / (1 - RELEVANCE.cosineFloor))
     return round((1 - w) * coverage + w * cosine)
