@@ -105,6 +105,13 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const recording: SemanticRanking | undefined = semantic && {
     weight: semantic.weight,
     mode: semantic.mode,
+    ...(semantic.similarity && {
+      similarity: async (query: string, candidates: PassageHit[]) => {
+        const found = await semantic.similarity!(query, candidates)
+        for (const [id, c] of found ?? []) cosines.set(id, c)
+        return found
+      },
+    }),
     rank: async (q) => {
       const found = await semantic.rank(q)
       for (const h of found) cosines.set(h.id, h.score)

@@ -27,6 +27,11 @@ export interface SemanticRanking {
   readonly weight?: number | undefined
   /** 'rerank': only reorders the lexical candidates (score / best + rerankWeight · cosine) instead of RRF. */
   readonly mode?: 'rrf' | 'rerank' | undefined
+  /**
+   * The cosine of each passage with the query, computed directly (rerank mode: a few dozen candidates, in-process)
+   * rather than by a nearest-vector scan over every passage; undefined when it has nothing to say.
+   */
+  similarity?(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined>
 }
 
 /**
@@ -70,10 +75,14 @@ export async function hybridRanking(
   if (!semantic) return lexical(query.limit)
   const pool = Math.max(query.limit, FUSION_POOL)
   if (semantic.mode === 'rerank') {
-    const byVector = await semantic.rank({ ...query, limit: Math.max(pool, FUSION.rerankPool) })
-    if (byVector.length === 0) return lexical(query.limit)
-    const cosine = new Map(byVector.map((h) => [h.id, h.score]))
     const lex = await lexical(pool)
+    let cosine: Map<string, number> | undefined
+    if (semantic.similarity) cosine = await semantic.similarity(query.query, lex)
+    else {
+      const byVector = await semantic.rank({ ...query, limit: Math.max(pool, FUSION.rerankPool) })
+      if (byVector.length > 0) cosine = new Map(byVector.map((h) => [h.id, h.score]))
+    }
+    if (!cosine) return lex.slice(0, query.limit)
     const best = lex[0]?.score || 1
     return lex.map((hit, i) => ({ hit, i, s: hit.score / best + FUSION.rerankWeight * (cosine.get(hit.id) ?? 0) }))
       .sort((a, b) => b.s - a.s || a.i - b.i).slice(0, query.limit).map(({ hit, s }) => ({ ...hit, score: s }))
