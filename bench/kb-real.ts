@@ -12,7 +12,9 @@ import { writeResultsSection } from './lib/results.js'
 import { withBenchApp } from './lib/bench-app.js'
 
 async function measure(kind: 'sqlite' | 'postgres', pgUrl?: string): Promise<RealReport> {
-  return withBenchApp(kind, pgUrl, (app, headers, botId) => evaluateRealRetrieval(app, headers, botId))
+  // PARLEY_KB_WORD_VECTORS=off measures lexical retrieval alone (what the default install did before the built-in vectors).
+  const env: Record<string, string> = process.env.PARLEY_KB_WORD_VECTORS ? { PARLEY_KB_WORD_VECTORS: process.env.PARLEY_KB_WORD_VECTORS } : {}
+  return withBenchApp(kind, pgUrl, (app, headers, botId) => evaluateRealRetrieval(app, headers, botId), env)
 }
 
 const args = process.argv.slice(2)
@@ -53,7 +55,8 @@ the PDF Debian ships; Git's gitfaq(7) and SQLite's FAQ as shipped in HTML and as
 Chromium), ${passages ? `${passages.html} HTML and ${passages.pdf} PDF passages, ` : ''}asked 208 questions written as users ask them
 (other words than the text, typos, long rambling questions). A question counts at rank k when the k-th passage of
 searchFiles comes from the right document and contains the expected answer text. The held-out half (FNV-1a hash of
-the question odd) was never looked at while tuning. Built-in retrieval only (no embeddings service).
+the question odd) was never looked at while tuning. Built-in retrieval only (no embeddings service): lexical ranking
+with WordNet expansion, reranked with the built-in word vectors (PARLEY_KB_WORD_VECTORS, default on).
 Measured ${new Date().toISOString().slice(0, 10)}.
 
 | Backend | Format | Half | Questions | Top-1 | Top-3 | MRR@10 |

@@ -11,6 +11,7 @@ import { LocalBlobStore } from '../src/blobs/local.js'
 import { loadConfig } from '../src/config.js'
 import { bootstrap } from '../src/domain/bootstrap.js'
 import { RANKING } from '../src/domain/knowledge/rank.js'
+import { FUSION } from '../src/domain/knowledge/embeddings/fusion.js'
 import { MemoryPubSub } from '../src/pubsub/memory.js'
 import { createPostgresStore } from '../src/store/postgres.js'
 import { createSqliteStore } from '../src/store/sqlite.js'
@@ -18,7 +19,7 @@ import { createDatabase, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { askRealQuestions, indexRealCorpus } from '../test/knowledge/real-retrieval.js'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-kb-tune-'))
-const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' })
+const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', PARLEY_KB_WORD_VECTORS: process.env.PARLEY_KB_WORD_VECTORS })
 const cluster = process.argv[3] === 'postgres' ? await startPgCluster() : undefined
 const store = cluster ? await createPostgresStore({ url: await createDatabase(cluster.url), poolSize: 5 }) : await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
 const pubsub = new MemoryPubSub()
@@ -27,10 +28,15 @@ try {
   await app.ready()
   const { credentials } = await bootstrap(store, dataDir, config.publicUrl)
   await indexRealCorpus(app, { authorization: `Bearer ${credentials!.token}`, 'x-bot-id': credentials!.botId })
+  await app.services.files.knowledge.vectorsIdle()
   const base = { ...RANKING }
-  const grid: Partial<typeof RANKING>[] = JSON.parse(process.argv[2] ?? '[{}]')
+  const fusionBase = { ...FUSION }
+  // A setting `builtinWeight` goes to FUSION (embeddings/fusion.ts), the others to RANKING.
+  const grid: (Partial<typeof RANKING> & Partial<typeof FUSION>)[] = JSON.parse(process.argv[2] ?? '[{}]')
   for (const change of grid) {
-    Object.assign(RANKING, base, change)
+    const { builtinWeight, builtinMode, rerankWeight, rerankPool, ...ranking } = change
+    Object.assign(RANKING, base, ranking)
+    Object.assign(FUSION, fusionBase, Object.fromEntries(Object.entries({ builtinWeight, builtinMode, rerankWeight, rerankPool }).filter(([, v]) => v !== undefined)))
     const { scores } = await askRealQuestions(app, credentials!.botId, ['tuning'])
     const { html, pdf } = scores.tuning
     process.stdout.write(`${JSON.stringify(change)}  html top3 ${html.top3}/${html.questions} mrr ${html.mrr.toFixed(3)}  pdf top3 ${pdf.top3}/${pdf.questions} mrr ${pdf.mrr.toFixed(3)}  sum ${html.top3 + pdf.top3}\n`)

@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url'
 
 const root = fileURLToPath(new URL('../', import.meta.url))
 const stamp = join(root, 'dist', '.build-stamp')
-const INPUTS = ['src', 'scripts/build-webchat.mjs', 'scripts/bundle-vendor.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
+const INPUTS = ['src', 'scripts/build-webchat.mjs', 'scripts/build-word-vectors.mjs', 'scripts/bundle-vendor.mjs', 'tsconfig.json', 'tsconfig.build.json', 'package.json', 'package-lock.json']
 
 /** The newest modification time under `path` (a file or a folder), and the file it is from. */
 function newest(path, best = { at: 0, file: '' }) {

@@ -136,8 +136,12 @@ export function createServices(deps: ServiceDeps): Domain {
   const { config, store, pubsub, blobs, warn } = deps
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
   const metrics = new MetricsRegistry()
-  // Hybrid knowledge retrieval (PARLEY_EMBEDDINGS_URL): the vector ranking searches fuse with, and its backfill.
-  const embeddings = config.embeddings && KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, { warn, info: deps.info ?? (() => {}) })
+  // Hybrid knowledge retrieval: the vector ranking searches fuse with, and its backfill. An embeddings endpoint
+  // (PARLEY_EMBEDDINGS_URL) when configured, else the built-in word vectors (PARLEY_KB_WORD_VECTORS, on by default).
+  const log = { warn, info: deps.info ?? (() => {}) }
+  const embeddings = config.embeddings
+    ? KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, log)
+    : config.kbWordVectors ? KnowledgeEmbeddings.builtin(store.passageVectors, log) : undefined
   const remote = new RemoteBots(store, config.remoteBots)
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
@@ -150,6 +154,7 @@ export function createServices(deps: ServiceDeps): Domain {
     onBotsChanged: () => chat.forgetIntegrations(),
     composeAnswer: answerComposer(config.kbAnswer),
     semanticRanking: embeddings,
+    kbMinScore: config.kbMinScore,
   })
   const chat = new ChatService(store, pubsub, runtime)
   const streams = new ConversationStreams(store, pubsub, chat)

@@ -15,12 +15,12 @@ import { createDatabase } from '../../test/helpers/pg-cluster.js'
 /**
  * `run` against a fresh in-process Parley (no HTTP listener) on a new SQLite file, or on a new database of the
  * PostgreSQL cluster at `pgUrl`, bootstrapped; `headers` authenticate as the demo bot's owner. Closed and
- * removed after.
+ * removed after. `env`: settings (e.g. PARLEY_KB_WORD_VECTORS=off for lexical retrieval).
  */
 export async function withBenchApp<R>(kind: 'sqlite' | 'postgres', pgUrl: string | undefined,
-  run: (app: App, headers: Record<string, string>, botId: string) => Promise<R>): Promise<R> {
+  run: (app: App, headers: Record<string, string>, botId: string) => Promise<R>, env: Record<string, string> = {}): Promise<R> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-app-'))
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' })
+  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...env })
   const store: KyselyStore = kind === 'sqlite'
     ? await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
     : await createPostgresStore({ url: await createDatabase(pgUrl!), poolSize: 5 })

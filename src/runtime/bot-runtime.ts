@@ -60,6 +60,8 @@ export interface BotRuntimeOptions {
   composeAnswer?: AnswerComposer | undefined
   /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
   semanticRanking?: SemanticRanking | undefined
+  /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */
+  kbMinScore?: number | undefined
   /** Delivers the turns of bots with a `url` (remote @botpress/sdk programs); without it such bots' turns are skipped. */
   remote?: RemoteBots | undefined
   /** The instance's registry: the runtime's series (turns, their duration, failures, conversations behind) go there. */
@@ -603,7 +605,7 @@ export class BotRuntime implements IncomingInterceptor {
           return { handoff: await this.handoffs.startForBot(bot, conversation.id, { reason: a.reason as string | undefined, userId }) }
         }
         case 'searchKnowledge':
-          return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking)
+          return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking, this.options.kbMinScore ?? 0)
         case 'composeKnowledgeAnswer': {
           const results = Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []
           const text = this.options.composeAnswer && typeof a.question === 'string' && results.length > 0 ? await this.options.composeAnswer(a.question, results) : undefined

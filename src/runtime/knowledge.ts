@@ -16,7 +16,10 @@ const MAX_KBS = 20
 
 export interface KbResult {
   content: string
+  /** The ranking's score (relative: only the order means something). */
   score: number
+  /** Absolute relevance in [0, 1] (src/domain/knowledge/relevance.ts), what the threshold compares. */
+  relevance: number
   /** Heading path above the passage (document title › section). */
   title: string
   fileId: string
@@ -27,7 +30,12 @@ export interface KbResult {
 
 export interface KbAnswer {
   included: { id: string; name: string }[]
+  /** Passages of relevance ≥ the threshold, best first. */
   results: KbResult[]
+  /** True when no passage reached the threshold: the bot should say it does not know rather than answer with noise. */
+  noAnswer: boolean
+  /** The threshold applied (PARLEY_KB_MIN_SCORE, or the call's `minScore`). */
+  minScore: number
 }
 
 async function resolveKnowledgeBases(store: Store, botId: string, refs: unknown): Promise<KnowledgeBaseRow[] | undefined> {
@@ -59,19 +67,23 @@ async function resolveKnowledgeBases(store: Store, botId: string, refs: unknown)
   return out
 }
 
-export async function searchForBot(store: Store, botId: string, args: Record<string, unknown>, now: number, semantic?: SemanticRanking): Promise<KbAnswer> {
+/**
+ * A bot's knowledge search. `minScore` is the relevance threshold (PARLEY_KB_MIN_SCORE; bot code may pass its own
+ * `minScore`, 0 to 1, with the call): passages below it are left out, and `noAnswer` says none was good enough.
+ */
+export async function searchForBot(store: Store, botId: string, args: Record<string, unknown>, now: number, semantic?: SemanticRanking, minScore = 0): Promise<KbAnswer> {
   if (typeof args.query !== 'string') throw errors.invalidPayload('query must be a string')
   const limit = args.limit === undefined ? KB_RESULTS.default : Number(args.limit)
   if (!Number.isInteger(limit) || limit < 1 || limit > KB_RESULTS.max) throw errors.invalidPayload(`limit must be an integer from 1 to ${KB_RESULTS.max}`)
+  const threshold = args.minScore === undefined || args.minScore === null ? minScore : Number(args.minScore)
+  if (typeof args.minScore === 'boolean' || !Number.isFinite(threshold) || threshold < 0 || threshold > 1) throw errors.invalidPayload('minScore must be a number from 0 to 1')
   const kbs = await resolveKnowledgeBases(store, botId, args.knowledgeBases)
   const hits = await searchKnowledge(store.knowledge, botId, { query: args.query, knowledgeBaseIds: kbs?.map((k) => k.id), limit }, now, semantic)
-  return {
-    included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })),
-    results: hits.map((h) => ({
-      content: h.content, score: h.score, title: h.title, fileId: h.fileId, fileKey: h.file.key, position: h.position,
-      ...(h.meta.pageNumber !== undefined && { pageNumber: h.meta.pageNumber }),
-    })),
-  }
+  const results = hits.filter((h) => h.relevance >= threshold).map((h) => ({
+    content: h.content, score: h.score, relevance: h.relevance, title: h.title, fileId: h.fileId, fileKey: h.file.key, position: h.position,
+    ...(h.meta.pageNumber !== undefined && { pageNumber: h.meta.pageNumber }),
+  }))
+  return { included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })), results, noAnswer: results.length === 0, minScore: threshold }
 }
 
 export type AnswerComposer = (question: string, results: KbResult[]) => Promise<string | undefined>

@@ -52,6 +52,8 @@ interface KnowledgeCard {
   limit: number
   output?: string
   noAnswer: string
+  /** Relevance threshold of this card's search (default: the server's PARLEY_KB_MIN_SCORE). */
+  minScore?: number
 }
 
 interface FlowNode {
@@ -561,7 +563,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         return card
       }
       case 'knowledge': {
-        checkKeys(c, ['type', 'knowledgeBases', 'question', 'limit', 'output', 'noAnswer'], at)
+        checkKeys(c, ['type', 'knowledgeBases', 'question', 'limit', 'output', 'noAnswer', 'minScore'], at)
         const card: KnowledgeCard = { type: 'knowledge', question: '{{ event.preview }}', limit: 3, noAnswer: 'Sorry, I could not find an answer to that.' }
         if (c.knowledgeBases !== undefined) {
           if (!isArray(c.knowledgeBases) || c.knowledgeBases.length === 0) throw new Error(where + '.knowledgeBases must be a non-empty array of knowledge base names or ids')
@@ -575,6 +577,10 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
         }
         if (c.output !== undefined) card.output = nonEmptyString(c.output, where + '.output')
         if (c.noAnswer !== undefined) card.noAnswer = nonEmptyString(c.noAnswer, where + '.noAnswer')
+        if (c.minScore !== undefined) {
+          if (typeof c.minScore !== 'number' || !(c.minScore >= 0 && c.minScore <= 1)) throw new Error(where + '.minScore must be a number from 0 to 1')
+          card.minScore = c.minScore
+        }
         return card
       }
       case 'handoff': {
@@ -790,6 +796,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     const args: Json = { query: a.query }
     if (a.knowledgeBases !== undefined) args.knowledgeBases = a.knowledgeBases
     if (a.limit !== undefined) args.limit = a.limit
+    if (a.minScore !== undefined) args.minScore = a.minScore
     const answer = jsonParse(await host.call('searchKnowledge', jsonStringify(args))) as Json
     const kb: Json = isObj(event.kb) ? event.kb : { included: [], results: [] }
     if (!isArray(kb.included)) kb.included = []
@@ -807,6 +814,7 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
       const question = await unit(rt, () => render(card.question, scopeOf(rt, event), false))
       const args: Json = { query: typeof question === 'string' ? question : String(question), limit: card.limit }
       if (card.knowledgeBases) args.knowledgeBases = card.knowledgeBases
+      if (card.minScore !== undefined) args.minScore = card.minScore
       query = args.query as string
       answer = await searchKnowledge(event, args)
     } catch (err) {

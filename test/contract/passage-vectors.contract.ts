@@ -12,6 +12,7 @@ import type { NewPassage } from '../../src/store/knowledge-store.js'
 import type { PendingPassage } from '../../src/store/passage-vector-store.js'
 import type { Store } from '../../src/store/store.js'
 import { seed, type StoreFactory } from './store.contract.js'
+import { WordVectorEmbeddings } from '../../src/domain/knowledge/embeddings/word-vectors.js'
 
 const T0 = 1_700_000_000_000
 const uid = (p: string) => `${p}-${randomUUID()}`
@@ -65,6 +66,28 @@ export function describePassageVectorContract(name: string, factory: StoreFactor
 
     const nearest = (bot: string, model: string, vector: Float32Array, extra: Record<string, unknown> = {}) =>
       store.passageVectors.nearest({ botId: bot, model, vector, now: T0, limit: 10, ...extra })
+
+    it('stores the built-in word vectors (100 dims, null for a passage without a known word) and ranks a paraphrase first', async () => {
+      const provider = new WordVectorEmbeddings()
+      const model = `${provider.model}-${randomUUID()}`
+      const texts = [
+        'Refunds: the money is paid back within five business days once the returned parcel reaches the warehouse.',
+        'Shipping: orders leave Rotterdam by courier and tracking numbers arrive by text message.',
+        'Billing: every invoice is emailed on the first day of the month.',
+        'qzxqv vvbnm',
+      ]
+      const file = await indexedFile(botId, texts.map((t, i) => passage(i, t)))
+      const pending = await pendingOf(file, model)
+      const vectors = await provider.embed(pending.map((p) => p.content))
+      expect(vectors[3]).toBeNull()
+      expect(await store.passageVectors.putVectors(model, pending.map((p, i) => ({ passage: p, vector: vectors[i] ?? null })))).toBe(4)
+      expect(await pendingOf(file, model)).toEqual([])
+      expect(await store.passageVectors.dimsOf(model)).toEqual([100])
+      const [query] = await provider.embed(['when will I be reimbursed for the package I sent back'])
+      const hits = await nearest(botId, model, query!)
+      expect(hits[0]!.position).toBe(0)
+      expect(hits.map((h) => h.position).sort()).toEqual([0, 1, 2])
+    })
 
     it('reports its scoring engine', () => {
       expect(expectedEngine).toContain(store.passageVectors.engine.name)

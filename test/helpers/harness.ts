@@ -75,6 +75,9 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
   const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, {
     ...(databaseUrl && { databaseUrl, databasePoolSize: 5, blobPoolSize: 4 }),
     blobStore: options.blobs === 'postgres' && databaseUrl ? 'postgres' : 'local',
+    // The built-in word vectors are embedded in the background after indexing: a search right after indexing would
+    // be lexical or fused depending on timing. Off here; the suites of the built-in signal turn it on and wait.
+    kbWordVectors: false,
     ...options.config,
   })
   const adapters = await createAdapters(config)

@@ -75,7 +75,7 @@ export async function indexRealCorpus(app: App, headers: Record<string, string>)
     if (up.statusCode !== 200) throw new Error(`upload ${doc.key}: ${up.body}`)
     ids.push(file.id)
   }
-  await app.services.files.knowledge.idle()
+  await app.services.files.knowledge.vectorsIdle()
   const passages: Record<Format, number> = { html: 0, pdf: 0 }
   for (const [i, id] of ids.entries()) {
     const res = await app.inject({ method: 'GET', url: `/v1/files/${id}`, headers })

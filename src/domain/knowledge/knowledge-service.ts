@@ -7,6 +7,7 @@ import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageR
 import type { Page } from '../../store/store.js'
 import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
 import { RANKING, rerank, semanticExpansions, type TermStats } from './rank.js'
+import { relevanceOf } from './relevance.js'
 import { hybridRanking, type SemanticRanking } from './embeddings/fusion.js'
 import type { KnowledgeEmbeddings } from './embeddings/knowledge-embeddings.js'
 
@@ -51,6 +52,8 @@ export interface SearchInput {
 }
 
 export interface SearchResult extends PassageHit {
+  /** Absolute relevance in [0, 1] (relevance.ts): what the "I don't know" threshold compares. */
+  relevance: number
   context?: { id: string; text: string; offset: number; type: 'preceding' | 'subsequent' | 'current' }[]
 }
 
@@ -95,8 +98,28 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
     const stats = await termStats(store, botId, expanded)
     return rerank(expanded, expansions, own, wide, n, stats)
   }
-  // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one.
-  const hits = await hybridRanking(semantic, { botId, query: input.query, files, now, limit }, lexical)
+  // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one
+  // (whose cosines are kept for the relevance of each hit).
+  const cosines = new Map<string, number>()
+  const recording: SemanticRanking | undefined = semantic && {
+    weight: semantic.weight,
+    mode: semantic.mode,
+    ...(semantic.similarity && {
+      similarity: async (query: string, candidates: PassageHit[]) => {
+        const found = await semantic.similarity!(query, candidates)
+        for (const [id, c] of found ?? []) cosines.set(id, c)
+        return found
+      },
+    }),
+    rank: async (q) => {
+      const found = await semantic.rank(q)
+      for (const h of found) cosines.set(h.id, h.score)
+      return found
+    },
+  }
+  const fused = await hybridRanking(recording, { botId, query: input.query, files, now, limit }, lexical)
+  const relevance = relevanceOf(fused, expanded, await termStats(store, botId, expanded), cosines, semantic?.mode === 'rerank')
+  const hits: SearchResult[] = fused.map((h, i) => ({ ...h, relevance: relevance[i]! }))
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)
   return Promise.all(hits.map(async (hit) => {
@@ -303,6 +326,17 @@ export class KnowledgeService {
   /** Resolves when the queue is empty (tests, shutdown). */
   async idle(): Promise<void> {
     while (this.running) await this.running
+  }
+
+  /** The vector ranking searches fuse with (the runtime's bot searches use the same), if any. */
+  get semanticRanking(): SemanticRanking | undefined {
+    return this.deps.embeddings
+  }
+
+  /** Resolves when the queue is empty and every passage has its vector (tests, benchmarks). */
+  async vectorsIdle(): Promise<void> {
+    await this.idle()
+    await this.deps.embeddings?.backfill.idle()
   }
 
   private enqueue(botId: string, fileId: string): void {

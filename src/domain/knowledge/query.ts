@@ -19,6 +19,8 @@ see actually really just exactly thing things stuff something anything somebody 
 thank honestly basically also still even ever might must shall sure etc wondering wonder trying guess maybe
 isn doesn don didn won wouldn shouldn couldn aren im ive youre theyre`.split(/\s+/))
 
+export const isStopWord = (word: string): boolean => STOP_WORDS.has(word)
+
 /** Lowercased words of the text (NFKC, diacritics kept: the index folds them itself). */
 export function words(text: string): string[] {
   return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []

@@ -145,7 +145,7 @@ export class EmbeddingBackfill {
   /** Embeds and stores a batch; inputs the service refuses are isolated by halving and marked, never retried. */
   private async embed(batch: PendingPassage[]): Promise<number> {
     const { vectors, provider } = this.o
-    let embedded: Float32Array[]
+    let embedded: (Float32Array | null)[]
     try {
       embedded = await provider.embed(batch.map(passageText), { timeoutMs: this.o.timeoutMs })
     } catch (err) {
@@ -158,8 +158,9 @@ export class EmbeddingBackfill {
       return (await this.embed(batch.slice(0, half))) + (await this.embed(batch.slice(half)))
     }
     this.o.health.succeeded()
-    await this.checkDims(embedded[0]!.length)
-    return vectors.putVectors(provider.model, batch.map((passage, i) => ({ passage, vector: embedded[i]! })))
+    const first = embedded.find((v) => v !== null)
+    if (first) await this.checkDims(first.length)
+    return vectors.putVectors(provider.model, batch.map((passage, i) => ({ passage, vector: embedded[i] ?? null })))
   }
 
   /** The service answers another length than the stored vectors of this model: those can no longer be compared. */

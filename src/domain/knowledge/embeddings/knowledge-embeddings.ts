@@ -1,9 +1,10 @@
 import type { PassageHit } from '../../../store/knowledge-store.js'
 import type { PassageVectorStore } from '../../../store/passage-vector-store.js'
-import { EmbeddingBackfill } from './backfill.js'
-import type { SemanticQuery, SemanticRanking } from './fusion.js'
+import { EmbeddingBackfill, passageText } from './backfill.js'
+import { FUSION, type SemanticQuery, type SemanticRanking } from './fusion.js'
 import { ServiceHealth, type Log } from './health.js'
 import { OpenAiEmbeddings, type EmbeddingsProvider } from './provider.js'
+import { WORD_VECTORS_FILE, WordVectorEmbeddings, wordVectorsPresent } from './word-vectors.js'
 
 /** PARLEY_EMBEDDINGS_* (src/config.ts). */
 export interface EmbeddingsSettings {
@@ -26,6 +27,24 @@ export interface EmbeddingsSettings {
    * models). Above 0, a question the documents do not cover can find nothing instead of the least unrelated passage.
    */
   minSimilarity: number
+}
+
+/** The built-in provider computes in-process: large batches, no service to wait for. */
+const BUILTIN_SETTINGS = { batchSize: 256, timeoutMs: 60_000, queryTimeoutMs: 60_000, backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0 }
+
+/** Passage vectors kept for reranks (100 floats each: ~10 MB at most). */
+const PASSAGE_CACHE = 20_000
+
+const cosine = (a: Float32Array, b: Float32Array): number => {
+  let dot = 0
+  let na = 0
+  let nb = 0
+  for (let i = 0; i < a.length; i++) {
+    dot += a[i]! * b[i]!
+    na += a[i]! * a[i]!
+    nb += b[i]! * b[i]!
+  }
+  return na && nb ? dot / Math.sqrt(na * nb) : 0
 }
 
 /** Query embeddings kept (a repeated question costs no request). */
@@ -61,6 +80,26 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     return new KnowledgeEmbeddings(vectors, new OpenAiEmbeddings({ url: settings.url, model: settings.model, apiKey: settings.apiKey }), settings, log)
   }
 
+  /**
+   * The built-in provider (word-vectors.ts: in-process, no service), used when no endpoint is configured; undefined
+   * (search stays lexical, said once) when the word-vector file was not built.
+   */
+  static builtin(vectors: PassageVectorStore, log: { warn: Log; info: Log }): KnowledgeEmbeddings | undefined {
+    if (!wordVectorsPresent()) {
+      log.warn({ file: WORD_VECTORS_FILE }, 'knowledge: the built-in word vectors were not built (npm run build makes them); search is lexical only')
+      return undefined
+    }
+    return new KnowledgeEmbeddings(vectors, new WordVectorEmbeddings(), BUILTIN_SETTINGS, log)
+  }
+
+  get mode(): 'rrf' | 'rerank' {
+    return this.provider instanceof WordVectorEmbeddings ? FUSION.builtinMode : 'rrf'
+  }
+
+  get weight(): number {
+    return this.provider instanceof WordVectorEmbeddings ? FUSION.builtinWeight : 1
+  }
+
   get model(): string {
     return this.provider.model
   }
@@ -82,6 +121,40 @@ export class KnowledgeEmbeddings implements SemanticRanking {
       this.log.warn({ fileId, err }, 'embeddings: dropping the vectors of replaced passages failed (they stay ignored)')
     }
     this.backfill.poke()
+  }
+
+  /** Passage vectors computed for reranks (built-in provider only), by passage id and text. */
+  private readonly passageCache = new Map<string, Float32Array | null>()
+
+  /**
+   * Rerank mode (the built-in word vectors): the cosine of each lexical candidate with the query, embedded here from
+   * its text (the same text and vector the backfill stores) — a nearest scan over every stored vector cost ~1 s per
+   * search over 20,000 passages (bench/kb-latency.ts), embedding 50 candidates in-process well under a millisecond.
+   */
+  get similarity(): ((query: string, hits: PassageHit[]) => Promise<Map<string, number> | undefined>) | undefined {
+    return this.provider instanceof WordVectorEmbeddings ? (query, hits) => this.builtinSimilarity(query, hits) : undefined
+  }
+
+  private async builtinSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
+    try {
+      const q = await this.embedQuery(query)
+      if (!q) return undefined
+      const missing = hits.filter((h) => !this.passageCache.has(`${h.id}:${h.content.length}`))
+      const vectors = missing.length ? await this.provider.embed(missing.map(passageText), { timeoutMs: this.settings.queryTimeoutMs }) : []
+      missing.forEach((h, i) => {
+        if (this.passageCache.size >= PASSAGE_CACHE) this.passageCache.delete(this.passageCache.keys().next().value!)
+        this.passageCache.set(`${h.id}:${h.content.length}`, vectors[i] ?? null)
+      })
+      const out = new Map<string, number>()
+      for (const h of hits) {
+        const v = this.passageCache.get(`${h.id}:${h.content.length}`)
+        if (v) out.set(h.id, cosine(q, v))
+      }
+      return out
+    } catch (err) {
+      this.log.warn({ err }, 'embeddings: built-in similarity failed; the search answers lexically')
+      return undefined
+    }
   }
 
   async rank(q: SemanticQuery): Promise<PassageHit[]> {
@@ -110,7 +183,8 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     try {
       const [vector] = await this.provider.embed([text], { timeoutMs: this.settings.queryTimeoutMs })
       this.health.succeeded()
-      this.cache.set(text, vector!)
+      if (!vector) return undefined
+      this.cache.set(text, vector)
       if (this.cache.size > QUERY_CACHE) this.cache.delete(this.cache.keys().next().value!)
       return vector
     } catch (err) {

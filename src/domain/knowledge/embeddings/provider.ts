@@ -8,8 +8,11 @@
 export interface EmbeddingsProvider {
   /** The model name vectors are stored under: a different name means different vectors. */
   readonly model: string
-  /** One vector per text, in order, all of the same length. Throws EmbeddingsError. */
-  embed(texts: string[], options: { timeoutMs: number }): Promise<Float32Array[]>
+  /**
+   * One vector per text, in order, all of the same length; `null` for a text the provider has nothing to say about
+   * (the built-in one: no known word), searched lexically only. Throws EmbeddingsError.
+   */
+  embed(texts: string[], options: { timeoutMs: number }): Promise<(Float32Array | null)[]>
 }
 
 /**
