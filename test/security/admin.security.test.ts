@@ -240,11 +240,11 @@ describe('Admin API security', () => {
       },
     },
     {
-      name: 'listBotConversations', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      name: 'listBotConversations', scope: 'workspace', minRole: 'viewer', permission: 'conversations.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/conversations?q=hello` }),
     },
     {
-      name: 'getBotConversationTranscript', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      name: 'getBotConversationTranscript', scope: 'workspace', minRole: 'viewer', permission: 'conversations.read', ok: 200,
       prepare: async ({ ws }) => {
         const botId = await newBot(ws)
         const bot = (await asOwner('GET', `/bots/${botId}`, undefined, ws)).bot as { integrations: Record<string, { webhookId: string }> }
@@ -255,7 +255,7 @@ describe('Admin API security', () => {
       },
     },
     {
-      name: 'exportBotConversations', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      name: 'exportBotConversations', scope: 'workspace', minRole: 'viewer', permission: 'conversations.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/export?format=csv` }),
     },
     {

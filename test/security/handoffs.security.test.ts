@@ -49,6 +49,10 @@ describe('handoff security', () => {
     { name: 'createBotHandoffMessage (reply)', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, { type: 'text', payload: { text: 'hi' } }], allowed: ['agent', 'developer', 'manager'] },
     { name: 'createBotHandoffMessage (note)', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, { note: 'internal' }], allowed: ['agent', 'developer', 'manager'] },
     { name: 'endBotHandoff', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/end`, {}], allowed: ['agent', 'developer', 'manager'] },
+    // The console's conversation reads: an agent reads the conversations it answers (conversations.read)
+    { name: 'listBotConversations', req: (f) => ['GET', `/bots/${f.botId}/conversations`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
+    { name: 'getBotConversationTranscript', req: (f) => ['GET', `/bots/${f.botId}/conversations/${f.conversationId}/transcript`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
+    { name: 'exportBotConversations', req: (f) => ['GET', `/bots/${f.botId}/export?format=json&conversationId=${f.conversationId}`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
     // What an agent must not see: bot configuration, logs, analytics, keys, files.
     { name: 'getBot', req: (f) => ['GET', `/bots/${f.botId}`], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'listBots', req: () => ['GET', '/bots'], allowed: ['viewer', 'developer', 'manager'] },
