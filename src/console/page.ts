@@ -1,18 +1,7 @@
+import { pageCsp } from '../webchat/page.js'
+
 /** The console's HTML shell: the app renders everything else; nothing user-provided is interpolated here. */
-export const CONSOLE_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' https: http: data: blob:",
-  "media-src 'self' https: http: blob:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "object-src 'none'",
-  "frame-ancestors 'none'",
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ')
+export const CONSOLE_CSP = pageCsp("'none'")
 
 export function consolePage(assetVersion: string): string {
   const v = encodeURIComponent(assetVersion)

@@ -9,22 +9,26 @@ export function escapeHtml(value: string): string {
  * The page's Content-Security-Policy: scripts and styles only from our own bundle, network only to our own
  * origin (the Chat API), media from anywhere over http(s) (bots send image and video URLs), no plugins, no
  * forms posting elsewhere, and Trusted Types so no HTML string can ever reach a DOM sink. Framing is allowed
- * (embed.js puts the page in an iframe on other sites).
+ * (embed.js puts the page in an iframe on other sites). The console's page has the same policy but cannot be framed.
  */
-export const WEBCHAT_CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' https: http: data: blob:",
-  "media-src 'self' https: http: blob:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "object-src 'none'",
-  'frame-ancestors *',
-  "require-trusted-types-for 'script'",
-  "trusted-types 'none'",
-].join('; ')
+export function pageCsp(frameAncestors: string): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    "img-src 'self' https: http: data: blob:",
+    "media-src 'self' https: http: blob:",
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "object-src 'none'",
+    `frame-ancestors ${frameAncestors}`,
+    "require-trusted-types-for 'script'",
+    "trusted-types 'none'",
+  ].join('; ')
+}
+
+export const WEBCHAT_CSP = pageCsp('*')
 
 export function webchatPage(options: { webhookId: string; assetVersion: string; title?: string; config?: WebchatConfig }): string {
   const id = escapeHtml(options.webhookId)
