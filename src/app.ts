@@ -1,4 +1,5 @@
 import { integrationWebhookRoutes } from './http/routes/integration-webhooks/index.js'
+import { integrationRoutes } from './http/routes/integration/index.js'
 import { createServer } from 'node:http'
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import cors from '@fastify/cors'
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(runtimeRoutes, { prefix: '/v1/chat' })
   await app.register(tablesRoutes, { prefix: '/v1/tables' })
+  await app.register(integrationRoutes, { prefix: '/v1/integration' })
   await app.register(webchatRoutes)
   await app.register(consoleRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })

@@ -30,6 +30,7 @@ import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { RemoteBots } from './runtime/remote-bots.js'
 import { IntegrationDelivery } from './runtime/integrations.js'
+import { IntegrationOperations } from './runtime/integration-operations.js'
 import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
@@ -194,7 +195,12 @@ export function createServices(deps: ServiceDeps): Domain {
   integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.publicUrl)
   const delivery = integrationDelivery
   botChat.onOutgoing((integration, message) => delivery.outgoing(integration, message))
-  runtime.useIntegrationActions((bot, type, input) => delivery.callAction(bot, type, input))
+  // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
+  const integrationOps = new IntegrationOperations(store, integrations, remote, delivery)
+  botChat.useIntegrationOperations(integrationOps)
+  runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
+  runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))
+  runtime.useIntegrationActions((bot, type, input) => integrationOps.callAction(bot, type, input))
   const bots = new BotService(store, {
     installer: integrations,
     states: runtimeStates,
@@ -220,7 +226,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
     console: new ConsoleService(store, config.console),

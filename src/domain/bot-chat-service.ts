@@ -17,6 +17,16 @@ import { chatPayloadOf, type RuntimeConversation } from './runtime-views.js'
 export type IntegrationScopedBot = BotRow & { readonly integrationScope?: IntegrationRow }
 export const integrationScope = (bot: BotRow): IntegrationRow | undefined => (bot as IntegrationScopedBot).integrationScope
 
+/** What an installed integration does when the bot creates its users, conversations and messages (IntegrationOperations). */
+export interface IntegrationCreation {
+  /** The id of the user the integration created (create_user), or undefined: Parley creates it. */
+  createUser(bot: BotRow, integration: IntegrationRow, tags: Tags): Promise<string | undefined>
+  /** The id of the conversation the integration created (create_conversation), or undefined: Parley creates it. */
+  createConversation(bot: BotRow, integration: IntegrationRow, channel: string, tags: Tags): Promise<string | undefined>
+  /** Refuses (400, logged) a message on a channel disabled in the installation. */
+  beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined): Promise<void>
+}
+
 /** Runtime API list sizes (`pageSize`). */
 export const RUNTIME_PAGE_SIZE = { default: 20, max: 100 } as const
 /** Bounds of tag, property and attribute maps (400 beyond). */
@@ -153,6 +163,13 @@ export class BotChatService {
 
   private outgoingListener?: (integration: IntegrationRow, message: MessageRow) => void
 
+  private operations?: IntegrationCreation
+
+  /** Installed integrations' create_user / create_conversation and disabled channels (src/runtime/integration-operations.ts). */
+  useIntegrationOperations(operations: IntegrationCreation): void {
+    this.operations = operations
+  }
+
   /** Told about every bot message appended (an installed integration sends it out: message_created). */
   onOutgoing(listener: (integration: IntegrationRow, message: MessageRow) => void): void {
     this.outgoingListener = listener
@@ -210,7 +227,16 @@ export class BotChatService {
   async createUser(bot: BotRow, input: UserInput): Promise<BotChatUser> {
     this.checkUserInput(input)
     const integration = await this.integration(bot, input.integrationName)
+    const made = await this.operations?.createUser(bot, integration, setEntries(input.tags))
+    if (made !== undefined) return this.createdByIntegration(bot, integration, 'User', made, () => this.store.botChat.getUser([integration.id], made))
     return this.insertUser(integration, uuidv7(), input)
+  }
+
+  /** A user or conversation an installed integration created for the bot (create_user / create_conversation): it must be that integration's. */
+  private async createdByIntegration<T>(bot: BotRow, integration: IntegrationRow, kind: string, id: string, find: () => Promise<T | undefined>): Promise<T> {
+    const found = this.validId(id) ? await find() : undefined
+    if (!found) throw errors.runtime(`Integration "${integration.name}" answered ${kind.toLowerCase()} "${id.slice(0, 100)}", which is not one of its ${kind.toLowerCase()}s in bot ${bot.id}`)
+    return found
   }
 
   private checkUserInput(input: UserInput | UserUpdate): void {
@@ -241,6 +267,11 @@ export class BotChatService {
     this.checkUserInput(input)
     const integration = await this.integration(bot, input.integrationName)
     const match = discriminator(input.tags, input.discriminateByTags)
+    if (this.operations && !integrationScope(bot) && !(await this.store.botChat.findUser(integration.id, match))) {
+      // Outside any lock: the integration creates it through the Runtime API (its own getOrCreateUser).
+      const made = await this.operations.createUser(bot, integration, setEntries(input.tags))
+      if (made !== undefined) return { value: await this.createdByIntegration(bot, integration, 'User', made, () => this.store.botChat.getUser([integration.id], made)), created: true }
+    }
     return this.once('user', integration.id, match, async () => {
       const existing = await this.store.botChat.findUser(integration.id, match)
       if (existing) return { value: existing, created: false }
@@ -286,6 +317,11 @@ export class BotChatService {
   async createConversation(bot: BotRow, input: ConversationInput): Promise<RuntimeConversation> {
     this.checkConversationInput(input)
     const integration = await this.integration(bot, input.integrationName)
+    const made = await this.operations?.createConversation(bot, integration, input.channel, setEntries(input.tags))
+    if (made !== undefined) return this.createdByIntegration(bot, integration, 'Conversation', made, async () => {
+      const c = await this.store.botChat.getConversation([integration.id], made)
+      return c && this.withName(bot, c)
+    })
     return this.insertConversation(bot, integration, input)
   }
 
@@ -306,6 +342,16 @@ export class BotChatService {
     this.checkConversationInput(input)
     const integration = await this.integration(bot, input.integrationName)
     const match = discriminator(input.tags, input.discriminateByTags)
+    if (this.operations && !integrationScope(bot) && !(await this.store.botChat.findConversation(integration.id, input.channel, match))) {
+      const made = await this.operations.createConversation(bot, integration, input.channel, setEntries(input.tags))
+      if (made !== undefined) {
+        const value = await this.createdByIntegration(bot, integration, 'Conversation', made, async () => {
+          const c = await this.store.botChat.getConversation([integration.id], made)
+          return c && this.withName(bot, c)
+        })
+        return { value, created: true }
+      }
+    }
     return this.once('conversation', integration.id, [input.channel, match], async () => {
       const existing = await this.store.botChat.findConversation(integration.id, input.channel, match)
       if (existing) return { value: await this.withName(bot, existing), created: false }
@@ -407,8 +453,9 @@ export class BotChatService {
     const integration = await this.integration(bot, conversation.integrationName)
     let message: MessageRow
     if (userId === bot.id) {
-      message = await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, null)
+      message = await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, null, conversation.channel)
     } else {
+      await this.operations?.beforeMessage(integration, conversation.id, conversation.channel)
       const user = this.validId(userId) ? await this.store.getUser(integration.id, userId) : undefined
       if (!user) throw errors.notFound('User', userId)
       message = await this.chat.appendIncomingMessage(integration, user, conversation.id, payload, undefined, { asParticipant: false, ...options })
@@ -422,7 +469,8 @@ export class BotChatService {
    * told (a `message_created` with isBot true). No turn: the bot does not answer itself. With an `id`
    * already taken, the stored message is returned unchanged (deterministic reply ids of a turn run again).
    */
-  async appendOutgoing(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, metadata: JsonObject | null): Promise<MessageRow> {
+  async appendOutgoing(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, metadata: JsonObject | null, channel?: string): Promise<MessageRow> {
+    await this.operations?.beforeMessage(integration, conversationId, channel)
     const notify = [conversationChanged(integration.id, conversationId)]
     const message = await this.store.appendMessage({
       id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true,

@@ -21,6 +21,8 @@ export interface IntegrationInput {
   /** An installed integration's definition (createIntegration's id); any alias other than chat and webhook. */
   integrationId?: string | undefined
   configurationType?: string | null | undefined
+  /** Installed integrations: channels the bot may not use. */
+  disabledChannels?: unknown
   /** `secret` (webhook only): HMAC-SHA256 key requests must be signed with; null removes it. */
   configuration?: { encryptionKey?: string | undefined; secret?: string | null | undefined; webchat?: unknown; [key: string]: unknown } | undefined
 }

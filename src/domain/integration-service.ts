@@ -34,6 +34,8 @@ export interface InstallationInput {
   enabled?: boolean | undefined
   configuration?: Record<string, unknown> | undefined
   configurationType?: string | null | undefined
+  /** Channels of the definition the bot may not use (a message there is refused, never dropped silently). */
+  disabledChannels?: unknown
 }
 
 /** One installed integration: the bot's integration row, its link and its definition. */
@@ -104,12 +106,44 @@ export function checkDefinition(input: Record<string, unknown>): JsonObject {
   const secrets = input.secrets
   if (secrets !== undefined && secrets !== null) {
     if (!isObject(secrets)) throw errors.invalidPayload('secrets must be an object of names')
-    for (const name of Object.keys(secrets)) {
+    for (const [name, value] of Object.entries(secrets)) {
       if (!/^[A-Z][A-Z0-9_]{0,99}$/.test(name)) throw errors.invalidPayload(`secrets: "${name.slice(0, 100)}" is not a secret name (UPPER_SNAKE_CASE)`)
+      checkSecretValue(name, value)
     }
     out.secrets = Object.keys(secrets)
   }
   if (Buffer.byteLength(JSON.stringify(out)) > MAX_DEFINITION_BYTES) throw errors.invalidPayload(`The definition is larger than ${MAX_DEFINITION_BYTES} bytes`)
+  return out
+}
+
+/** A secret's value as createIntegration/updateIntegration take it: a string (set), null or an object (declared, no value). */
+function checkSecretValue(name: string, value: unknown): void {
+  if (value === null || value === undefined || isObject(value)) return
+  if (typeof value !== 'string' || value.length > 10_000 || value.includes('\u0000') || !value.isWellFormed()) {
+    throw errors.invalidPayload(`secrets.${name} must be a string of at most 10000 characters (its value) or null`)
+  }
+}
+
+/** updateBot's `integrations.<alias>.disabledChannels`: channels of the definition (400 otherwise); undefined keeps the current ones. */
+function checkDisabledChannels(definition: IntegrationDefinitionRow, alias: string, value: unknown): string[] | undefined {
+  if (value === undefined) return undefined
+  if (value === null) return []
+  if (!Array.isArray(value) || value.length > 100 || value.some((c) => typeof c !== 'string')) throw errors.invalidPayload(`integrations.${alias}.disabledChannels must be an array of channel names`)
+  const channels = (definition.definition.channels ?? {}) as Record<string, unknown>
+  for (const c of value as string[]) {
+    if (!Object.hasOwn(channels, c)) throw errors.invalidPayload(`integrations.${alias}.disabledChannels: integration "${definition.name}" has no channel "${c.slice(0, 100)}" (it has: ${Object.keys(channels).join(', ') || 'none'})`)
+  }
+  return [...new Set(value as string[])]
+}
+
+/** The values given in `secrets` (strings), and the ones removed (null) when `removals`. */
+function secretValues(input: Record<string, unknown>, removals: boolean): Record<string, string | null> {
+  const secrets = isObject(input.secrets) ? input.secrets : {}
+  const out: Record<string, string | null> = {}
+  for (const [name, value] of Object.entries(secrets)) {
+    if (typeof value === 'string') out[name] = value
+    else if (value === null && removals) out[name] = null
+  }
   return out
 }
 
@@ -145,6 +179,8 @@ export class IntegrationService {
       if (err instanceof UniqueViolation) throw errors.alreadyExists('Integration', `${input.name}@${input.version}`)
       throw err
     }
+    // Secret values: for the integration only (getIntegrationSecrets with its own key); the definition keeps the names.
+    await this.store.integrations.setSecrets(row.id, secretValues(input, false))
     return row
   }
 
@@ -169,10 +205,13 @@ export class IntegrationService {
     const current = await this.get(workspaceId, id)
     const url = input.url === undefined ? undefined : checkBotUrl(input.url as string | null)
     const parts = checkDefinition(input)
+    // Secrets: the names given join the declared ones; a string sets a value, null removes it.
+    if (parts.secrets !== undefined) parts.secrets = [...new Set([...((current.definition.secrets ?? []) as string[]), ...(parts.secrets as string[])])]
     const definition = Object.keys(parts).length > 0 ? { ...current.definition, ...parts } : undefined
     if (input.dev !== undefined && typeof input.dev !== 'boolean') throw errors.invalidPayload('dev must be a boolean')
     const updated = await this.store.integrations.updateDefinition(id, { url, dev: input.dev as boolean | undefined, definition }, this.clock())
     if (!updated) throw errors.notFound('Integration', id)
+    await this.store.integrations.setSecrets(id, secretValues(input, true))
     return updated
   }
 
@@ -313,7 +352,7 @@ export class IntegrationService {
       }
       await this.store.createIntegration(integration)
     }
-    const link: InstallationRow = { integrationId: integration.id, definitionId: definition.id, configurationType: type }
+    const link: InstallationRow = { integrationId: integration.id, definitionId: definition.id, configurationType: type, disabledChannels: checkDisabledChannels(definition, alias, value.disabledChannels) ?? current?.link.disabledChannels }
     await this.store.integrations.setInstallation(link)
     if (enabled) this.options.onInstalled?.(bot, { integration, link, definition }, 'register')
   }

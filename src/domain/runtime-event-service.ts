@@ -111,7 +111,15 @@ export class RuntimeEventService {
 
   // ---- the API ----
 
-  async create(bot: BotRow, input: CreateEventInput): Promise<EventView> {
+  private integrationEvents?: (bot: BotRow, input: CreateEventInput) => Promise<CreateEventInput>
+
+  /** createEvent by an installed integration (its key): its declared events only, typed `alias:event` (IntegrationOperations). */
+  useIntegrationEvents(fn: (bot: BotRow, input: CreateEventInput) => Promise<CreateEventInput>): void {
+    this.integrationEvents = fn
+  }
+
+  async create(bot: BotRow, given: CreateEventInput): Promise<EventView> {
+    const input = this.integrationEvents ? await this.integrationEvents(bot, given) : given
     const now = this.clock()
     const dueAt = this.dueAt(input.schedule, now)
     const conversation = input.conversationId !== undefined ? await this.conversationOf(bot, input.conversationId) : undefined

@@ -28,6 +28,13 @@ const EXPIRE_BATCH = 100
 
 export interface StateDefinition { type: StateType; schema: JsonObject; expiry?: number }
 
+/**
+ * An integration's state declarations when `bot` is seen through its installation (its API key):
+ * `key` versions them (compiled once), `prefix` keeps its states apart from the bot's, `scope` is the
+ * installation (type `integration` states hang on it). undefined for the bot itself.
+ */
+export type IntegrationStates = (bot: BotRow) => Promise<{ key: string; prefix: string; scope: { id: string; name: string }; definitions: Record<string, StateDefinition> } | undefined>
+
 /** The state object of the Runtime API (@botpress/client's State). */
 export function stateView(s: RuntimeStateRow) {
   return {
@@ -146,6 +153,23 @@ export class RuntimeStateService {
     this.clock = options.clock ?? Date.now
   }
 
+  private integrationStates?: IntegrationStates
+
+  /** States of an installed integration calling with its own key: its definition's declarations (IntegrationOperations). */
+  useIntegrationStates(fn: IntegrationStates): void {
+    this.integrationStates = fn
+  }
+
+  /** An integration's declarations, or undefined for the bot's own (BotRow without an integration scope). */
+  private async scopeOf(bot: BotRow): Promise<Awaited<ReturnType<IntegrationStates>>> {
+    return this.integrationStates?.(bot)
+  }
+
+  /** The state as the caller named it: an integration's own are stored under its prefix (apart from the bot's). */
+  private named(view: StateView, prefix: string | undefined): StateView {
+    return prefix && view.name.startsWith(prefix) ? { ...view, name: view.name.slice(prefix.length) } : view
+  }
+
   // ---- declarations (the bot definition's `states`) ----
 
   /**
@@ -192,10 +216,21 @@ export class RuntimeStateService {
     return compiled
   }
 
+  private compiledIntegration(key: string, definitions: Record<string, StateDefinition>): Compiled {
+    const cached = this.compiled.get(key)
+    if (cached) return cached
+    const compiled: Compiled = { version: 0, definitions, validators: new Map() }
+    if (this.compiled.size >= CACHE_SIZE) this.compiled.delete(this.compiled.keys().next().value!)
+    this.compiled.set(key, compiled)
+    return compiled
+  }
+
   /** The declaration of `name` for `type`, or a 400 saying what is wrong. */
   private async declaration(bot: BotRow, type: StateType, name: string): Promise<{ definition: StateDefinition; validate: ValidateFunction; compiled: Compiled }> {
-    const compiled = await this.compiledOf(bot.id)
+    const integration = await this.scopeOf(bot)
+    const compiled = integration ? this.compiledIntegration(integration.key, integration.definitions) : await this.compiledOf(bot.id)
     const definition = Object.hasOwn(compiled.definitions, name) ? compiled.definitions[name] : undefined
+    if (!definition && integration) throw errors.invalidPayload(`State "${name}" is not declared in the integration's definition (its \`states\`)`)
     if (!definition) throw errors.invalidPayload(`State "${name}" is not declared in the bot definition (updateBot({ states: { ${JSON.stringify(name)}: { type, schema } } }))`)
     if (definition.type !== type) throw errors.invalidPayload(`State "${name}" is declared for type "${definition.type}", not "${type}"`)
     let validate = compiled.validators.get(name)
@@ -250,7 +285,23 @@ export class RuntimeStateService {
   }
 
   private async key(bot: BotRow, type: StateType, id: string, name: string): Promise<StateKey> {
-    return { botId: bot.id, type, resourceId: await this.assertResource(bot, type, id), name }
+    const integration = await this.scopeOf(bot)
+    if (!integration) return { botId: bot.id, type, resourceId: await this.assertResource(bot, type, id), name }
+    // An integration's states: type `integration` hangs on its installation (named by the definition id the SDK
+    // sends as ctx.integrationId, the alias or the installation's id); the others on its own conversations and users.
+    let resourceId: string
+    if (type === 'integration') {
+      const definitionId = integration.key.split(':')[1]
+      if (id !== integration.scope.id && id !== integration.scope.name && id !== definitionId) throw errors.notFound('Integration', id)
+      resourceId = integration.scope.id
+    } else {
+      resourceId = await this.assertResource(bot, type, id)
+    }
+    return { botId: bot.id, type, resourceId, name: `${integration.prefix}${name}` }
+  }
+
+  private async prefixOf(bot: BotRow): Promise<string | undefined> {
+    return (await this.scopeOf(bot))?.prefix
   }
 
   private readonly expired = (state: RuntimeStateRow) => stateExpiredEvent(state, this.clock())
@@ -259,7 +310,7 @@ export class RuntimeStateService {
     await this.declaration(bot, type, name)
     const state = await this.store.states.get(await this.key(bot, type, id, name), this.clock())
     if (!state) throw errors.notFound('State', name)
-    return stateView(state)
+    return this.named(stateView(state), await this.prefixOf(bot))
   }
 
   /** setState; a null payload deletes the state (then answered as it was, with an empty payload). */
@@ -271,11 +322,11 @@ export class RuntimeStateService {
     if (payload === null) {
       const existing = await this.store.states.get(key, now)
       await this.store.states.delete(key, now, this.expired)
-      return stateView(existing ?? { ...key, id: uuidv7(), payload: {}, expiry: null, expiresAt: null, createdAt: now, updatedAt: now })
+      return this.named(stateView(existing ?? { ...key, id: uuidv7(), payload: {}, expiry: null, expiresAt: null, createdAt: now, updatedAt: now }), await this.prefixOf(bot))
     }
     this.checkPayload(name, validate, payload)
     const written = await this.store.states.write(key, { mode: 'set', id: uuidv7(), payload, expiry: checkedExpiry, defaultExpiry: definition.expiry ?? null, now }, this.expired)
-    return stateView(written!.state)
+    return this.named(stateView(written!.state), await this.prefixOf(bot))
   }
 
   async getOrSetState(bot: BotRow, type: StateType, id: string, name: string, payload: JsonObject, expiry: unknown): Promise<StateView> {
@@ -284,7 +335,7 @@ export class RuntimeStateService {
     const key = await this.key(bot, type, id, name)
     this.checkPayload(name, validate, payload)
     const written = await this.store.states.write(key, { mode: 'getOrSet', id: uuidv7(), payload, expiry: checkedExpiry, defaultExpiry: definition.expiry ?? null, now: this.clock() }, this.expired)
-    return stateView(written!.state)
+    return this.named(stateView(written!.state), await this.prefixOf(bot))
   }
 
   /** Merges the payload's top-level keys into the state's; the merged payload must satisfy the schema. */
@@ -298,7 +349,7 @@ export class RuntimeStateService {
     this.checkPayload(name, validate, { ...current.payload, ...payload })
     const written = await this.store.states.write(key, { mode: 'patch', id: uuidv7(), payload, expiry: checkedExpiry, defaultExpiry: definition.expiry ?? null, now }, this.expired)
     if (!written) throw errors.notFound('State', name)
-    return stateView(written.state)
+    return this.named(stateView(written.state), await this.prefixOf(bot))
   }
 
   async setStateExpiry(bot: BotRow, type: StateType, id: string, name: string, expiry: unknown): Promise<StateView> {
@@ -307,7 +358,7 @@ export class RuntimeStateService {
     const key = await this.key(bot, type, id, name)
     const state = await this.store.states.setExpiry(key, checked ?? null, this.clock())
     if (!state) throw errors.notFound('State', name)
-    return stateView(state)
+    return this.named(stateView(state), await this.prefixOf(bot))
   }
 
   /** Removes states expired by now and queues their state_expired events; how many (the dispatcher sweeps until none is left). */

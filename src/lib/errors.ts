@@ -54,6 +54,8 @@ export class ApiError extends Error {
 export const errors = {
   notFound: (what: string, id?: string) =>
     new ApiError('ResourceNotFound', id === undefined ? `${what} not found` : `${what} "${id}" not found`),
+  /** A 404 whose message says more than "X not found" (why, or what to do). */
+  notFoundBecause: (message: string) => new ApiError('ResourceNotFound', message),
   alreadyExists: (what: string, id: string) => new ApiError('AlreadyExists', `${what} "${id}" already exists`),
   invalidPayload: (message: string) => new ApiError('InvalidPayload', message),
   /** A resource someone else holds (a handoff claimed by another agent). */

@@ -573,6 +573,17 @@ export class BotRuntime implements IncomingInterceptor {
           await publishUnsent(this.store, this.pubsub, notify)
           return { event: eventView(event) }
         }
+        case 'callAction': {
+          // An action of an installed integration (`alias:action`), through the same path as the Runtime API's callAction.
+          if (typeof a.type !== 'string' || a.type === '') throw errors.invalidPayload('client.callAction: type must be a non-empty string ("alias:action")')
+          const input = a.input ?? {}
+          if (typeof input !== 'object' || input === null || Array.isArray(input)) throw errors.invalidPayload('client.callAction: input must be an object')
+          const colon = a.type.indexOf(':')
+          if (colon <= 0) throw errors.invalidPayload(`client.callAction: "${a.type.slice(0, 200)}" is not an integration action: name it "alias:action" (the alias the integration is installed as)`)
+          const output = await this.integrationActions?.(bot, a.type, input as JsonObject)
+          if (output === undefined) throw errors.notFoundBecause(`Action "${a.type.slice(0, 200)}" not found: the bot has no integration installed as "${a.type.slice(0, colon).slice(0, 100)}"`)
+          return { output, meta: { cached: false } }
+        }
         case 'startTypingIndicator':
         case 'stopTypingIndicator': {
           const conversation = await ownConversationId(a.conversationId)
@@ -685,8 +696,14 @@ export class BotRuntime implements IncomingInterceptor {
       : { conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, sourceId: startedId(incoming.conversation) }
     const { keys, state, flow } = await this.loadState(bot, integration.id, conversationId, userId)
     const flowRecord = (flow ?? {}) as { started?: boolean; flow?: TurnInput['flow'] }
+    const event = this.buildEvent(bot, integration, incoming, state)
+    // An installed integration's event in a conversation (createEvent with its key): the bot sees its type, `alias:event`.
+    if (incoming.kind === 'event' && event.type === 'custom') {
+      const created = await this.store.runtimeEvents.get(bot.id, incoming.event.id)
+      if (created?.type.includes(':')) event.type = created.type
+    }
     const input: TurnInput = {
-      event: this.buildEvent(bot, integration, incoming, state),
+      event,
       flow: flowRecord.flow ?? null,
       conversationStarted: incoming.kind === 'started',
       budgetMs: this.limitsOf(bot).budgetMs,

@@ -706,6 +706,8 @@ export function parleyPrelude(host: PreludeHost, helpers: PreludeHelpers): Prelu
     'createConversation', 'getOrCreateConversation', 'updateConversation', 'listConversations',
     'listParticipants', 'addParticipant', 'getParticipant', 'removeParticipant',
     'updateMessage', 'deleteMessage', 'listTagValues',
+    // an installed integration's action: { type: 'alias:action', input } → { output, meta }
+    'callAction',
     // tables (src/runtime/sandbox-tables.ts TABLE_METHODS)
     'listTables', 'getTable', 'getOrCreateTable', 'createTable', 'duplicateTable', 'exportTable', 'importTable', 'getTableJobs',
     'updateTable', 'renameTableColumn', 'deleteTable', 'getTableRow', 'findTableRows', 'createTableRows', 'updateTableRows',

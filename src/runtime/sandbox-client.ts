@@ -77,10 +77,10 @@ export function sandboxRuntimeCall(domain: BotChatService, bot: BotRow, method: 
   switch (method) {
     // users
     case 'createUser':
-      return domain.createUser(bot, { tags: tags(a), name: optStr(a, 'name'), pictureUrl: optStr(a, 'pictureUrl'), properties: map(a, 'properties', false) as Tags | undefined, attributes: map(a, 'attributes', false) as Tags | undefined })
+      return domain.createUser(bot, { tags: tags(a), integrationName: optStr(a, 'integrationName'), name: optStr(a, 'name'), pictureUrl: optStr(a, 'pictureUrl'), properties: map(a, 'properties', false) as Tags | undefined, attributes: map(a, 'attributes', false) as Tags | undefined })
         .then((u) => ({ user: sandboxUserView(u) }))
     case 'getOrCreateUser':
-      return domain.getOrCreateUser(bot, { tags: (map(a, 'tags', true) ?? {}) as Tags, name: optStr(a, 'name'), pictureUrl: optStr(a, 'pictureUrl'), discriminateByTags: strings(a, 'discriminateByTags') })
+      return domain.getOrCreateUser(bot, { tags: (map(a, 'tags', true) ?? {}) as Tags, integrationName: optStr(a, 'integrationName'), name: optStr(a, 'name'), pictureUrl: optStr(a, 'pictureUrl'), discriminateByTags: strings(a, 'discriminateByTags') })
         .then((r) => ({ user: sandboxUserView(r.value), meta: { created: r.created } }))
     case 'updateUser':
       return domain.updateUser(bot, str(a, 'id'), {
@@ -94,10 +94,10 @@ export function sandboxRuntimeCall(domain: BotChatService, bot: BotRow, method: 
         .then((p) => ({ users: p.items.map(sandboxUserView), meta: meta(p) }))
     // conversations
     case 'createConversation':
-      return domain.createConversation(bot, { channel: str(a, 'channel'), tags: tags(a), properties: map(a, 'properties', false) as Tags | undefined })
+      return domain.createConversation(bot, { channel: str(a, 'channel'), tags: tags(a), integrationName: optStr(a, 'integrationName'), properties: map(a, 'properties', false) as Tags | undefined })
         .then((c) => ({ conversation: runtimeConversationView(c) }))
     case 'getOrCreateConversation':
-      return domain.getOrCreateConversation(bot, { channel: str(a, 'channel'), tags: (map(a, 'tags', true) ?? {}) as Tags, discriminateByTags: strings(a, 'discriminateByTags') })
+      return domain.getOrCreateConversation(bot, { channel: str(a, 'channel'), tags: (map(a, 'tags', true) ?? {}) as Tags, integrationName: optStr(a, 'integrationName'), discriminateByTags: strings(a, 'discriminateByTags') })
         .then((r) => ({ conversation: runtimeConversationView(r.value), meta: { created: r.created } }))
     case 'updateConversation':
       return domain.updateConversation(bot, str(a, 'id'), { tags: map(a, 'tags', true), properties: map(a, 'properties', true) })

@@ -24,7 +24,13 @@ export interface IntegrationDefinitionRow {
 
 export interface IntegrationApiKeyRow { id: string; definitionId: string; note: string; createdAt: number }
 
-export interface InstallationRow { integrationId: string; definitionId: string; configurationType: string | null }
+export interface InstallationRow {
+  integrationId: string
+  definitionId: string
+  configurationType: string | null
+  /** Channels the bot may not use (updateBot integrations.<alias>.disabledChannels; migrations 0016). Kept as is when omitted. */
+  disabledChannels?: string[] | undefined
+}
 
 export interface IntegrationLogRow {
   id: string
@@ -63,6 +69,11 @@ export interface IntegrationStore {
   installationsOf(integrationIds: string[]): Promise<InstallationRow[]>
   /** How many bots' integrations run this definition. */
   countInstallations(definitionId: string): Promise<number>
+
+  /** Sets (string) or removes (null) secret values of a definition (migrations 0016). */
+  setSecrets(definitionId: string, patch: Record<string, string | null>): Promise<void>
+  /** A definition's secret values: for the integration itself only, never for an API response. */
+  getSecrets(definitionId: string): Promise<Record<string, string>>
 
   appendLogs(rows: IntegrationLogRow[]): Promise<void>
   listLogs(definitionId: string, range: { from?: number | undefined; to?: number | undefined; level?: string | undefined; conversationId?: string | undefined }, page: PageRequest): Promise<Page<IntegrationLogRow>>

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Generated, Kysely, Selectable } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type {
   InstallationRow, IntegrationApiKeyRow, IntegrationDefinitionPatch, IntegrationDefinitionRow, IntegrationLogRow, IntegrationStore,
@@ -12,7 +12,9 @@ interface IntegrationTables {
     signing_secret: string; definition: string; created_at: number; updated_at: number
   }
   integration_api_keys: { id: string; definition_id: string; token_hash: string; note: string; created_at: number }
-  integration_installations: { integration_id: string; definition_id: string; configuration_type: string | null }
+  integration_installations: { integration_id: string; definition_id: string; configuration_type: string | null; disabled_channels: Generated<string> }
+  /** migrations/<dialect>/0016_integration_operations.sql */
+  integration_secrets: { definition_id: string; name: string; value: string }
   integration_logs: { id: string; definition_id: string; bot_id: string | null; at: number; level: string; message: string; conversation_id: string | null }
 }
 
@@ -110,20 +112,43 @@ export class KyselyIntegrationStore implements IntegrationStore {
   }
 
   async setInstallation(row: InstallationRow): Promise<void> {
+    const disabled = row.disabledChannels === undefined ? undefined : JSON.stringify(row.disabledChannels)
     await this.db.insertInto('integration_installations').values({
       integration_id: row.integrationId, definition_id: row.definitionId, configuration_type: row.configurationType,
-    }).onConflict((oc) => oc.column('integration_id').doUpdateSet({ definition_id: row.definitionId, configuration_type: row.configurationType })).execute()
+      ...(disabled !== undefined && { disabled_channels: disabled }),
+    }).onConflict((oc) => oc.column('integration_id').doUpdateSet({
+      definition_id: row.definitionId, configuration_type: row.configurationType, ...(disabled !== undefined && { disabled_channels: disabled }),
+    })).execute()
   }
 
   async installationsOf(integrationIds: string[]): Promise<InstallationRow[]> {
     if (integrationIds.length === 0) return []
     const rows = await this.db.selectFrom('integration_installations').selectAll().where('integration_id', 'in', integrationIds).execute()
-    return rows.map((r) => ({ integrationId: r.integration_id, definitionId: r.definition_id, configurationType: r.configuration_type }))
+    return rows.map((r) => ({
+      integrationId: r.integration_id, definitionId: r.definition_id, configurationType: r.configuration_type,
+      disabledChannels: JSON.parse(r.disabled_channels) as string[],
+    }))
   }
 
   async countInstallations(definitionId: string): Promise<number> {
     const r = await this.db.selectFrom('integration_installations').select((eb) => eb.fn.countAll().as('n')).where('definition_id', '=', definitionId).executeTakeFirst()
     return Number(r?.n ?? 0)
+  }
+
+  async setSecrets(definitionId: string, patch: Record<string, string | null>): Promise<void> {
+    for (const [name, value] of Object.entries(patch)) {
+      if (value === null) {
+        await this.db.deleteFrom('integration_secrets').where('definition_id', '=', definitionId).where('name', '=', name).execute()
+      } else {
+        await this.db.insertInto('integration_secrets').values({ definition_id: definitionId, name, value })
+          .onConflict((oc) => oc.columns(['definition_id', 'name']).doUpdateSet({ value })).execute()
+      }
+    }
+  }
+
+  async getSecrets(definitionId: string): Promise<Record<string, string>> {
+    const rows = await this.db.selectFrom('integration_secrets').select(['name', 'value']).where('definition_id', '=', definitionId).orderBy('name').execute()
+    return Object.fromEntries(rows.map((r) => [r.name, r.value]))
   }
 
   async appendLogs(rows: IntegrationLogRow[]): Promise<void> {

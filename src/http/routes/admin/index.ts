@@ -42,6 +42,7 @@ import getIntegrationLogs from './integrations/get-integration-logs.js'
 import createIntegrationApiKey from './integrations/create-integration-api-key.js'
 import listIntegrationApiKeys from './integrations/list-integration-api-keys.js'
 import deleteIntegrationApiKey from './integrations/delete-integration-api-key.js'
+import pingBotIntegration from './integrations/ping-bot-integration.js'
 import listBotConversations from './bots/list-bot-conversations.js'
 import getBotConversationTranscript from './bots/get-bot-conversation-transcript.js'
 import exportBotConversations from './bots/export-bot-conversations.js'
@@ -88,7 +89,7 @@ export async function adminRoutes(app: App): Promise<void> {
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
       listBotConversations, getBotConversationTranscript, exportBotConversations,
       listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, endBotHandoff, getBotHandoffStats,
-      createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey,
+      createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey, pingBotIntegration,
     ]) route(scope)
   })
 }

@@ -4,7 +4,7 @@ import { Type } from 'typebox'
 export const IntegrationDefinitionSchema = Type.Object({
   id: Type.String(), createdAt: Type.String(), updatedAt: Type.String(), name: Type.String(), version: Type.String(),
   url: Type.String(), dev: Type.Boolean(), signingSecret: Type.String({ description: 'Empty for roles that may not change integrations' }),
-  secrets: Type.Array(Type.String(), { description: 'Names only: secret values are never stored nor shown' }),
+  secrets: Type.Array(Type.String(), { description: 'Names only: secret values (createIntegration/updateIntegration `secrets: { NAME: value }`) are given to the integration alone (getIntegrationSecrets with its API key), never shown' }),
 }, { additionalProperties: true })
 
 /** createIntegration / updateIntegration body: name, version, url, dev checked here, the rest by IntegrationService.checkDefinition. */

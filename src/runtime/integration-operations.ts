@@ -1,0 +1,288 @@
+import AjvModule from 'ajv'
+import { errors } from '../lib/errors.js'
+import { uuidv7 } from '../lib/ids.js'
+import type { Installation, IntegrationService } from '../domain/integration-service.js'
+import type { StateDefinition } from '../domain/runtime-state-service.js'
+import type { CreateEventInput } from '../domain/runtime-event-service.js'
+import { integrationScope } from '../domain/bot-chat-service.js'
+import type { Tags } from '../store/bot-chat-store.js'
+import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
+import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
+import type { IntegrationDelivery } from './integrations.js'
+
+/**
+ * The operations of an installed @botpress/sdk integration beyond webhooks, outgoing messages and
+ * register (src/runtime/integrations.ts has those), as the SDK's integration server reads them:
+ * - `ping` (no body; the SDK answers 200 without running integration code): PingInstallation, the
+ *   admin's health check of one installation (pingBotIntegration).
+ * - `create_user` { tags } / `create_conversation` { channel, tags }: when the bot (not the integration)
+ *   creates a user or conversation of the installation whose definition enables it
+ *   (`user.creation.enabled`, `channels.<c>.conversation.creation.enabled`): the integration creates
+ *   it through the Runtime API and answers { user: { id } } / { conversation: { id } }.
+ * - `action_triggered` checks around IntegrationDelivery.callAction: the input and the output against
+ *   the action's schemas, an unknown alias as a clear 404.
+ * And what the integration does through the Runtime API with its key: createEvent with a declared event
+ * type (the bot sees `alias:event`), states of its own definition (`states`), stored per installation;
+ * channels the bot disabled (`disabledChannels`) refused visibly; its secret values for it alone.
+ */
+
+type AjvClass = typeof import('ajv').default
+const Ajv = ((AjvModule as unknown as { default?: AjvClass }).default ?? AjvModule) as AjvClass
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+
+export interface PingResult {
+  ok: boolean
+  /** The integration's HTTP status (absent when it could not be reached). */
+  status?: number
+  latencyMs: number
+  message: string
+}
+
+/** What the operations need of a definition: the stored JSON as createIntegration took it. */
+const defOf = (install: Installation) => install.definition.definition as Record<string, unknown>
+
+export class IntegrationOperations {
+  private readonly ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false })
+  /** Compiled action/event schemas, per definition version. */
+  private readonly validators = new Map<string, (value: unknown) => string | undefined>()
+
+  constructor(
+    private readonly store: Store,
+    private readonly service: IntegrationService,
+    private readonly remote: RemoteBots,
+    private readonly delivery: IntegrationDelivery,
+  ) {}
+
+  /** One request to the integration (the same headers and signature as every other operation). */
+  private async send(bot: BotRow, install: Installation, operation: string, body: unknown): Promise<RemoteAnswer> {
+    const url = install.definition.url
+    if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
+    const request = this.delivery.request(bot, install, operation, operation, body)
+    const release = await this.remote.admit(`integration:${install.definition.id}`)
+    try {
+      return await this.remote.post(url, request.headers, request.body)
+    } finally {
+      release()
+    }
+  }
+
+  private async installationOf(bot: BotRow, alias: string): Promise<Installation> {
+    const install = alias.length <= 100 ? await this.service.installationByAlias(bot, alias) : undefined
+    if (!install) throw errors.notFound('Integration', alias)
+    return install
+  }
+
+  /** A validator of `schema` (cached per definition version and place); undefined when the definition has none. */
+  private validator(install: Installation, where: string, schema: unknown): ((value: unknown) => string | undefined) | undefined {
+    if (!isObject(schema)) return undefined
+    const key = `${install.definition.id}:${install.definition.updatedAt}:${where}`
+    let check = this.validators.get(key)
+    if (!check) {
+      let validate: ReturnType<typeof this.ajv.compile> | undefined
+      try {
+        const { $schema: _ignored, ...rest } = schema
+        validate = this.ajv.compile(rest)
+      } catch {
+        validate = undefined
+      }
+      check = (value) => {
+        if (!validate || validate(value)) return undefined
+        const e = validate.errors?.[0]
+        return `${e?.instancePath.replaceAll('/', '.') ?? ''} ${e?.message ?? 'does not match the schema'}`.trim()
+      }
+      if (this.validators.size > 1000) this.validators.clear()
+      this.validators.set(key, check)
+    }
+    return check
+  }
+
+  // ---- ping ----
+
+  /** `ping` to one installation: reachable and answering 2xx, in the integration's logs either way. */
+  async ping(bot: BotRow, alias: string): Promise<PingResult> {
+    const install = await this.installationOf(bot, alias)
+    if (install.definition.url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
+    const started = performance.now()
+    let result: PingResult
+    try {
+      const answer = await this.send(bot, install, 'ping', {})
+      const ok = answer.status >= 200 && answer.status < 300
+      result = {
+        ok, status: answer.status, latencyMs: Math.round(performance.now() - started),
+        message: ok ? 'The integration answered ping' : `The integration answered ${answer.status}: ${answer.body.slice(0, 300)}`,
+      }
+    } catch (err) {
+      if (err instanceof DeliveryStopped) throw errors.unavailable()
+      result = { ok: false, latencyMs: Math.round(performance.now() - started), message: `${install.definition.url} could not be reached: ${(err as Error).message}` }
+    }
+    await this.service.log(install.definition.id, bot.id, result.ok ? 'info' : 'warn', `ping (bot ${bot.id}, alias ${alias}): ${result.message}`)
+    return result
+  }
+
+  // ---- create_user / create_conversation ----
+
+  /**
+   * The bot creates a user of an installation whose definition has `user.creation.enabled`: the
+   * integration does (create_user { tags }) and answers its id. undefined: not an installation that
+   * creates users (Parley creates the row itself, as for the chat integration).
+   */
+  async createUser(bot: BotRow, integration: IntegrationRow, tags: Tags): Promise<string | undefined> {
+    if (integrationScope(bot)) return undefined
+    const install = await this.service.installation(integration)
+    const creation = install && (defOf(install).user as { creation?: { enabled?: unknown; requiredTags?: unknown } } | undefined)?.creation
+    if (!install || creation?.enabled !== true) return undefined
+    this.requireTags(creation.requiredTags, tags, `integration "${integration.name}" (user.creation.requiredTags)`)
+    return this.created(bot, install, 'create_user', { tags }, 'user')
+  }
+
+  /** The same for a conversation of a channel with `conversation.creation.enabled` (create_conversation { channel, tags }). */
+  async createConversation(bot: BotRow, integration: IntegrationRow, channel: string, tags: Tags): Promise<string | undefined> {
+    if (integrationScope(bot)) return undefined
+    const install = await this.service.installation(integration)
+    if (!install) return undefined
+    const channels = (defOf(install).channels ?? {}) as Record<string, { conversation?: { creation?: { enabled?: unknown; requiredTags?: unknown } } }>
+    if (!Object.hasOwn(channels, channel)) throw errors.invalidPayload(`Integration "${integration.name}" has no channel "${channel.slice(0, 100)}" (it has: ${Object.keys(channels).join(', ') || 'none'})`)
+    await this.checkChannel(bot, install, channel)
+    const creation = channels[channel]?.conversation?.creation
+    if (creation?.enabled !== true) return undefined
+    this.requireTags(creation.requiredTags, tags, `channel "${channel}" of integration "${integration.name}" (conversation.creation.requiredTags)`)
+    return this.created(bot, install, 'create_conversation', { channel, tags }, 'conversation')
+  }
+
+  private requireTags(required: unknown, tags: Tags, what: string): void {
+    if (!Array.isArray(required)) return
+    const missing = required.filter((t): t is string => typeof t === 'string' && !tags[t])
+    if (missing.length > 0) throw errors.invalidPayload(`tags: ${missing.join(', ')} required to create it through ${what}`)
+  }
+
+  private async created(bot: BotRow, install: Installation, operation: 'create_user' | 'create_conversation', body: JsonObject, kind: 'user' | 'conversation'): Promise<string> {
+    const alias = install.integration.name
+    let answer: RemoteAnswer
+    try {
+      answer = await this.send(bot, install, operation, body)
+    } catch (err) {
+      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: ${(err as Error).message}`)
+      throw errors.timeout(`Integration "${alias}" did not answer ${operation}: ${(err as Error).message}`)
+    }
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(answer.body)
+    } catch {
+      parsed = undefined
+    }
+    const message = isObject(parsed) && typeof parsed.message === 'string' ? parsed.message : answer.body.slice(0, 300)
+    if (answer.status < 200 || answer.status >= 300) {
+      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: answered ${answer.status}: ${message}`)
+      throw errors.runtime(`Integration "${alias}" could not create the ${kind} (${operation} answered ${answer.status}): ${message}`)
+    }
+    const id = isObject(parsed) && isObject(parsed[kind]) ? parsed[kind].id : undefined
+    if (typeof id !== 'string' || id === '') {
+      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: the answer has no ${kind}.id`)
+      throw errors.runtime(`Integration "${alias}" did not create the ${kind}: its ${operation} handler answered no { ${kind}: { id } }`)
+    }
+    return id
+  }
+
+  // ---- actions ----
+
+  /**
+   * callAction for the bot (the Runtime API's route and the sandboxed client): `alias:action` of an
+   * installation, its input and output checked against the action's schemas. undefined when `type` is
+   * not `alias:action` of an installation (the bot's own actions then).
+   */
+  async callAction(bot: BotRow, type: string, input: JsonObject): Promise<Record<string, unknown> | undefined> {
+    const colon = type.indexOf(':')
+    if (colon <= 0) return undefined
+    const alias = type.slice(0, colon)
+    const install = await this.service.installationByAlias(bot, alias)
+    if (!install) return undefined
+    const action = (defOf(install).actions as Record<string, { input?: { schema?: unknown }; output?: { schema?: unknown } }> | undefined)?.[type.slice(colon + 1)]
+    if (action) {
+      const problem = this.validator(install, `action:${type}:input`, action.input?.schema)?.(input)
+      if (problem) throw errors.invalidPayload(`input of action "${type}" does not match its schema: input${problem.startsWith('.') ? '' : ' '}${problem}`)
+    }
+    const output = await this.delivery.callAction(bot, type, input)
+    if (output && action) {
+      const problem = this.validator(install, `action:${type}:output`, action.output?.schema)?.(output)
+      if (problem) {
+        await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${type}: the output does not match the action's schema: output ${problem}`)
+        throw errors.runtime(`Action "${type}": the integration's output does not match the action's output schema: output${problem.startsWith('.') ? '' : ' '}${problem}`)
+      }
+    }
+    return output
+  }
+
+  // ---- events ----
+
+  /**
+   * createEvent by the integration (its key): `type` must be an event of its definition (`name` or
+   * `alias:name`), its payload must match the event's schema; the bot sees it as `alias:name`.
+   * Bots' own createEvent is left as it is.
+   */
+  async eventInput(bot: BotRow, input: CreateEventInput): Promise<CreateEventInput> {
+    const scope = integrationScope(bot)
+    if (!scope) return input
+    const install = await this.service.installation(scope)
+    if (!install) throw errors.forbidden('This integration is not installed in this bot')
+    const name = input.type.startsWith(`${scope.name}:`) ? input.type.slice(scope.name.length + 1) : input.type
+    const events = (defOf(install).events ?? {}) as Record<string, { schema?: unknown }>
+    if (!Object.hasOwn(events, name)) {
+      throw errors.invalidPayload(`Event type "${input.type.slice(0, 200)}" is not an event of integration "${install.definition.name}" (its events: ${Object.keys(events).join(', ') || 'none'})`)
+    }
+    const problem = this.validator(install, `event:${name}`, events[name]?.schema)?.(input.payload)
+    if (problem) throw errors.invalidPayload(`payload of event "${name}" does not match its schema: payload${problem.startsWith('.') ? '' : ' '}${problem}`)
+    return { ...input, type: `${scope.name}:${name}` }
+  }
+
+  // ---- states ----
+
+  /**
+   * The integration's own state declarations (its definition's `states`), for the Runtime API's state
+   * operations called with its key: `key` identifies the declarations' version (compiled once), and
+   * names are stored apart from the bot's (`prefix`), so an integration and its bot never share one.
+   */
+  async stateDeclarations(bot: BotRow): Promise<{ key: string; prefix: string; scope: IntegrationRow; definitions: Record<string, StateDefinition> } | undefined> {
+    const scope = integrationScope(bot)
+    if (!scope) return undefined
+    const install = await this.service.installation(scope)
+    if (!install) throw errors.forbidden('This integration is not installed in this bot')
+    const states = (defOf(install).states ?? {}) as Record<string, { type?: unknown; schema?: unknown }>
+    const definitions: Record<string, StateDefinition> = {}
+    for (const [name, s] of Object.entries(states)) {
+      if (isObject(s) && typeof s.type === 'string' && isObject(s.schema)) definitions[name] = { type: s.type as StateDefinition['type'], schema: s.schema as JsonObject }
+    }
+    return { key: `integration:${install.definition.id}:${install.definition.updatedAt}`, prefix: `integration:${scope.id}:`, scope, definitions }
+  }
+
+  // ---- disabled channels ----
+
+  /** 400 (and a line in the integration's and the bot's logs) when `channel` is disabled in this installation. */
+  private async checkChannel(bot: BotRow, install: Installation, channel: string, conversationId: string | null = null): Promise<void> {
+    if (!(install.link.disabledChannels ?? []).includes(channel)) return
+    const line = `A message in conversation ${conversationId ?? '(new)'} on channel "${channel}" of integration ${install.integration.name} was refused: the channel is disabled in this bot (updateBot integrations.${install.integration.name}.disabledChannels)`
+    await this.service.log(install.definition.id, bot.id, 'warn', line, conversationId)
+    await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: Date.now(), level: 'warn', message: line, conversationId }]).catch(() => {})
+    throw errors.invalidPayload(`Channel "${channel}" of integration "${install.integration.name}" is disabled in this bot (disabledChannels): the message was not created`)
+  }
+
+  /**
+   * Before a message is appended to a conversation of an installation (the bot's or the integration's):
+   * refused when its channel is disabled. Built-in integrations have no channels to disable.
+   */
+  async beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined): Promise<void> {
+    if (integration.name === 'chat' || integration.name === 'webhook') return
+    const install = await this.service.installation(integration)
+    if (!install || (install.link.disabledChannels ?? []).length === 0) return
+    const bot = await this.store.getBot(integration.botId)
+    if (!bot) return
+    const conversationChannel = channel ?? (await this.store.botChat.getConversation([integration.id], conversationId))?.channel
+    if (conversationChannel !== undefined) await this.checkChannel(bot, install, conversationChannel, conversationId)
+  }
+
+  // ---- secrets ----
+
+  /** The secret values of a definition: for the integration's own key only (getIntegrationSecrets), never in another answer. */
+  secrets(definitionId: string): Promise<Record<string, string>> {
+    return this.store.integrations.getSecrets(definitionId)
+  }
+}
