@@ -22,6 +22,7 @@ export function definitionBody(def: any): Record<string, unknown> {
     channels: mapValues(def.channels, (c: any) => ({ ...c, messages: mapValues(c.messages, (m: any) => ({ schema: schemaOf(m.schema) })) })),
     actions: mapValues(def.actions, (a: any) => ({ ...a, input: { schema: schemaOf(a.input.schema) }, output: { schema: schemaOf(a.output.schema) } })),
     events: mapValues(def.events, (e: any) => ({ ...e, schema: schemaOf(e.schema) })),
+    states: mapValues(def.states, (st: any) => ({ ...st, schema: schemaOf(st.schema) })),
     ...(def.user && { user: def.user }),
     secrets: mapValues(def.secrets, () => null),
   }
