@@ -100,10 +100,31 @@ export function describeIntegrationContract(name: string, factory: IntegrationSt
       const bot = await seed(store)
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: d.id, configurationType: null })
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual' })
-      expect(await store.integrations.installationsOf([bot.a.id, bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual' }])
+      expect(await store.integrations.installationsOf([bot.a.id, bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual', disabledChannels: [] }])
+      // disabledChannels: set, kept when a link omits them, replaced when given.
+      await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual', disabledChannels: ['sms', 'group'] })
+      await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: null })
+      expect(await store.integrations.installationsOf([bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: null, disabledChannels: ['sms', 'group'] }])
+      await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: null, disabledChannels: [] })
+      expect((await store.integrations.installationsOf([bot.b.id]))[0]!.disabledChannels).toEqual([])
       expect(await store.integrations.countInstallations(d.id)).toBe(0)
       await store.deleteBot(bot.bot.id)
       expect(await store.integrations.countInstallations(e.id)).toBe(0)
+    })
+
+    it('keeps a definition\'s secret values apart (set, replaced, removed), and drops them with it', async () => {
+      const d = definition(fx.workspace.id, { name: 'secrets' })
+      const e = definition(fx.workspace.id, { name: 'secrets-other' })
+      await store.integrations.createDefinition(d)
+      await store.integrations.createDefinition(e)
+      expect(await store.integrations.getSecrets(d.id)).toEqual({})
+      await store.integrations.setSecrets(d.id, { API_KEY: 'one', OTHER: 'two' })
+      await store.integrations.setSecrets(e.id, { API_KEY: 'not-d' })
+      await store.integrations.setSecrets(d.id, { API_KEY: 'replaced', OTHER: null, MISSING: null })
+      expect(await store.integrations.getSecrets(d.id)).toEqual({ API_KEY: 'replaced' })
+      expect(await store.integrations.getSecrets(e.id)).toEqual({ API_KEY: 'not-d' })
+      await store.integrations.deleteDefinition(d.id)
+      expect(await store.integrations.getSecrets(d.id)).toEqual({})
     })
 
     it('lists logs in time order, filtered and paged', async () => {

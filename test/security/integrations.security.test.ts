@@ -118,10 +118,26 @@ describe('integrations: tenancy, keys, secrets, validation', () => {
     const botId = await newBot()
     await ok(install(botId, 'sec', id, {}))
     for (const res of [created, await admin('GET', `/integrations/${id}`), await admin('GET', `/integrations/${name}/latest`), await admin('GET', '/integrations'),
-      await admin('GET', `/bots/${botId}`), await admin('PUT', `/integrations/${id}`, { secrets: { API_KEY: value } })]) {
+      await admin('GET', `/bots/${botId}`), await admin('PUT', `/integrations/${id}`, { secrets: { API_KEY: value } }),
+      await admin('GET', `/integrations/${id}/logs`), await admin('GET', `/integrations/iaks?integrationId=${id}`), await admin('GET', '/bots'),
+      await admin('POST', `/bots/${botId}/integrations/sec/ping`, {}), await admin('PUT', `/bots/${botId}`, { integrations: { sec: { enabled: true } } })]) {
       expect(res.text).not.toContain(value)
     }
     expect((await ok(admin('GET', `/integrations/${id}`))).integration.secrets).toEqual(['API_KEY'])
+    // The one answer that carries them: getIntegrationSecrets, to the integration's own key (its process, at start).
+    const ownKey = await key(id)
+    const secrets = (token?: string) => call('GET', '/v1/integration/secrets', undefined, token === undefined ? {} : { authorization: `Bearer ${token}` })
+    expect((await ok(secrets(ownKey))).secrets).toEqual({ API_KEY: value })
+    const otherKey = await key(await define())
+    expect((await ok(secrets(otherKey))).secrets).toEqual({})
+    const botKey = (await ok(admin('POST', '/bots/baks', { botId }))).value
+    for (const [token, status] of [[botKey, 403], [h.credentials.token, 403], ['iak_forged', 401], [undefined, 401]] as const) {
+      const res = await secrets(token)
+      expect(res.status, res.text).toBe(status)
+      expect(res.text).not.toContain(value)
+    }
+    // Nor through the Runtime API, whoever calls it.
+    for (const token of [ownKey, botKey]) for (const path of ['/users', '/conversations', '/events']) expect((await runtime(token, botId, path)).text).not.toContain(value)
     const viewer = await ok(admin('POST', '/workspace-members', { email: `v-${uuidv7()}@example.com`, role: 'viewer' }))
     const seen = await ok(admin('GET', `/integrations/${id}`, undefined, h.credentials.workspaceId, viewer.pat.value))
     expect(seen.integration.signingSecret).toBe('')
