@@ -534,6 +534,19 @@ export class BotRuntime implements IncomingInterceptor {
     /** Writing needs only the id: the run's own conversation is known to be the integration's (appends fail if it was deleted). */
     const ownConversationId = async (id: unknown): Promise<{ id: string }> =>
       conversationId !== null && id === conversationId ? { id: conversationId } : ownConversation(id)
+    /**
+     * Where createMessage writes: the run's integration's conversation, or one of the bot's other integrations'
+     * (a conversation the bot started on an installed integration's channel: its message goes out there).
+     */
+    const writableConversation = async (id: unknown): Promise<{ conversation: { id: string }; into: IntegrationRow }> => {
+      if (conversationId !== null && id === conversationId) return { conversation: { id: conversationId }, into: integration }
+      if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
+      if (await this.store.getConversation(integration.id, id)) return { conversation: { id }, into: integration }
+      const found = await domain.getConversation(bot, id)
+      const into = (await this.store.listIntegrations(bot.id)).find((i) => i.id === found.integrationId)
+      if (!into) throw errors.notFound('Conversation', id)
+      return { conversation: { id }, into }
+    }
     const call = async (method: string, args: unknown): Promise<unknown> => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
       const tableCall = this.tables && sandboxTableCall(this.tables, bot, method, a)
@@ -542,18 +555,18 @@ export class BotRuntime implements IncomingInterceptor {
       if (runtimeCall) return runtimeCall
       switch (method) {
         case 'createMessage': {
-          const conversation = await ownConversationId(a.conversationId)
+          const { conversation, into } = await writableConversation(a.conversationId)
           const problem = this.options.validatePayload(a.payload)
           if (problem) throw errors.invalidPayload(problem)
           const tags = optionalTags(a.tags)
           // Deterministic: a turn run again (after a crash, or moved off a stopped worker) finds its reply instead of sending it twice.
           const id = replyId(sourceId, replies++)
-          const existing = await this.store.getMessage(integration.id, id)
+          const existing = await this.store.getMessage(into.id, id)
           if (existing) return { message: sandboxMessageView({ ...existing, tags: tags ?? {}, updatedAt: existing.createdAt }) }
           const metadata = typeof a.metadata === 'object' && a.metadata !== null ? (a.metadata as JsonObject) : null
-          const message = await domain.appendOutgoing(integration, conversation.id, id, a.payload as JsonObject, metadata)
+          const message = await domain.appendOutgoing(into, conversation.id, id, a.payload as JsonObject, metadata)
           if (message.conversationId === conversationId) ownSeqs.push(message.seq)
-          if (tags) await domain.tagMessage(integration, message.id, tags)
+          if (tags) await domain.tagMessage(into, message.id, tags)
           return { message: sandboxMessageView({ ...message, tags: tags ?? {}, updatedAt: message.createdAt }) }
         }
         case 'createEvent': {

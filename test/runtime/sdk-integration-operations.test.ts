@@ -45,6 +45,7 @@ export const hooks = {
       try {
         const { user } = await client.getOrCreateUser({ integrationName: 'ops', tags: { id: start[1] } })
         const { conversation } = await client.getOrCreateConversation({ integrationName: 'ops', channel: 'dm', tags: { id: 'dm-' + start[1] } })
+        await client.createMessage({ conversationId: conversation.id, payload: { type: 'text', text: 'hi ' + start[1] + ' from the sandbox' } })
         await reply('STARTED ' + JSON.stringify({ user: { id: user.id, name: user.name, tags: user.tags }, conversation: { id: conversation.id, integration: conversation.integration, channel: conversation.channel, tags: conversation.tags } }))
       } catch (e) {
         await reply('ERR ' + e.message)
@@ -132,7 +133,9 @@ describe('integration operations of an unchanged @botpress/sdk integration', () 
     // Asked again: the same rows (found, the integration is not asked twice).
     expect(JSON.parse((await lastReply('start carol')).slice('STARTED '.length))).toEqual({ user, conversation })
 
-    // The bot writes in it: message_created to the integration, which sends it to the outside service.
+    // The sandboxed code wrote in it from the chat turn: out through the integration to the outside service.
+    expect((await outside.waitFor(() => outside.sent.find((s) => s.text === 'hi carol from the sandbox'), 'the sandbox\'s message')).chatId).toBe('dm-carol')
+    // The bot writes in it through the Runtime API too: message_created to the integration, which sends it to the outside service.
     await botClient.createMessage({ conversationId: conversation.id, userId: bot.id, type: 'text', payload: { text: 'hello carol' }, tags: {} })
     const sent = await outside.waitFor(() => outside.sent.find((s) => s.text === 'hello carol'), 'the proactive message')
     expect(sent.chatId).toBe('dm-carol')
