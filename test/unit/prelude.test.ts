@@ -233,7 +233,7 @@ describe('hooks', () => {
       direction: 'incoming',
       client: [
         ...[
-          'addParticipant', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'startHandoff', 'endHandoff', 'startTypingIndicator', 'stopTypingIndicator', 'updateConversation', 'updateMessage', 'updateUser',
+          'addParticipant', 'callAction', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'startHandoff', 'endHandoff', 'startTypingIndicator', 'stopTypingIndicator', 'updateConversation', 'updateMessage', 'updateUser',
           // tables
           'listTables', 'getTable', 'getOrCreateTable', 'createTable', 'duplicateTable', 'exportTable', 'importTable', 'getTableJobs',
           'updateTable', 'renameTableColumn', 'deleteTable', 'getTableRow', 'findTableRows', 'createTableRows', 'updateTableRows', 'upsertTableRows', 'deleteTableRows',
