@@ -27,6 +27,9 @@ export interface IntegrationCreation {
   beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined): Promise<void>
 }
 
+/** Integrations that are never installations (their users and conversations are Parley's own). */
+const BUILT_IN = new Set(['chat', 'webhook'])
+
 /** Runtime API list sizes (`pageSize`). */
 export const RUNTIME_PAGE_SIZE = { default: 20, max: 100 } as const
 /** Bounds of tag, property and attribute maps (400 beyond). */
@@ -267,7 +270,7 @@ export class BotChatService {
     this.checkUserInput(input)
     const integration = await this.integration(bot, input.integrationName)
     const match = discriminator(input.tags, input.discriminateByTags)
-    if (this.operations && !integrationScope(bot) && !(await this.store.botChat.findUser(integration.id, match))) {
+    if (this.operations && !integrationScope(bot) && !BUILT_IN.has(integration.name) && !(await this.store.botChat.findUser(integration.id, match))) {
       // Outside any lock: the integration creates it through the Runtime API (its own getOrCreateUser).
       const made = await this.operations.createUser(bot, integration, setEntries(input.tags))
       if (made !== undefined) return { value: await this.createdByIntegration(bot, integration, 'User', made, () => this.store.botChat.getUser([integration.id], made)), created: true }
@@ -342,7 +345,7 @@ export class BotChatService {
     this.checkConversationInput(input)
     const integration = await this.integration(bot, input.integrationName)
     const match = discriminator(input.tags, input.discriminateByTags)
-    if (this.operations && !integrationScope(bot) && !(await this.store.botChat.findConversation(integration.id, input.channel, match))) {
+    if (this.operations && !integrationScope(bot) && !BUILT_IN.has(integration.name) && !(await this.store.botChat.findConversation(integration.id, input.channel, match))) {
       const made = await this.operations.createConversation(bot, integration, input.channel, setEntries(input.tags))
       if (made !== undefined) {
         const value = await this.createdByIntegration(bot, integration, 'Conversation', made, async () => {

@@ -38,6 +38,9 @@ export interface PingResult {
   message: string
 }
 
+/** The built-in chat and webhook integrations are never installations (no query for them on the hot paths). */
+const isBuiltIn = (integration: IntegrationRow) => integration.name === 'chat' || integration.name === 'webhook'
+
 /** What the operations need of a definition: the stored JSON as createIntegration took it. */
 const defOf = (install: Installation) => install.definition.definition as Record<string, unknown>
 
@@ -127,7 +130,7 @@ export class IntegrationOperations {
    * creates users (Parley creates the row itself, as for the chat integration).
    */
   async createUser(bot: BotRow, integration: IntegrationRow, tags: Tags): Promise<string | undefined> {
-    if (integrationScope(bot)) return undefined
+    if (integrationScope(bot) || isBuiltIn(integration)) return undefined
     const install = await this.service.installation(integration)
     const creation = install && (defOf(install).user as { creation?: { enabled?: unknown; requiredTags?: unknown } } | undefined)?.creation
     if (!install || creation?.enabled !== true) return undefined
@@ -137,7 +140,7 @@ export class IntegrationOperations {
 
   /** The same for a conversation of a channel with `conversation.creation.enabled` (create_conversation { channel, tags }). */
   async createConversation(bot: BotRow, integration: IntegrationRow, channel: string, tags: Tags): Promise<string | undefined> {
-    if (integrationScope(bot)) return undefined
+    if (integrationScope(bot) || isBuiltIn(integration)) return undefined
     const install = await this.service.installation(integration)
     if (!install) return undefined
     const channels = (defOf(install).channels ?? {}) as Record<string, { conversation?: { creation?: { enabled?: unknown; requiredTags?: unknown } } }>
@@ -270,9 +273,12 @@ export class IntegrationOperations {
    * refused when its channel is disabled. Built-in integrations have no channels to disable.
    */
   async beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined): Promise<void> {
-    if (integration.name === 'chat' || integration.name === 'webhook') return
+    if (isBuiltIn(integration)) return
+    // One query in the common case (nothing disabled); the definition only when something is.
+    const [link] = await this.store.integrations.installationsOf([integration.id])
+    if (!link || (link.disabledChannels ?? []).length === 0) return
     const install = await this.service.installation(integration)
-    if (!install || (install.link.disabledChannels ?? []).length === 0) return
+    if (!install) return
     const bot = await this.store.getBot(integration.botId)
     if (!bot) return
     const conversationChannel = channel ?? (await this.store.botChat.getConversation([integration.id], conversationId))?.channel
