@@ -294,6 +294,11 @@ export class RuntimeStateService {
       const definitionId = integration.key.split(':')[1]
       if (id !== integration.scope.id && id !== integration.scope.name && id !== definitionId) throw errors.notFound('Integration', id)
       resourceId = integration.scope.id
+    } else if (type === 'conversation' || type === 'user') {
+      // Its own installation's conversations and users only (the bot's others: 404, as everywhere for its key).
+      const found = type === 'conversation' ? await this.store.getConversation(integration.scope.id, id) : await this.store.getUser(integration.scope.id, id)
+      if (!found) throw errors.notFound(type === 'conversation' ? 'Conversation' : 'User', id)
+      resourceId = id
     } else {
       resourceId = await this.assertResource(bot, type, id)
     }

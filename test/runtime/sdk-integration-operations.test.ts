@@ -187,6 +187,10 @@ describe('integration operations of an unchanged @botpress/sdk integration', () 
     expect(tickets).toContainEqual({ type: 'ops:ticketOpened', payload: { ticket: 'T-1' }, conversationId: null })
     expect(tickets).toContainEqual({ type: 'ops:ticketOpened', payload: { ticket: 'T-2' }, conversationId: conversation.id })
 
+    // Only into its own installation's conversations: the bot's chat conversation is not found for it (a 404,
+    // which the SDK's handler answers as a Runtime error with Parley's message).
+    const intoChat = await hook({ kind: 'event', ticket: 'T-3', conversationId: talk.conversationId })
+    expect(intoChat.body.message).toBe(`Conversation "${talk.conversationId}" not found`)
     const undeclared = await hook({ kind: 'event', type: 'somethingElse', payload: {} })
     expect(undeclared.status).toBe(400)
     expect(undeclared.body.message).toMatch(/not an event of integration "outside-operations" \(its events: ticketOpened\)/)
