@@ -318,6 +318,17 @@ describe('Admin API security', () => {
         return { method: 'DELETE', path: `/integrations/iaks/${key.id}` }
       },
     },
+    {
+      // Parley: an installation's health check (an unreachable url answers 200 { ok: false }).
+      name: 'pingBotIntegration', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => {
+        const integrationId = await newIntegration(ws)
+        await asOwner('PUT', `/integrations/${integrationId}`, { url: 'http://127.0.0.1:9/' }, ws)
+        const botId = await newBot(ws)
+        await asOwner('PUT', `/bots/${botId}`, { integrations: { pinged: { integrationId, enabled: true } } }, ws)
+        return { method: 'POST', path: `/bots/${botId}/integrations/pinged/ping` }
+      },
+    },
   ]
 
   beforeAll(async () => {
