@@ -148,6 +148,16 @@ describe('integration operations of an unchanged @botpress/sdk integration', () 
     // The definition's requiredTags, and a channel the integration does not have: clear 400s.
     expect(await failure(botClient.createUser({ integrationName: 'ops', tags: { other: 'x' } } as never))).toMatchObject({ code: 400, message: expect.stringMatching(/id required/) })
     expect(await failure(botClient.createConversation({ integrationName: 'ops', channel: 'sms', tags: { id: 'x' } }))).toMatchObject({ code: 400, message: expect.stringMatching(/no channel "sms"/) })
+    // The integration down: the bot is told, nothing is created behind its back.
+    await program.stop()
+    try {
+      expect(await failure(botClient.createUser({ integrationName: 'ops', tags: { id: 'frank' } } as never)))
+        .toMatchObject({ code: 504, type: 'OperationTimeout', message: expect.stringMatching(/Integration "ops" did not answer create_user/) })
+    } finally {
+      await program.start()
+    }
+    const frank = await botClient.getOrCreateUser({ integrationName: 'ops', tags: { id: 'frank' } } as never)
+    expect(frank).toMatchObject({ user: { name: 'outside frank' }, meta: { created: true } })
   })
 
   it('callAction from sandboxed bot code: the output, and clear errors (unknown alias or action, invalid input or output, integration down)', async () => {
