@@ -117,7 +117,7 @@ describeBrowser('the console in Chromium', () => {
     expect(errors).toEqual([])
   })
 
-  it('the dashboard shows getBotAnalytics\' numbers (which match the scripted traffic), as charts and tables', async () => {
+  it('the dashboard shows getBotAnalytics\' and getBotQualityAnalytics\' numbers (which match the scripted traffic), as charts and tables; a refused range is an alert', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
     onTestFinished(() => context.close())
     const page = await context.newPage()
@@ -175,6 +175,12 @@ describeBrowser('the console in Chromium', () => {
     expect(await page.locator('section.panel:has(table[data-chart]) .uplot').count()).toBe(8)
     await page.screenshot({ path: artifactPath('console-analytics.png'), fullPage: true })
     expect(await seriousViolations(page)).toEqual([])
+    // A range the operations refuse: their message in an alert, no charts.
+    await page.fill('#start', endDate)
+    await page.fill('#end', startDate)
+    await page.getByRole('button', { name: 'Show' }).click()
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/The analytics could not be read: endDate .* is before startDate/)
+    expect(await page.locator('.uplot').count()).toBe(0)
     expect(errors).toEqual([])
   })
 

@@ -39,7 +39,13 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
   async function load(): Promise<void> {
     const range = qs({ startDate: start.value, endDate: end.value })
     const base = `/v1/admin/bots/${encodeURIComponent(botId)}/analytics`
-    const [activity, quality] = await Promise.all([json<{ records: Record_[] }>(`${base}${range}`), json<{ records: Record_[] }>(`${base}/quality${range}`)])
+    let activity: { records: Record_[] }, quality: { records: Record_[] }
+    try {
+      ;[activity, quality] = await Promise.all([json<{ records: Record_[] }>(`${base}${range}`), json<{ records: Record_[] }>(`${base}/quality${range}`)])
+    } catch (err) {
+      if (alive) out.replaceChildren(h('p', { class: 'error-box', attrs: { role: 'alert' }, text: `The analytics could not be read: ${(err as Error).message}` }))
+      return
+    }
     if (!alive) return
     const r = { records: activity.records.map((a, i) => ({ ...quality.records[i]!, ...a })) }
     for (const p of plots.splice(0)) p.destroy()
