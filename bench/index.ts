@@ -21,6 +21,7 @@ const BENCHMARKS: Record<string, string> = {
   containment: 'containment.ts',
   tables: 'tables.ts',
   analytics: 'analytics.ts',
+  export: 'export.ts',
   startup: 'startup.ts',
 }
 

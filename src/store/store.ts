@@ -12,6 +12,7 @@ import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 import type { TableStore } from './table-store.js'
 import type { AnalyticsStore } from './analytics-store.js'
+import type { QualityStore } from './quality-store.js'
 import type { ConsoleSessionStore } from './console-session-store.js'
 import type { ConversationArchiveStore } from './conversation-archive-store.js'
 
@@ -250,6 +251,8 @@ export interface Store {
   readonly tables: TableStore
   /** getBotAnalytics' counts per day over the other parts' data (analytics-store.ts). */
   readonly analytics: AnalyticsStore
+  /** Failed turns and knowledge searches, as the bot runtime records them (quality-store.ts). */
+  readonly quality: QualityStore
   /** Console browser sessions and one-time sign-in links (console-session-store.ts). */
   readonly consoleSessions: ConsoleSessionStore
   /** The console's conversation search and paged exports (conversation-archive-store.ts). */

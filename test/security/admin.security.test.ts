@@ -195,6 +195,10 @@ describe('Admin API security', () => {
       name: 'getBotAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics?startDate=2026-01-01&endDate=2026-01-31` }),
     },
+    {
+      name: 'getBotQualityAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics/quality?startDate=2026-01-01&endDate=2026-01-31` }),
+    },
     // Human handoff (the `agent` role's own matrix: handoffs.security.test.ts).
     {
       name: 'listBotHandoffs', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,

@@ -58,6 +58,7 @@ describe('handoff security', () => {
     { name: 'listBots', req: () => ['GET', '/bots'], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'getBotLogs', req: (f) => ['GET', `/bots/${f.botId}/logs`], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'getBotAnalytics', req: (f) => ['GET', `/bots/${f.botId}/analytics?startDate=2026-01-01&endDate=2026-01-02`], allowed: ['viewer', 'developer', 'manager'] },
+    { name: 'getBotQualityAnalytics', req: (f) => ['GET', `/bots/${f.botId}/analytics/quality?startDate=2026-01-01&endDate=2026-01-02`], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'updateBot', req: (f) => ['PUT', `/bots/${f.botId}`, { name: 'renamed' }], allowed: ['developer', 'manager'] },
     { name: 'listBotApiKeys', req: (f) => ['GET', `/bots/baks?botId=${f.botId}`], allowed: ['developer', 'manager'] },
   ]

@@ -7,6 +7,7 @@ import { KyselyPassageVectorStore } from './kysely-passage-vector-store.js'
 import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
+import { KyselyQualityStore } from './kysely-quality-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
@@ -89,6 +90,7 @@ export class KyselyStore implements Store {
   readonly botChat: KyselyBotChatStore
   readonly tables: KyselyTableStore
   readonly analytics: KyselyAnalyticsStore
+  readonly quality: KyselyQualityStore
   readonly consoleSessions: KyselyConsoleSessionStore
   readonly conversationArchive: KyselyConversationArchiveStore
 
@@ -110,6 +112,7 @@ export class KyselyStore implements Store {
     this.botChat = new KyselyBotChatStore(db)
     this.tables = new KyselyTableStore(db, dialect)
     this.analytics = new KyselyAnalyticsStore(db)
+    this.quality = new KyselyQualityStore(db)
     this.consoleSessions = new KyselyConsoleSessionStore(db)
     this.conversationArchive = new KyselyConversationArchiveStore(db)
   }
