@@ -24,6 +24,8 @@ export interface CallOptions {
   body?: unknown
   /** Exact request body text (sent as application/json). */
   raw?: string
+  /** A Server-Sent Events operation (listenBotConversation): a 200 is closed once its headers came (text ''). */
+  stream?: boolean
 }
 
 export { ISO_Z }
@@ -49,6 +51,7 @@ export function adminClient(h: Harness) {
       headers['content-type'] = 'application/json'
     } else if (o.body !== undefined) payload = o.body as Record<string, unknown>
     else if (method === 'DELETE') payload = {} // what the official client sends
+    if (o.stream) return injectStream(h.app, { method, url: `/v1/admin${path}`, headers })
     const res = await h.app.inject({ method, url: `/v1/admin${path}`, headers, ...(payload !== undefined && { payload }) })
     return { status: res.statusCode, body: parseJson(res.body), text: res.body }
   }
@@ -62,4 +65,22 @@ export function expectError(res: Res, status: number, type: string): void {
   expect(res.body.id.length).toBeGreaterThan(0)
   expect(typeof res.body.message).toBe('string')
   for (const key of Object.keys(res.body)) expect(['id', 'code', 'type', 'message', 'metadata']).toContain(key)
+}
+
+/**
+ * An SSE request through inject that does not wait for the stream's end: a 200 (headers sent) is closed at once and
+ * answers text '' (its content-type in body); a refusal answers its error body as usual.
+ */
+export async function injectStream(app: Harness['app'], req: { method: Method; url: string; headers: Record<string, string> }): Promise<Res> {
+  const res = await app.inject({ ...req, payloadAsStream: true })
+  const stream = res.stream()
+  if (res.statusCode === 200) {
+    ;(res.raw.res as unknown as { destroy: () => void }).destroy()
+    stream.destroy()
+    return { status: 200, body: { contentType: res.headers['content-type'] }, text: '' }
+  }
+  const chunks: Buffer[] = []
+  for await (const chunk of stream) chunks.push(chunk as Buffer)
+  const text = Buffer.concat(chunks).toString('utf8')
+  return { status: res.statusCode, body: parseJson(text), text }
 }
