@@ -49,4 +49,6 @@ ul.notes p { margin: .2rem 0 0; white-space: pre-wrap; word-break: break-word; }
 form.composer { border-top: 1px solid #c9ced6; margin-top: 1rem; }
 form.composer textarea { width: 100%; max-width: 40rem; }
 p.actions [hidden], .assign[hidden] { display: none; }
+ol.transcript .pw-image-button { background: none; border: 0; padding: 0; }
+ol.transcript img.pw-image { max-height: 16rem; }
 `

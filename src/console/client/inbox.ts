@@ -89,8 +89,9 @@ export function inboxPage({ botId, main, accountId }: { botId: string; main: HTM
     if (key !== listKey) {
       // Replaced only when something changed: the list keeps focus and scroll between polls.
       listKey = key
-      waitingList.replaceChildren(...waiting.handoffs.map(item))
-      activeList.replaceChildren(...active.handoffs.map(item))
+      const none = (text: string) => [h('li', { class: 'meta', text })]
+      waitingList.replaceChildren(...(waiting.handoffs.length > 0 ? waiting.handoffs.map(item) : none('No one is waiting.')))
+      activeList.replaceChildren(...(active.handoffs.length > 0 ? active.handoffs.map(item) : none('None.')))
     }
     for (const el of Array.from(main.querySelectorAll<HTMLElement>('[data-wait]'))) el.textContent = waitText(el.dataset.wait!)
     listStatus.textContent = `${waiting.handoffs.length} waiting · ${active.handoffs.length} being answered`
@@ -213,8 +214,8 @@ export function inboxPage({ botId, main, accountId }: { botId: string; main: HTM
       h('h3', { text: 'Reply to the user' }),
       h('p', {}, [h('label', { attrs: { for: 'reply-text' }, text: 'Reply' }), h('br'), replyText]),
       h('p', {}, [
-        h('label', { attrs: { for: 'reply-choices' }, text: 'Quick replies (optional)' }), h('br'), choices,
-        h('span', { class: 'meta', attrs: { id: 'reply-choices-hint' }, text: ' One per line: the user answers with a tap.' }),
+        h('label', { attrs: { for: 'reply-choices' }, text: 'Quick replies (optional)' }), ' ',
+        h('span', { class: 'meta', attrs: { id: 'reply-choices-hint' }, text: 'one per line: the user answers with a tap' }), h('br'), choices,
       ]),
       h('p', {}, [h('label', { attrs: { for: 'reply-file' }, text: 'Attach an image or a file' }), ' ', attachment]),
       h('p', {}, [h('button', { attrs: { type: 'submit', id: 'send-reply' }, text: 'Send' })]),
@@ -226,7 +227,7 @@ export function inboxPage({ botId, main, accountId }: { botId: string; main: HTM
       const put = await fetch(target.uploadUrl, { method: 'PUT', headers: { 'content-type': contentType }, body: file })
       if (!put.ok) throw new Error(`${file.name} was not uploaded (HTTP ${put.status})`)
       await post(handoffPath(x.conversationId, '/messages'), contentType.startsWith('image/')
-        ? { type: 'image', payload: { imageUrl: target.url, title: file.name } }
+        ? { type: 'image', payload: { imageUrl: target.url } }
         : { type: 'file', payload: { fileUrl: target.url, title: file.name } })
     }
 
