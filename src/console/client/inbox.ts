@@ -53,6 +53,7 @@ export function inboxPage({ botId, main, accountId }: { botId: string; main: HTM
   let current: { handoff: Handoff; stop: () => void; render: (h: Handoff) => void } | undefined
   let timer: ReturnType<typeof setTimeout> | undefined
   let listKey = ''
+  let opening = 0
 
   const waitingList = h('ul', { class: 'conversations', attrs: { 'aria-label': 'Waiting conversations', id: 'inbox-waiting' } })
   const activeList = h('ul', { class: 'conversations', attrs: { 'aria-label': 'Conversations being answered', id: 'inbox-active' } })
@@ -65,7 +66,7 @@ export function inboxPage({ botId, main, accountId }: { botId: string; main: HTM
   function item(x: Handoff): HTMLElement {
     const button = h('button', {
       attrs: { type: 'button', 'aria-pressed': String(current?.handoff.conversationId === x.conversationId), 'data-conversation': x.conversationId },
-      on: { click: () => void open(x) },
+      on: { click: () => void open(x).catch((err: unknown) => detail.replaceChildren(h('p', { class: 'error-box', attrs: { role: 'alert' }, text: err instanceof Error ? err.message : String(err) }))) },
     }, [
       h('strong', { text: `User ${x.userId}` }), h('br'),
       h('span', { class: 'meta' }, [
@@ -114,11 +115,13 @@ export function inboxPage({ botId, main, accountId }: { botId: string; main: HTM
 
   async function open(x: Handoff): Promise<void> {
     current?.stop()
+    current = undefined
+    const ticket = ++opening
     for (const b of Array.from(main.querySelectorAll<HTMLButtonElement>('ul.conversations button'))) b.setAttribute('aria-pressed', String(b.dataset.conversation === x.conversationId))
     detail.replaceChildren(h('p', { class: 'meta', text: 'Loading…' }))
     const t = await json<{ messages: Array<{ id: string; seq: number; userId: string; direction: string; createdAt: string; payload: Record<string, unknown>; metadata?: Record<string, unknown> }>; users: Array<{ id: string; name?: string }> }>(
       `${base}/conversations/${encodeURIComponent(x.conversationId)}/transcript`)
-    if (!alive) return
+    if (!alive || ticket !== opening) return // the page closed, or another conversation was chosen meanwhile
     const names = new Map(t.users.map((u) => [u.id, u.name ?? u.id]))
     const seen = new Set<string>()
     const transcript = h('ol', { class: 'transcript', attrs: { 'aria-label': 'Transcript', 'aria-live': 'polite', id: 'handoff-transcript' } })
