@@ -67,20 +67,39 @@ export function expectError(res: Res, status: number, type: string): void {
   for (const key of Object.keys(res.body)) expect(['id', 'code', 'type', 'message', 'metadata']).toContain(key)
 }
 
+/** An SSE request through inject, left open: its status, what it has sent so far, and a way to close it. */
+export async function openInjectStream(app: Harness['app'], req: { method: Method; url: string; headers: Record<string, string> }): Promise<{ status: number; headers: Record<string, unknown>; received: () => string; ended: () => Promise<string>; close: () => void }> {
+  const res = await app.inject({ ...req, payloadAsStream: true })
+  const stream = res.stream()
+  let text = ''
+  const ended = new Promise<string>((resolve) => {
+    stream.on('data', (chunk: Buffer) => { text += chunk.toString('utf8') })
+    stream.on('end', () => resolve(text))
+    stream.on('error', () => resolve(text))
+    stream.on('close', () => resolve(text))
+  })
+  return {
+    status: res.statusCode,
+    headers: res.headers,
+    received: () => text,
+    ended: () => ended,
+    close: () => {
+      ;(res.raw.res as unknown as { destroy: () => void }).destroy()
+      stream.destroy()
+    },
+  }
+}
+
 /**
  * An SSE request through inject that does not wait for the stream's end: a 200 (headers sent) is closed at once and
  * answers text '' (its content-type in body); a refusal answers its error body as usual.
  */
 export async function injectStream(app: Harness['app'], req: { method: Method; url: string; headers: Record<string, string> }): Promise<Res> {
-  const res = await app.inject({ ...req, payloadAsStream: true })
-  const stream = res.stream()
-  if (res.statusCode === 200) {
-    ;(res.raw.res as unknown as { destroy: () => void }).destroy()
-    stream.destroy()
-    return { status: 200, body: { contentType: res.headers['content-type'] }, text: '' }
+  const s = await openInjectStream(app, req)
+  if (s.status === 200) {
+    s.close()
+    return { status: 200, body: { contentType: s.headers['content-type'] }, text: '' }
   }
-  const chunks: Buffer[] = []
-  for await (const chunk of stream) chunks.push(chunk as Buffer)
-  const text = Buffer.concat(chunks).toString('utf8')
-  return { status: res.statusCode, body: parseJson(text), text }
+  const text = await s.ended()
+  return { status: s.status, body: parseJson(text), text }
 }
