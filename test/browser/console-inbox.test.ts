@@ -12,6 +12,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { Browser, BrowserContext } from 'playwright-core'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { adminClient } from '../helpers/admin-client.js'
+import { ChatClient } from '../helpers/chat-client.js'
 import { createBot, type TestBot } from '../runtime/helpers.js'
 import { seriousViolations } from './axe.js'
 import { artifactPath, describeBrowser, launchBrowser, openChat, typeAndSend, watchErrors } from './browser.js'
@@ -48,7 +49,7 @@ describeBrowser('the console\'s handoff inbox in Chromium', () => {
   let browser: Browser
   let bot: TestBot
   let webchatUrl: string
-  let agent: { token: string; email: string }
+  let agent: { id: string; token: string; email: string }
   const contexts: BrowserContext[] = []
 
   beforeAll(async () => {
@@ -59,7 +60,7 @@ describeBrowser('the console\'s handoff inbox in Chromium', () => {
     const email = `agent-${randomUUID().slice(0, 8)}@example.com`
     const member = await admin('POST', '/workspace-members', { body: { email, role: 'agent' } })
     expect(member.status, member.text).toBe(201)
-    agent = { token: member.body.pat.value as string, email }
+    agent = { id: member.body.id as string, token: member.body.pat.value as string, email }
   })
   afterAll(async () => {
     for (const c of contexts) await c.close().catch(() => undefined)
@@ -157,6 +158,8 @@ describeBrowser('the console\'s handoff inbox in Chromium', () => {
     await log.locator('article.pw-msg-theirs', { hasText: 'You are back with the bot.' }).waitFor()
     await typeAndSend(chat, 'back again')
     await log.locator('article.pw-msg-theirs', { hasText: 'echo: back again' }).waitFor()
+    // The messages written while handed off ran no hook: the bot never answered them, not even after the handoff.
+    expect(await log.locator('article.pw-msg-theirs', { hasText: 'echo: is anyone there?' }).count()).toBe(0)
     // The console's live transcript shows the bot's answer too.
     await transcript.getByText('echo: back again').waitFor()
     await expect.poll(() => page.locator(`#inbox-active button[data-conversation="${conversationId}"]`).count()).toBe(0)
@@ -171,5 +174,41 @@ describeBrowser('the console\'s handoff inbox in Chromium', () => {
     expect(await seriousViolations(chat)).toEqual([])
     expect(errors).toEqual([])
     expect(chatErrors).toEqual([])
+  })
+
+  it('a manager (here the owner) assigns a waiting conversation to an agent; the owner\'s reply form goes away', async () => {
+    const chat = new ChatClient(h.app, bot.webhookId, '')
+    const { key } = await chat.createUser({ name: 'Grace' })
+    const conversation = await chat.createConversation(key)
+    await chat.createMessage(key, conversation.id, { type: 'text', text: 'my order is late' })
+    const started = await adminClient(h)('POST', `/bots/${bot.id}/handoffs`, { body: { conversationId: conversation.id, reason: 'late order' } })
+    expect(started.status, started.text).toBe(200)
+
+    const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } })
+    contexts.push(context)
+    const page = await context.newPage()
+    const errors = watchErrors(page)
+    await page.goto(`${h.baseUrl}/console/#/inbox`)
+    await page.getByLabel('Personal access token').fill(h.credentials.token)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    await page.getByText('Signed in as owner@localhost').waitFor()
+    await page.locator('#bot').selectOption(bot.id)
+    const waiting = page.locator(`#inbox-waiting button[data-conversation="${conversation.id}"]`)
+    await waiting.waitFor()
+    expect(await waiting.textContent()).toContain('late order')
+    await waiting.click()
+    await page.locator('#handoff-transcript').getByText('my order is late', { exact: true }).waitFor()
+    await page.getByLabel('Assign to').selectOption(agent.id)
+    await page.getByRole('button', { name: 'Assign' }).click()
+    const summary = page.locator('#handoff-summary')
+    await summary.getByText(/^Answered by agent-/).waitFor()
+    // Held by the agent: the owner no longer has the reply form (a reply would be 409), but may still note and end.
+    expect(await page.locator('form[aria-label="Reply to the user"]').isHidden()).toBe(true)
+    expect(await page.getByRole('button', { name: 'Claim' }).isHidden()).toBe(true)
+    await page.locator(`#inbox-active button[data-conversation="${conversation.id}"]`).waitFor()
+    const handoff = await adminClient(h)('GET', `/bots/${bot.id}/handoffs/${conversation.id}`)
+    expect(handoff.body.handoff).toMatchObject({ status: 'active', claimedBy: { memberId: agent.id } })
+    expect(await seriousViolations(page)).toEqual([])
+    expect(errors).toEqual([])
   })
 })
