@@ -206,13 +206,14 @@ export function createServices(deps: ServiceDeps): Domain {
     // Best effort, in the background: no request waits for a remote bot.
     onUrlChanged: (bot) => void remote.register(bot),
   })
+  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
   const handoffs = new HandoffService(store, pubsub, bots, {
     turnNotification: (integrationId, conversationId) => runtime.turnNotification(integrationId, conversationId),
     validatePayload: validateMessagePayload,
     metrics,
+    files,
   })
   runtime.attachHandoffs(handoffs)
-  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
   const tables = new TablesService(store)
   runtime.attachTables(tables)
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })

@@ -46,6 +46,8 @@ import deleteIntegrationApiKey from './integrations/delete-integration-api-key.j
 import listBotConversations from './bots/list-bot-conversations.js'
 import getBotConversationTranscript from './bots/get-bot-conversation-transcript.js'
 import exportBotConversations from './bots/export-bot-conversations.js'
+import listenBotConversation from './bots/listen-bot-conversation.js'
+import createBotHandoffFileUpload from './handoffs/create-bot-handoff-file-upload.js'
 import createConsoleSignInLink from './account/create-console-sign-in-link.js'
 
 /**
@@ -87,8 +89,8 @@ export async function adminRoutes(app: App): Promise<void> {
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, getBotQualityAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
-      listBotConversations, getBotConversationTranscript, exportBotConversations,
-      listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, endBotHandoff, getBotHandoffStats,
+      listBotConversations, getBotConversationTranscript, exportBotConversations, listenBotConversation,
+      listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, createBotHandoffFileUpload, endBotHandoff, getBotHandoffStats,
       createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey,
     ]) route(scope)
   })
