@@ -24,7 +24,7 @@ import { definitionBody, startOutsideChat, type OutsideChat } from '../helpers/s
 import { adminClient, allLogs, createBot, sleep, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
 // A retry budget of about 3 s (backoff 200, 400, 800, 800, 800 ms): an outage of a second is ridden out.
-const REMOTE = { timeoutMs: 3_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800, concurrencyPerBot: 8, concurrency: 32 }
+const REMOTE = { timeoutMs: 10_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800, concurrencyPerBot: 8, concurrency: 32 }
 
 const CODE = String.raw`
 export const hooks = {
