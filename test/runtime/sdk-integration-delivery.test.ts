@@ -5,8 +5,9 @@
  * - the outside service down, then up: the replies arrive in order, each once, tagged parley:delivery=delivered;
  * - a restart of Parley (the harness's server stopped and started again on the same database) with replies not yet
  *   delivered: they are delivered after it, in order, once;
- * - the state a crash (kill -9) leaves, a dead instance's lease on the conversation: the new instance waits for it
- *   to expire, then delivers, once;
+ * - kill -9 of a Parley process (tsx src/main.ts on the same data) while it retries a reply: the next instance takes
+ *   the conversation over once the dead one's lease expired and delivers the reply, once; and the same state made
+ *   directly (a dead owner's lease written in the store);
  * - a permanently dead integration: the reply fails visibly (the message's parley:delivery=failed tag and
  *   parley:deliveryError, getIntegrationLogs, getBotLogs);
  * - dedupe: an outside message the integration creates twice (createMessage with the same outside id, or
@@ -18,6 +19,7 @@ import { closeAdapters, createAdapters } from '../../src/compose.js'
 import { DELIVERY_ERROR_TAG, DELIVERY_TAG } from '../../src/runtime/integration-delivery.js'
 import definition from '../fixtures/sdk-integrations/outside-chat.definition.mjs'
 import { restartParley, startParley, type Harness } from '../helpers/harness.js'
+import { startParleyProcess } from '../helpers/parley-process.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
 import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { definitionBody, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
@@ -127,6 +129,36 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
     await sleep(300)
     expect(sentTo('chat-restart')).toEqual(['bot says: before restart 1', 'bot says: before restart 2'])
     expect((await replies(conversationId)).map((m) => m.tags[DELIVERY_TAG])).toEqual(['delivered', 'delivered'])
+  })
+
+  it('kill -9 of a Parley process with a reply on its way: the next instance delivers it, once', async () => {
+    await h.stop()
+    // The same data and port, as a process of its own; a 3 s request timeout keeps its lease short (3 + 5 s).
+    const crashing = await startParleyProcess(h, {
+      PARLEY_REMOTE_BOT_TIMEOUT_MS: '3000', PARLEY_REMOTE_BOT_ATTEMPTS: '50', PARLEY_REMOTE_BOT_BACKOFF_MS: '200', PARLEY_REMOTE_BOT_MAX_BACKOFF_MS: '800',
+      PARLEY_BOT_SWEEP_MS: '300',
+    })
+    outside.down = true
+    const refused = outside.refused
+    let conversationId = ''
+    try {
+      // The outside message as the integration creates it (its Runtime API calls), on the process.
+      const client = integrationClient()
+      const { user } = await client.getOrCreateUser({ tags: { id: 'kim' } })
+      const { conversation } = await client.getOrCreateConversation({ channel: 'channel', tags: { id: 'chat-kill' } })
+      conversationId = conversation.id
+      await client.createMessage({ conversationId, userId: user.id, type: 'text', payload: { text: 'before kill -9' }, tags: { id: 'kill-1' } })
+      await outside.waitFor(() => outside.refused > refused, 'a refused send from the process')
+    } finally {
+      await crashing.kill()
+    }
+    outside.down = false
+    h = await restartParley(h)
+    await outside.waitFor(() => sentTo('chat-kill').length === 1, 'the reply after the crash', 40_000)
+    await h.app.services.outgoingDeliveries.idle()
+    await sleep(300)
+    expect(sentTo('chat-kill')).toEqual(['bot says: before kill -9'])
+    expect((await replies(conversationId)).map((m) => m.tags[DELIVERY_TAG])).toEqual(['delivered'])
   })
 
   it('what a crash (kill -9) leaves — a dead instance\'s lease: taken over once it expires, then delivered once', async () => {
