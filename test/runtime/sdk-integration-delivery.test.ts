@@ -9,7 +9,7 @@
  *   the conversation over once the dead one's lease expired and delivers the reply, once; and the same state made
  *   directly (a dead owner's lease written in the store);
  * - a permanently dead integration: the reply fails visibly (the message's parley:delivery=failed tag and
- *   parley:deliveryError, getIntegrationLogs, getBotLogs);
+ *   parley:deliveryError, getIntegrationLogs, getBotLogs); a disabled installation's messages fail at once;
  * - dedupe: an outside message the integration creates twice (createMessage with the same outside id, or
  *   getOrCreateMessage concurrently) is one message and one bot turn.
  */
@@ -238,6 +238,26 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
     expect(sentTo('chat-dedupe')).toEqual(['bot says: once', 'bot says: twice', 'bot says: thrice'])
     const { messages } = await client.listMessages({ conversationId: conversation.id })
     expect(messages.filter((m) => m.direction === 'incoming')).toHaveLength(3)
+  })
+
+  it('a bot message in a conversation of a disabled installation fails at once, visibly', async () => {
+    const admin = adminClient(h)
+    const client = integrationClient()
+    const { conversation } = await client.getOrCreateConversation({ channel: 'channel', tags: { id: 'chat-disabled' } })
+    const configuration = { serviceUrl: outside.url, verifyToken: 'let-me-in' }
+    await admin.updateBot({ id: bot.id, integrations: { outside: { integrationId, enabled: false, configuration } } } as never)
+    try {
+      const botClient = await runtimeClient(h, bot.id)
+      const { message } = await botClient.createMessage({ conversationId: conversation.id, userId: bot.id, type: 'text', payload: { text: 'to nobody' }, tags: {} })
+      const failed = await until(async () => {
+        const m = (await botClient.getMessage({ id: message.id })).message
+        return m.tags[DELIVERY_TAG] === 'failed' && m
+      }, 'the message tagged failed')
+      expect(failed.tags[DELIVERY_ERROR_TAG]).toMatch(/disabled/)
+      expect(sentTo('chat-disabled')).toEqual([])
+    } finally {
+      await admin.updateBot({ id: bot.id, integrations: { outside: { integrationId, enabled: true, configuration } } } as never)
+    }
   })
 })
 
