@@ -13,6 +13,7 @@ const BENCHMARKS: Record<string, string> = {
   'create-message': 'run.ts',
   turns: 'turns.ts',
   'remote-bot': 'remote-bot.ts',
+  integrations: 'integrations.ts',
   'kb-retrieval': 'kb-retrieval.ts',
   'kb-real': 'kb-real.ts',
   'kb-latency': 'kb-latency.ts',

@@ -30,6 +30,7 @@ import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { RemoteBots } from './runtime/remote-bots.js'
 import { IntegrationDelivery } from './runtime/integrations.js'
+import { OutgoingDeliveries } from './runtime/integration-delivery.js'
 import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
@@ -193,7 +194,9 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.publicUrl)
   const delivery = integrationDelivery
-  botChat.onOutgoing((integration, message) => delivery.outgoing(integration, message))
+  // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
+  const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
+  botChat.onOutgoing((integration, message) => outgoing.notify(integration, message))
   runtime.useIntegrationActions((bot, type, input) => delivery.callAction(bot, type, input))
   const bots = new BotService(store, {
     installer: integrations,
@@ -221,7 +224,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, outgoingDeliveries: outgoing, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
     console: new ConsoleService(store, config.console),
@@ -240,12 +243,14 @@ export function createServices(deps: ServiceDeps): Domain {
       webhooks.start()
       runtimeEvents.start()
       embeddings?.start()
+      await outgoing.start()
     },
     async stop() {
       await streams.closeAll()
       await webhooks.stop()
       await runtimeEvents.stop()
       await embeddings?.stop()
+      await outgoing.stop()
       await runtime.stop()
       await chat.stop()
     },

@@ -1,5 +1,6 @@
 import type { IntegrationService } from '../domain/integration-service.js'
 import type { IntegrationDelivery } from '../runtime/integrations.js'
+import type { OutgoingDeliveries } from '../runtime/integration-delivery.js'
 import type { WebchatUploadService } from '../domain/webchat-upload-service.js'
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -64,6 +65,8 @@ export interface Services {
   integrations: IntegrationService
   /** The integration protocol: webhook_received, message_created, action_triggered, register. */
   integrationDelivery: IntegrationDelivery
+  /** Bot messages sent to installed integrations (message_created), from the conversations' logs. */
+  outgoingDeliveries: OutgoingDeliveries
   store: Pick<Store, 'ping'>
 }
 

@@ -5,6 +5,7 @@ import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { HandoffStore } from './handoff-store.js'
 import type { IntegrationStore } from './integration-store.js'
+import type { IntegrationOutboxStore } from './integration-outbox-store.js'
 import type { RuntimeEventStore } from './runtime-event-store.js'
 import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
@@ -237,6 +238,8 @@ export interface Store {
   readonly handoffs: HandoffStore
   /** Integrations served elsewhere: definitions, their API keys, installations, logs. */
   readonly integrations: IntegrationStore
+  /** Outgoing delivery to those integrations: a cursor and a lease per conversation over its log (integration-outbox-store.ts). */
+  readonly integrationOutbox: IntegrationOutboxStore
   /** Runtime API states and the bots' state declarations. */
   readonly states: StateStore
   /** Runtime API events: scheduled, bot-level and state_expired events, and their delivery queue. */

@@ -13,6 +13,7 @@ import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyHandoffStore } from './kysely-handoff-store.js'
 import { KyselyIntegrationStore } from './kysely-integration-store.js'
+import { KyselyIntegrationOutboxStore } from './kysely-integration-outbox-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
@@ -83,6 +84,7 @@ export class KyselyStore implements Store {
   readonly webhooks: KyselyWebhookStore
   readonly handoffs: KyselyHandoffStore
   readonly integrations: KyselyIntegrationStore
+  readonly integrationOutbox: KyselyIntegrationOutboxStore
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
@@ -105,6 +107,7 @@ export class KyselyStore implements Store {
     this.webhooks = new KyselyWebhookStore(db)
     this.handoffs = new KyselyHandoffStore(db)
     this.integrations = new KyselyIntegrationStore(db)
+    this.integrationOutbox = new KyselyIntegrationOutboxStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
     this.workflows = new KyselyWorkflowStore(db, dialect)
