@@ -1,7 +1,9 @@
 /**
  * getBotAnalytics over a bot with 1,000,000 messages (BENCH_ANALYTICS_MESSAGES to change) spread over 30 days,
  * 10,000 users and 20,000 conversations, per backend: the time of the whole call at the AnalyticsService (the
- * seven counting statements; no HTTP), for the 30 days and for one day. The rows are written straight into
+ * seven counting statements; no HTTP), for the 30 days and for one day. Then the dashboard's other series
+ * (getBotQualityAnalytics: handoffs and waits, failed turns, knowledge searches, feedback tags; their rows scaled to
+ * the messages) alone, and the dashboard's whole load (both calls, as the console makes them). The rows are written straight into
  * the tables (what the Chat API would have stored), so the figure is the query, not the load.
  * PostgreSQL runs on a throwaway cluster when its binaries are installed. Run: `npm run bench -- analytics`.
  */
@@ -26,6 +28,12 @@ const pct = (xs: number[], p: number) => {
 }
 
 interface Report { backend: string; loadSeconds: number; ranges: { name: string; runs: number; p50: number; max: number }[]; check: number }
+
+/** The quality series' rows, scaled to the messages (at 1,000,000: 2,000 handoffs, 1,000 failed turns, 50,000 searches, 20,000 feedback tags). */
+const HANDOFFS = Math.max(10, Math.round(MESSAGES / 500))
+const FAILURES = Math.max(10, Math.round(MESSAGES / 1000))
+const SEARCHES = Math.max(10, Math.round(MESSAGES / 20))
+const FEEDBACK_EVERY = 50 // one bot message in 25 rated: messages m1, m51, m101… (odd = the bot's)
 
 async function measure(backend: string, store: KyselyStore): Promise<Report> {
   const now = Date.now()
@@ -55,6 +63,17 @@ async function measure(backend: string, store: KyselyStore): Promise<Report> {
     await db.transaction().execute(async (trx) => { for (let k = 0; k < rows.length; k += 1000) await trx.insertInto('messages').values(rows.slice(k, k + 1000)).execute() })
     if (i % 200_000 === 0) process.stdout.write(`  ${backend}: ${i.toLocaleString('en-US')} messages\n`)
   }
+  // The quality series' rows: handoffs (ended; 4 in 5 claimed after 10 s to 10 min), failed turns, knowledge searches, feedback tags.
+  await batch('handoffs', Array.from({ length: HANDOFFS }, (_, i) => {
+    const requested = START + Math.floor((i / HANDOFFS) * DAYS * DAY)
+    const claimed = i % 5 === 4 ? null : requested + 10_000 + Math.floor(rnd() * 590_000)
+    return { id: `h${i}`, bot_id: botId, integration_id: integrationId, conversation_id: `c${i % CONVERSATIONS}`, user_id: `u${i % USERS}`, status: 'ended', reason: null,
+      requested_at: requested, claimed_by: claimed === null ? null : 'agent', claimed_name: claimed === null ? null : 'Agent', claimed_at: claimed, ended_at: (claimed ?? requested) + 60_000 }
+  }))
+  await batch('bot_turn_failures', Array.from({ length: FAILURES }, (_, i) => ({ bot_id: botId, source_id: `m${i * 2}`, conversation_id: `c${i % CONVERSATIONS}`, kind: 'message', reason: i % 3 === 0 ? 'timeout' : 'error', created_at: START + Math.floor((i / FAILURES) * DAYS * DAY) })))
+  await batch('knowledge_searches', Array.from({ length: SEARCHES }, (_, i) => ({ bot_id: botId, id: `k${i}`, conversation_id: `c${i % CONVERSATIONS}`, query: 'when is the shop open', no_answer: i % 10 < 3 ? 1 : 0, best_relevance: 0.5, created_at: START + Math.floor((i / SEARCHES) * DAYS * DAY) })))
+  const rated = Array.from({ length: Math.floor(MESSAGES / FEEDBACK_EVERY) }, (_, i) => i * FEEDBACK_EVERY + 1).filter((j) => j < MESSAGES)
+  await batch('message_tags', rated.map((j, i) => ({ message_id: `m${j}`, integration_id: integrationId, key: 'feedback', value: i % 4 === 0 ? 'negative' : 'positive' })))
   if (store.dialect === 'postgres') await sql`ANALYZE`.execute(db)
   const loadSeconds = (performance.now() - t0) / 1000
   const service = new AnalyticsService(store, new BotService(store, {} as never))
@@ -72,6 +91,31 @@ async function measure(backend: string, store: KyselyStore): Promise<Report> {
     process.stdout.write(`  ${backend} ${name}: p50 ${pct(times, 50).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms\n`)
   }
   if (check !== MESSAGES) throw new Error(`${backend}: the 30 days count ${check} messages, ${MESSAGES} were written`)
+  // getBotQualityAnalytics alone, then the dashboard's load (both calls at once, as the console makes them).
+  const quality = () => service.botQuality(ws, botId, new Date(START).toISOString(), new Date(START + (DAYS - 1) * DAY).toISOString())
+  const dashboard = (from: number, to: number) => Promise.all([
+    service.botAnalytics(ws, botId, new Date(from).toISOString(), new Date(to).toISOString()),
+    service.botQuality(ws, botId, new Date(from).toISOString(), new Date(to).toISOString()),
+  ])
+  for (const [name, run, runs] of [
+    ['quality series, 30 days', quality, 5],
+    ['dashboard (both), 30 days', () => dashboard(START, START + (DAYS - 1) * DAY), 5],
+    ['dashboard (both), one day', () => dashboard(START + 10 * DAY, START + 10 * DAY), 10],
+  ] as const) {
+    const times: number[] = []
+    for (let r = 0; r < runs + 1; r++) {
+      const t = performance.now()
+      await run()
+      if (r > 0) times.push(performance.now() - t)
+    }
+    ranges.push({ name, runs, p50: pct(times, 50), max: Math.max(...times) })
+    process.stdout.write(`  ${backend} ${name}: p50 ${pct(times, 50).toFixed(0)} ms, max ${Math.max(...times).toFixed(0)} ms\n`)
+  }
+  const q = await quality()
+  const total = (k: keyof (typeof q)[number]) => q.reduce((s, r) => s + Number(r[k]), 0)
+  const wanted = { handoffsRequested: HANDOFFS, failed: FAILURES, knowledgeSearches: SEARCHES, feedback: rated.length }
+  const got = { handoffsRequested: total('handoffsRequested'), failed: total('failedTurns') + total('timedOutTurns'), knowledgeSearches: total('knowledgeSearches'), feedback: total('positiveFeedback') + total('negativeFeedback') }
+  if (JSON.stringify(got) !== JSON.stringify(wanted)) throw new Error(`${backend}: the quality series count ${JSON.stringify(got)}, ${JSON.stringify(wanted)} were written`)
   return { backend, loadSeconds, ranges, check }
 }
 
@@ -83,7 +127,9 @@ _Generated by \`bench/analytics.ts\` (\`npm run bench -- analytics\`) at ${gitRe
 
 One bot, ${MESSAGES.toLocaleString('en-US')} messages (half from users) over ${DAYS} days in ${CONVERSATIONS.toLocaleString('en-US')} conversations of ${USERS.toLocaleString('en-US')} users;
 the whole call at the service (seven counting statements, sessions by a window function), the first run not counted.
-Every run's 30-day total is checked against the messages written.
+Every run's 30-day total is checked against the messages written. The dashboard's other series (getBotQualityAnalytics:
+four counting statements) over ${HANDOFFS.toLocaleString('en-US')} handoffs, ${FAILURES.toLocaleString('en-US')} failed turns, ${SEARCHES.toLocaleString('en-US')} knowledge searches and
+${Math.floor(MESSAGES / FEEDBACK_EVERY).toLocaleString('en-US')} feedback tags, their totals checked too; "dashboard (both)" is the console's load: the two calls at once.
 
 | backend | range | runs | p50 | max |
 |---|---|---:|---:|---:|

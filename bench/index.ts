@@ -13,6 +13,7 @@ const BENCHMARKS: Record<string, string> = {
   'create-message': 'run.ts',
   turns: 'turns.ts',
   'remote-bot': 'remote-bot.ts',
+  integrations: 'integrations.ts',
   'kb-retrieval': 'kb-retrieval.ts',
   'kb-real': 'kb-real.ts',
   'kb-latency': 'kb-latency.ts',
@@ -21,6 +22,7 @@ const BENCHMARKS: Record<string, string> = {
   containment: 'containment.ts',
   tables: 'tables.ts',
   analytics: 'analytics.ts',
+  export: 'export.ts',
   startup: 'startup.ts',
 }
 

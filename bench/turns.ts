@@ -22,11 +22,12 @@
  * hook (one VM, no worker, no store) and the sandbox alone (QuickJsSandbox.run of the echo bot
  * with a host answering at once), so that the turn figures read as ratios to what the sandbox
  * itself costs. Run alone or through `npm run bench`, it rewrites its section of bench/RESULTS.md.
+ * BENCH_SERVER_LOG=<file> keeps the server's log (its stdout) there instead of dropping it.
  * Never throws because a target is missed; throws when something breaks.
  */
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
 import { Agent, request, type ClientRequest, type IncomingMessage } from 'node:http'
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs'
 import { cpus, loadavg, tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
@@ -218,7 +219,7 @@ export async function startServer(o: TurnsOptions): Promise<Server> {
   const child = spawn(cmd!, args, {
     cwd: dataDir,
     env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', PARLEY_DATA_DIR: dataDir, LOG_LEVEL: o.logLevel, PARLEY_SSE_KEEPALIVE_MS: '1000' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+    stdio: ['ignore', process.env.BENCH_SERVER_LOG ? openSync(process.env.BENCH_SERVER_LOG, 'w') : 'ignore', 'pipe'],
   })
   let stderr = ''
   child.stderr!.on('data', (chunk: Buffer) => {

@@ -31,6 +31,7 @@ import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { RemoteBots } from './runtime/remote-bots.js'
 import { IntegrationDelivery } from './runtime/integrations.js'
 import { IntegrationOperations } from './runtime/integration-operations.js'
+import { OutgoingDeliveries } from './runtime/integration-delivery.js'
 import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
@@ -194,7 +195,9 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.publicUrl)
   const delivery = integrationDelivery
-  botChat.onOutgoing((integration, message) => delivery.outgoing(integration, message))
+  // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
+  const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
+  botChat.onOutgoing((integration, message) => outgoing.notify(integration, message))
   // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
   const integrationOps = new IntegrationOperations(store, integrations, remote, delivery)
   botChat.useIntegrationOperations(integrationOps)
@@ -212,13 +215,14 @@ export function createServices(deps: ServiceDeps): Domain {
     // Best effort, in the background: no request waits for a remote bot.
     onUrlChanged: (bot) => void remote.register(bot),
   })
+  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
   const handoffs = new HandoffService(store, pubsub, bots, {
     turnNotification: (integrationId, conversationId) => runtime.turnNotification(integrationId, conversationId),
     validatePayload: validateMessagePayload,
     metrics,
+    files,
   })
   runtime.attachHandoffs(handoffs)
-  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
   const tables = new TablesService(store)
   runtime.attachTables(tables)
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
@@ -226,7 +230,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
     console: new ConsoleService(store, config.console),
@@ -245,12 +249,14 @@ export function createServices(deps: ServiceDeps): Domain {
       webhooks.start()
       runtimeEvents.start()
       embeddings?.start()
+      await outgoing.start()
     },
     async stop() {
       await streams.closeAll()
       await webhooks.stop()
       await runtimeEvents.stop()
       await embeddings?.stop()
+      await outgoing.stop()
       await runtime.stop()
       await chat.stop()
     },

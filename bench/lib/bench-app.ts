@@ -15,10 +15,10 @@ import { createDatabase } from '../../test/helpers/pg-cluster.js'
 /**
  * `run` against a fresh in-process Parley (no HTTP listener) on a new SQLite file, or on a new database of the
  * PostgreSQL cluster at `pgUrl`, bootstrapped; `headers` authenticate as the demo bot's owner. Closed and
- * removed after. `env`: settings (e.g. PARLEY_KB_WORD_VECTORS=off for lexical retrieval).
+ * removed after; `extras`: its store and the owner's token and workspace (Admin API calls). `env`: settings (e.g. PARLEY_KB_WORD_VECTORS=off for lexical retrieval).
  */
 export async function withBenchApp<R>(kind: 'sqlite' | 'postgres', pgUrl: string | undefined,
-  run: (app: App, headers: Record<string, string>, botId: string) => Promise<R>, env: Record<string, string> = {}): Promise<R> {
+  run: (app: App, headers: Record<string, string>, botId: string, extras: { store: KyselyStore; token: string; workspaceId: string }) => Promise<R>, env: Record<string, string> = {}): Promise<R> {
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-app-'))
   const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', ...env })
   const store: KyselyStore = kind === 'sqlite'
@@ -29,7 +29,7 @@ export async function withBenchApp<R>(kind: 'sqlite' | 'postgres', pgUrl: string
   try {
     await app.ready()
     const { credentials } = await bootstrap(store, dataDir, config.publicUrl)
-    return await run(app, { authorization: `Bearer ${credentials!.token}`, 'x-bot-id': credentials!.botId }, credentials!.botId)
+    return await run(app, { authorization: `Bearer ${credentials!.token}`, 'x-bot-id': credentials!.botId }, credentials!.botId, { store, token: credentials!.token, workspaceId: credentials!.workspaceId })
   } finally {
     await app.close()
     await pubsub.close()

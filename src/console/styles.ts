@@ -15,7 +15,7 @@ nav.tabs a[aria-current="page"] { background: #1558b0; color: #fff; }
 main { padding: 1rem; }
 button { font: inherit; padding: .35rem .8rem; border: 1px solid #1558b0; background: #1558b0; color: #fff; border-radius: 5px; cursor: pointer; }
 button.secondary { background: #fff; color: #1558b0; }
-input, select { font: inherit; padding: .3rem .45rem; border: 1px solid #6b7280; border-radius: 4px; background: #fff; color: #1a1a1a; }
+input, select, textarea { font: inherit; padding: .3rem .45rem; border: 1px solid #6b7280; border-radius: 4px; background: #fff; color: #1a1a1a; }
 form.filters { display: flex; flex-wrap: wrap; gap: .6rem; align-items: end; margin-bottom: 1rem; }
 form.filters label { display: flex; flex-direction: column; font-size: .85rem; }
 form.filters label.inline { flex-direction: row; gap: .35rem; align-items: center; }
@@ -42,4 +42,13 @@ th:first-child, td:first-child { text-align: left; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .pw-quick-replies, .pw-choices { display: flex; flex-wrap: wrap; gap: .3rem; }
 details summary { cursor: pointer; }
+ol.transcript > li.system { max-width: none; text-align: center; color: #4a5160; font-size: .85rem; }
+ul.notes { list-style: none; margin: 0 0 .5rem; padding: 0; }
+ul.notes > li { background: #fff8e1; border-left: 3px solid #8a4b00; padding: .3rem .6rem; margin: .3rem 0; }
+ul.notes p { margin: .2rem 0 0; white-space: pre-wrap; word-break: break-word; }
+form.composer { border-top: 1px solid #c9ced6; margin-top: 1rem; }
+form.composer textarea { width: 100%; max-width: 40rem; }
+p.actions [hidden], .assign[hidden] { display: none; }
+ol.transcript .pw-image-button { background: none; border: 0; padding: 0; }
+ol.transcript img.pw-image { max-height: 16rem; }
 `

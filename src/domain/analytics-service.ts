@@ -29,6 +29,30 @@ export interface AnalyticsRecord {
 }
 interface Stats { mean: number; sd: number; min: number; max: number }
 
+/**
+ * One day of how well a bot served (getBotQualityAnalytics; the console's dashboard). Parley's own record, beside
+ * getBotAnalytics' (whose @botpress/client shape has no place for these).
+ */
+export interface QualityRecord {
+  startDateTimeUtc: string
+  endDateTimeUtc: string
+  /** Handoffs requested that day, and how many of them an agent has claimed since. */
+  handoffsRequested: number
+  handoffsClaimed: number
+  /** Wait (request → claim) of those claimed, in seconds: mean and longest; 0 when none was claimed. */
+  handoffWaitMeanSeconds: number
+  handoffWaitMaxSeconds: number
+  /** Conversation turns whose bot code failed (threw, ran out of memory, crashed) / was stopped at its time budget. */
+  failedTurns: number
+  timedOutTurns: number
+  /** Knowledge searches of bot code, and those where no passage reached the relevance threshold. */
+  knowledgeSearches: number
+  knowledgeNoAnswer: number
+  /** Thumbs up / down on the bot's messages written that day. */
+  positiveFeedback: number
+  negativeFeedback: number
+}
+
 const zeroStats = (): Stats => ({ mean: 0, sd: 0, min: 0, max: 0 })
 
 /** A date or date-time of the query (ISO 8601), as its UTC day number. */
@@ -45,12 +69,18 @@ function dayOf(value: string, name: string): number {
 export class AnalyticsService {
   constructor(private readonly store: Store, private readonly bots: BotService) {}
 
-  async botAnalytics(workspaceId: string, botId: string, startDate: string, endDate: string): Promise<AnalyticsRecord[]> {
+  /** The bot (of the workspace) and the range as day numbers, checked. */
+  private async range(workspaceId: string, botId: string, startDate: string, endDate: string) {
     const { bot } = await this.bots.getBot(workspaceId, botId)
     const first = dayOf(startDate, 'startDate')
     const last = dayOf(endDate, 'endDate')
     if (last < first) throw errors.invalidQuery(`endDate (${endDate}) is before startDate (${startDate})`)
     if (last - first + 1 > ANALYTICS_LIMITS.maxDays) throw errors.invalidQuery(`The range covers ${last - first + 1} days; at most ${ANALYTICS_LIMITS.maxDays} per call`)
+    return { bot, first, last }
+  }
+
+  async botAnalytics(workspaceId: string, botId: string, startDate: string, endDate: string): Promise<AnalyticsRecord[]> {
+    const { bot, first, last } = await this.range(workspaceId, botId, startDate, endDate)
     const a = await this.store.analytics.botActivity({ botId: bot.id, fromDay: first, toDay: last + 1, sessionGapMs: ANALYTICS_LIMITS.sessionGapMs })
     const byDay = (xs: DayCount[]) => new Map(xs.map((x) => [x.day, x.count]))
     const keyed = (xs: DayKeyCount[]) => {
@@ -80,6 +110,36 @@ export class AnalyticsService {
         eventTypes,
         customEvents: custom.get(day) ?? {},
         llm: { calls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latency: zeroStats(), tokensPerSecond: zeroStats(), cost: { sum: 0, ...zeroStats() } },
+      })
+    }
+    return records
+  }
+
+  /** Handoffs and their waits, failed and timed-out turns, unanswered knowledge searches and feedback, per UTC day. */
+  async botQuality(workspaceId: string, botId: string, startDate: string, endDate: string): Promise<QualityRecord[]> {
+    const { bot, first, last } = await this.range(workspaceId, botId, startDate, endDate)
+    const q = await this.store.analytics.botQuality({ botId: bot.id, fromDay: first, toDay: last + 1 })
+    const handoffs = new Map(q.handoffs.map((x) => [x.day, x]))
+    const knowledge = new Map(q.knowledge.map((x) => [x.day, x]))
+    const count = (xs: DayKeyCount[], day: number, keys: string[]) => xs.filter((x) => x.day === day && keys.includes(x.key)).reduce((s, x) => s + x.count, 0)
+    const seconds = (ms: number) => Math.round(ms) / 1000
+    const records: QualityRecord[] = []
+    for (let day = first; day <= last; day++) {
+      const h = handoffs.get(day)
+      const k = knowledge.get(day)
+      records.push({
+        startDateTimeUtc: new Date(day * DAY_MS).toISOString(),
+        endDateTimeUtc: new Date((day + 1) * DAY_MS - 1).toISOString(),
+        handoffsRequested: h?.requested ?? 0,
+        handoffsClaimed: h?.claimed ?? 0,
+        handoffWaitMeanSeconds: h && h.claimed > 0 ? seconds(h.waitMeanMs) : 0,
+        handoffWaitMaxSeconds: h && h.claimed > 0 ? seconds(h.waitMaxMs) : 0,
+        failedTurns: count(q.turnFailures, day, ['error', 'memory', 'crashed']),
+        timedOutTurns: count(q.turnFailures, day, ['timeout']),
+        knowledgeSearches: k?.searches ?? 0,
+        knowledgeNoAnswer: k?.noAnswer ?? 0,
+        positiveFeedback: count(q.feedback, day, ['positive']),
+        negativeFeedback: count(q.feedback, day, ['negative']),
       })
     }
     return records

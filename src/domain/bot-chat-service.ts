@@ -447,7 +447,13 @@ export class BotChatService {
     if (input.schedule !== undefined) throw errors.invalidPayload('schedule is not supported on Parley: create the message when it is due')
     const payload = this.checkMessage(input)
     const conversation = await this.getConversation(bot, input.conversationId)
-    return this.appendMessage(bot, conversation, input.userId, payload, setEntries(input.tags), {})
+    const tags = setEntries(input.tags)
+    // An integration creating a user's message with tags (its outside id): a redelivery of that outside message
+    // (the platform's webhook retried) returns the message already made, as getOrCreateMessage would: no second turn.
+    if (integrationScope(bot) && input.userId !== bot.id && Object.keys(tags).length > 0) {
+      return (await this.getOrAppend(bot, conversation, input.userId, payload, tags, tags, {})).value
+    }
+    return this.appendMessage(bot, conversation, input.userId, payload, tags, {})
   }
 
   private async appendMessage(

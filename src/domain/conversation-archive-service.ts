@@ -102,6 +102,14 @@ export class ConversationArchiveService {
     return { conversation, messages: page.items, truncated: page.next !== undefined, users, logs }
   }
 
+  /** Where the console's live transcript reads: the conversation of the bot's chat integration (404 otherwise). */
+  async streamTarget(workspaceId: string, botId: string, conversationId: string): Promise<{ integrationId: string; conversationId: string }> {
+    const { chat } = await this.chatOf(workspaceId, botId)
+    const conversation = chat && conversationId.length <= 200 && storable(conversationId) ? await this.store.getConversation(chat.id, conversationId) : undefined
+    if (!chat || !conversation) throw errors.notFound('Conversation', conversationId)
+    return { integrationId: chat.id, conversationId: conversation.id }
+  }
+
   /** The matching messages, one database page at a time (at most ARCHIVE_LIMITS.exportPage rows in memory). */
   async *exportRows(workspaceId: string, botId: string, query: ArchiveQuery): AsyncGenerator<ExportRow[]> {
     const { botId: id, chat } = await this.chatOf(workspaceId, botId)

@@ -51,7 +51,7 @@ export interface OpenStream {
 }
 
 /**
- * Follows one conversation for one participant. Notifications only say "something changed";
+ * Follows one conversation for one participant (or a workspace member). Notifications only say "something changed";
  * the stream then reads every signal after its position from the store, in sequence order.
  * That makes delivery gap-free and ordered, makes Last-Event-ID replay the same code path as
  * live delivery, and works unchanged when notifications cross instances.
@@ -75,7 +75,18 @@ export class ConversationStreams {
    */
   async follow(user: UserRow, conversationId: string, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
     await this.chat.getConversation(user, conversationId)
-    const { integrationId } = user
+    return this.followIn(user.integrationId, conversationId, user.id, lastEventId, sink)
+  }
+
+  /**
+   * Follows a conversation for a workspace member (the console's live transcript): no participant to check or
+   * remove; the caller has checked that the conversation is the member's bot's (ConversationArchiveService.streamTarget).
+   */
+  followAsMember(target: { integrationId: string; conversationId: string }, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
+    return this.followIn(target.integrationId, target.conversationId, undefined, lastEventId, sink)
+  }
+
+  private async followIn(integrationId: string, conversationId: string, participantId: string | undefined, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
     let closed = false
     let pumping = false
     let again = false
@@ -112,7 +123,7 @@ export class ConversationStreams {
               if (closed) return
               position = signal.seq
               sink.send(signal)
-              if (signal.kind === 'participant_removed' && signal.participantId === user.id) {
+              if (signal.kind === 'participant_removed' && participantId !== undefined && signal.participantId === participantId) {
                 await finish('participant removed')
                 return
               }

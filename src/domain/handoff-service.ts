@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { PubSub } from '../pubsub/pubsub.js'
@@ -7,6 +7,7 @@ import type { AccountRow, AppendNotification, BotRow, EventRow, IntegrationRow, 
 import { conversationChanged, publishUnsent } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
 import type { BotService } from './bot-service.js'
+import type { FileService } from './file-service.js'
 import { can, type Role } from './permissions.js'
 import { MetricsRegistry, type Counter, type Histogram } from '../lib/metrics.js'
 
@@ -96,6 +97,19 @@ export interface HandoffOptions {
   clock?: () => number
   /** The instance's registry: handoffs started, claimed and ended here, and their wait before a claim. */
   metrics?: MetricsRegistry | undefined
+  /** The Files API's service: agents' attachments (createUpload). */
+  files?: Pick<FileService, 'upsertFile'> | undefined
+}
+
+/** An agent's attachment, before its content is uploaded. */
+export interface HandoffUpload {
+  /** The Files API's signed upload URL: PUT the content there. */
+  uploadUrl: string
+  /** Where the content is served once uploaded (stable: public_content), for the reply's image or file payload. */
+  url: string
+  fileId: string
+  contentType: string
+  size: number
 }
 
 const WAIT_BUCKETS = [5, 15, 30, 60, 120, 300, 600, 1800, 3600, 4 * 3600, 24 * 3600]
@@ -214,6 +228,31 @@ export class HandoffService {
     const held = await this.claimFor(integration, open, caller.account)
     const message = await this.agentMessage(integration, held, caller.account, normalizePayload(input.payload), undefined)
     return { message }
+  }
+
+  /**
+   * An attachment for the agent's next reply: a file of the bot through the Files API (key
+   * `handoff/<conversationId>/<uuid>/<name>`, tagged `source: handoff`, public_content so the user's webchat can show
+   * it, the Files API's size limit), then the agent replies with an image or file payload pointing at `url`. Needs the
+   * caller's claim, like a reply (taken if the handoff waits; 409 if someone else holds it).
+   */
+  async createUpload(workspaceId: string, botId: string, conversationId: string, caller: HandoffCaller, input: { name: string; contentType: string; size: number }): Promise<HandoffUpload> {
+    const files = this.options.files
+    if (!files) throw errors.forbidden('This server has no file storage for agents\' attachments')
+    const { bot } = await this.bots.getBot(workspaceId, botId)
+    const integration = await this.chatIntegration(bot)
+    const open = await this.openHandoff(integration, conversationId)
+    await this.claimFor(integration, open, caller.account)
+    const name = input.name.replace(/[\\/\u0000-\u001f\u007f]/g, '_').slice(0, 200) || 'file'
+    const file = await files.upsertFile(bot.id, { kind: 'account', account: caller.account, tokenId: 'handoff' }, {
+      key: `handoff/${open.conversationId}/${randomUUID()}/${name}`,
+      size: input.size,
+      contentType: input.contentType,
+      accessPolicies: ['public_content'],
+      tags: { source: 'handoff', conversationId: open.conversationId, memberId: caller.account.id },
+      metadata: { name },
+    })
+    return { uploadUrl: file.uploadUrl, url: file.url, fileId: file.id, contentType: file.contentType, size: input.size }
   }
 
   /** Returns the conversation to the bot: the holder, anyone while it waits, or a member who may assign handoffs. */

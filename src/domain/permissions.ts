@@ -14,7 +14,7 @@ export const ROLES = ['billing', 'agent', 'viewer', 'developer', 'manager', 'adm
 export type Role = (typeof ROLES)[number]
 
 const BILLING = ['workspace.read', 'members.read'] as const
-const VIEWER = [...BILLING, 'bots.read', 'files.read', 'runtime.read', 'tables.read', 'conversations.read', 'handoffs.read'] as const
+const VIEWER = [...BILLING, 'bots.list', 'bots.read', 'files.read', 'runtime.read', 'tables.read', 'conversations.read', 'handoffs.read'] as const
 const DEVELOPER = [...VIEWER, 'bots.write', 'files.write', 'runtime.write', 'tables.write', 'bots.keys', 'handoffs.write'] as const
 const MANAGER = [...DEVELOPER, 'bots.delete', 'handoffs.assign'] as const
 const ADMINISTRATOR = [...MANAGER, 'members.write', 'workspace.update'] as const
@@ -24,9 +24,11 @@ export type Permission = (typeof OWNER)[number]
 
 /**
  * What each role may do. Every role but `agent` has what the role below it has (the former linear
- * ranks, unchanged). `agent`: the workspace and its members (to see who else answers), the bots'
- * conversations and their handoffs (read, claim, reply, note, end); no bot configuration, files,
- * tables, logs or keys.
+ * ranks, unchanged). `agent`: the workspace and its members (to see who else answers), which bots
+ * the workspace has, the bots' conversations and their handoffs (read, claim, reply, note, end); no bot
+ * configuration, files, tables, logs or keys.
+ * - bots.list: listBots, to pick a bot in the console (an agent's listing omits each bot's `url`, the one
+ *   summary field that is configuration; bots.read adds it, and getBot).
  * - conversations.read: transcripts (Admin API conversation reads; the console's conversation pages).
  * - handoffs.read / handoffs.write: list and read handoffs / start, claim for oneself, reply, note, end.
  * - handoffs.assign: claim a handoff for another member.
@@ -34,7 +36,7 @@ export type Permission = (typeof OWNER)[number]
  */
 export const ROLE_PERMISSIONS: Record<Role, ReadonlySet<Permission>> = {
   billing: new Set(BILLING),
-  agent: new Set([...BILLING, 'conversations.read', 'handoffs.read', 'handoffs.write'] as const),
+  agent: new Set([...BILLING, 'bots.list', 'conversations.read', 'handoffs.read', 'handoffs.write'] as const),
   viewer: new Set(VIEWER),
   developer: new Set(DEVELOPER),
   manager: new Set(MANAGER),

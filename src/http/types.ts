@@ -1,6 +1,7 @@
 import type { IntegrationService } from '../domain/integration-service.js'
 import type { IntegrationDelivery } from '../runtime/integrations.js'
 import type { IntegrationOperations } from '../runtime/integration-operations.js'
+import type { OutgoingDeliveries } from '../runtime/integration-delivery.js'
 import type { WebchatUploadService } from '../domain/webchat-upload-service.js'
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
@@ -67,6 +68,8 @@ export interface Services {
   integrationDelivery: IntegrationDelivery
   /** An installation's ping, create_user/create_conversation, events, states, disabled channels and secrets. */
   integrationOps: IntegrationOperations
+  /** Bot messages sent to installed integrations (message_created), from the conversations' logs. */
+  outgoingDeliveries: OutgoingDeliveries
   store: Pick<Store, 'ping'>
 }
 

@@ -15,7 +15,7 @@ import type { PubSub } from '../pubsub/pubsub.js'
 import type { AppendNotification, BotCursor, BotLogRow, BotRow, BotStateKey, BotStateWrite, ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
 import { BUDGET_EXCEEDED, type BeforeIncomingOutput, type BotSummary, type LogLevel, type TurnInput, type TurnOutput } from './prelude-contract.js'
 import { previewOf } from './preview.js'
-import { searchForBot, type AnswerComposer, type KbResult } from './knowledge.js'
+import { searchForBotScored, type AnswerComposer, type KbResult } from './knowledge.js'
 import type { SemanticRanking } from '../domain/knowledge/embeddings/fusion.js'
 import { conversationEvent, DeliveryStopped, type RemoteBots } from './remote-bots.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
@@ -79,7 +79,13 @@ const BEHIND_COUNT_CAP = 10_000
 /** What a turn runs for: an incoming message or event, or the start of a conversation (its creation by a user). */
 export type Incoming = { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow } | { kind: 'started'; conversation: ConversationRow & { ownerId: string } }
 
-export interface TurnResult { states: BotStateWrite[]; logs: BotLogRow[]; ownSeqs: number[] }
+export interface TurnResult {
+  states: BotStateWrite[]
+  logs: BotLogRow[]
+  ownSeqs: number[]
+  /** Why the turn's bot code failed, if it did (recorded for the dashboard: quality-store.ts). */
+  failure?: RunFailure | undefined
+}
 
 /**
  * Runs one turn of a conversation; the runtime schedules (which conversation, in which order, under
@@ -158,7 +164,9 @@ export class BotRuntime implements IncomingInterceptor {
         if (incoming.kind === 'started') return { states: [], logs: [], ownSeqs: [] }
         const event = await conversationEvent(remote.views, bot, integration, incoming)
         const logs = await remote.deliver(bot, event, event.conversationId ?? null)
-        return { states: [], logs, ownSeqs: [] }
+        // Not delivered after its retries: failed, or timed out when the last attempt got no answer in time.
+        const failure: RunFailure | undefined = logs.length === 0 ? undefined : /no answer within/.test(logs[0]!.message) ? 'timeout' : 'error'
+        return { states: [], logs, ownSeqs: [], failure }
       },
     }
   }
@@ -399,6 +407,7 @@ export class BotRuntime implements IncomingInterceptor {
           return
         }
         const { states, logs, ownSeqs } = result
+        if (result.failure) await this.recordTurnFailure(bot, conversationId, incoming, result.failure)
         // The turn's own replies right after its message are passed over with it: no second drain just to skip them.
         for (const seq of ownSeqs.sort((a, b) => a - b)) if (seq === position + 1) position = seq
         const now = this.clock()
@@ -433,8 +442,9 @@ export class BotRuntime implements IncomingInterceptor {
     const conversation = await this.store.getConversation(integration.id, conversationId)
     if (!conversation || conversation.ownerId === null) return
     const ownerId = conversation.ownerId
-    const { states, logs } = await this.typingWhile(integration.id, conversationId,
-      () => this.turn(bot, integration, { kind: 'started', conversation: { ...conversation, ownerId } }))
+    const started: Incoming = { kind: 'started', conversation: { ...conversation, ownerId } }
+    const { states, logs, failure } = await this.typingWhile(integration.id, conversationId, () => this.turn(bot, integration, started))
+    if (failure) await this.recordTurnFailure(bot, conversationId, started, failure)
     const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now: this.clock() }
     try {
       await this.store.finishBotTurn({ ...end, states, logs })
@@ -524,6 +534,7 @@ export class BotRuntime implements IncomingInterceptor {
     const ownSeqs: number[] = []
     let replies = 0
     let events = 0
+    let searches = 0
     const domain = this.domain()
     const ownConversation = async (id: unknown) => {
       if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')
@@ -628,8 +639,15 @@ export class BotRuntime implements IncomingInterceptor {
           const userId = typeof a.userId === 'string' ? a.userId : undefined
           return { handoff: await this.handoffs.startForBot(bot, conversation.id, { reason: a.reason as string | undefined, userId }) }
         }
-        case 'searchKnowledge':
-          return searchForBot(this.store, bot.id, a, this.clock(), this.options.semanticRanking, this.options.kbMinScore ?? 0)
+        case 'searchKnowledge': {
+          const { answer, bestRelevance } = await searchForBotScored(this.store, bot.id, a, this.clock(), this.options.semanticRanking, this.options.kbMinScore ?? 0)
+          // Recorded for the dashboard (unanswered questions); its id is the turn's and the search's place in it.
+          await this.store.quality.recordKnowledgeSearch({
+            botId: bot.id, id: replyId(`${sourceId}:kb`, searches++), conversationId, query: String(a.query), noAnswer: answer.noAnswer,
+            bestRelevance, createdAt: this.clock(),
+          }).catch(() => {})
+          return answer
+        }
         case 'composeKnowledgeAnswer': {
           const results = Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []
           const text = this.options.composeAnswer && typeof a.question === 'string' && results.length > 0 ? await this.options.composeAnswer(a.question, results) : undefined
@@ -654,6 +672,7 @@ export class BotRuntime implements IncomingInterceptor {
       restarted: () => {
         replies = 0
         events = 0
+        searches = 0
       },
       ownSeqs,
     }
@@ -697,6 +716,17 @@ export class BotRuntime implements IncomingInterceptor {
     return { id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message: mapDeployedPositions(message, this.sourceMapOf(bot)), conversationId }
   }
 
+  /**
+   * A failed conversation turn, for the dashboard (getBotQualityAnalytics). Keyed by the turn's source: a turn run
+   * again after a restart is recorded once. Best effort: the turn's outcome is in its logs either way.
+   */
+  private async recordTurnFailure(bot: BotRow, conversationId: string, incoming: Incoming, reason: RunFailure): Promise<void> {
+    const sourceId = incoming.kind === 'message' ? incoming.message.id : incoming.kind === 'event' ? incoming.event.id : startedId(incoming.conversation)
+    await this.store.quality.recordTurnFailure({
+      botId: bot.id, sourceId, conversationId, kind: incoming.kind === 'started' ? 'start' : incoming.kind, reason, createdAt: this.clock(),
+    }).catch(() => {})
+  }
+
   private async recordFailure(bot: BotRow, conversationId: string | null, what: string, err: unknown): Promise<void> {
     await this.store.appendBotLogs([this.failureLog(bot, conversationId, what, err)]).catch(() => {})
   }
@@ -729,7 +759,8 @@ export class BotRuntime implements IncomingInterceptor {
         { botId: bot.id, version: String(bot.deployedAt), code: bot.code!, entry: 'turn', input: JSON.stringify(input), limits: this.limitsOf(bot) },
         host,
       )) as TurnOutput
-      this.observeRun(kind, startedAt, BotRuntime.reasonOf(output.errors))
+      const failure = BotRuntime.reasonOf(output.errors)
+      this.observeRun(kind, startedAt, failure)
       // output.errors were already written to the log by the in-sandbox runtime (host.log).
       const [userKey, conversationKey, botKey, flowKey] = keys as [BotStateKey, BotStateKey, BotStateKey, BotStateKey]
       const states: BotStateWrite[] = [
@@ -738,10 +769,11 @@ export class BotRuntime implements IncomingInterceptor {
         { ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) },
         { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject } },
       ]
-      return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs }
+      return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs, failure }
     } catch (err) {
-      this.observeRun(kind, startedAt, BotRuntime.failureOf(err))
-      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, incoming.kind === 'started' ? 'Turn for the conversation start' : `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs }
+      const failure = BotRuntime.failureOf(err)
+      this.observeRun(kind, startedAt, failure)
+      return { states: [], logs: [...host.takeLogs(), this.failureLog(bot, conversationId, incoming.kind === 'started' ? 'Turn for the conversation start' : `Turn for ${incoming.kind} ${sourceId}`, err)], ownSeqs: host.ownSeqs, failure }
     }
   }
 

@@ -1,9 +1,8 @@
 import { integrationWebhookUrl } from '../domain/admin-views.js'
-import { uuidv7 } from '../lib/ids.js'
 import { errors } from '../lib/errors.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
-import type { BotRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
+import type { BotRow, Store } from '../store/store.js'
 import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
 
 /**
@@ -14,7 +13,7 @@ import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bo
  * signingSecret (x-parley-signature), and a JSON body per operation:
  * - register / unregister: { webhookUrl }
  * - webhook_received: { req: { method, path, query, headers, body } }; its answer { status, headers, body } is relayed
- * - message_created: { conversation, user, type, payload, message }
+ * - message_created: { conversation, user, type, payload, message } (sent by OutgoingDeliveries, src/runtime/integration-delivery.ts)
  * - action_triggered: { type, input }; answer { output, meta }
  * The integration answers through the Runtime API with an integration API key (AuthService).
  * Transport, timeouts, backoff and the concurrency slots are RemoteBots' (one delivery machinery).
@@ -34,9 +33,6 @@ export interface WebhookCall {
 }
 
 export class IntegrationDelivery {
-  /** Per conversation: the tail of its outgoing deliveries (one at a time, in order). */
-  private readonly chains = new Map<string, Promise<void>>()
-
   constructor(
     private readonly store: Store,
     private readonly remote: RemoteBots,
@@ -70,12 +66,17 @@ export class IntegrationDelivery {
     }
   }
 
-  private async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown): Promise<RemoteAnswer> {
+  /**
+   * One request to the integration under its concurrency slots; `beforeSend` runs once a slot is held, right before
+   * the POST (outgoing delivery renews its lease there: src/runtime/integration-delivery.ts).
+   */
+  async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown, beforeSend?: () => Promise<void>): Promise<RemoteAnswer> {
     const url = install.definition.url
     if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
-    const request = this.request(bot, install, operation, type, body)
     const release = await this.remote.admit(`integration:${install.definition.id}`)
     try {
+      await beforeSend?.()
+      const request = this.request(bot, install, operation, type, body)
       return await this.remote.post(url, request.headers, request.body)
     } finally {
       release()
@@ -150,52 +151,5 @@ export class IntegrationDelivery {
     const output = body?.output
     if (typeof output !== 'object' || output === null || Array.isArray(output)) throw errors.runtime(`Action "${type}": the integration's answer has no JSON object \`output\``)
     return output as Record<string, unknown>
-  }
-
-  /**
-   * A bot message appended in a conversation of an installed integration: sent as message_created,
-   * after the conversation's earlier ones (in order), retried with backoff; a failure goes to the
-   * integration's and the bot's logs. In the background: never blocks the bot's turn.
-   */
-  outgoing(integration: IntegrationRow, message: MessageRow): void {
-    const key = `${integration.id}:${message.conversationId}`
-    const previous = this.chains.get(key) ?? Promise.resolve()
-    const next = previous.then(() => this.deliverOutgoing(integration, message)).catch(() => {})
-    this.chains.set(key, next)
-    void next.finally(() => {
-      if (this.chains.get(key) === next) this.chains.delete(key)
-    })
-  }
-
-  /** Resolves once every outgoing delivery started so far is done (tests, shutdown). */
-  async idle(): Promise<void> {
-    while (this.chains.size > 0) await Promise.all([...this.chains.values()])
-  }
-
-  private async deliverOutgoing(integration: IntegrationRow, message: MessageRow): Promise<void> {
-    const install = await this.service.installation(integration)
-    const bot = install && (await this.store.getBot(integration.botId))
-    if (!install || !bot || install.definition.url === null) return
-    const views = this.remote.views
-    const [view, user, conversation] = await Promise.all([
-      views.message(integration, message), views.user(integration, message.userId), views.conversation(integration, message.conversationId),
-    ])
-    const body = { conversation, user, type: view.type, payload: view.payload, message: view }
-    const { attempts } = this.remote.settings
-    let reason = ''
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      try {
-        if (attempt > 1) await this.remote.wait(this.remote.backoff(attempt - 1))
-        const answer = await this.once(bot, install, 'message_created', 'message_created', body)
-        if (answer.status >= 200 && answer.status < 300) return
-        reason = `answered ${answer.status}${answer.body ? `: ${answer.body.slice(0, 300)}` : ''}`
-      } catch (err) {
-        if (err instanceof DeliveryStopped) return
-        reason = (err as Error).message || String(err)
-      }
-    }
-    const line = `Delivery of message ${message.id} (conversation ${message.conversationId}) to integration ${install.definition.name} (alias ${integration.name}) failed after ${attempts} attempt(s): ${reason}`
-    await this.service.log(install.definition.id, bot.id, 'error', line, message.conversationId)
-    await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: Date.now(), level: 'error', message: line, conversationId: message.conversationId }]).catch(() => {})
   }
 }

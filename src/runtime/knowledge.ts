@@ -72,6 +72,11 @@ async function resolveKnowledgeBases(store: Store, botId: string, refs: unknown)
  * `minScore`, 0 to 1, with the call): passages below it are left out, and `noAnswer` says none was good enough.
  */
 export async function searchForBot(store: Store, botId: string, args: Record<string, unknown>, now: number, semantic?: SemanticRanking, minScore = 0): Promise<KbAnswer> {
+  return (await searchForBotScored(store, botId, args, now, semantic, minScore)).answer
+}
+
+/** searchForBot, and the best relevance among all the hits (null when there was none): what the runtime records of a search. */
+export async function searchForBotScored(store: Store, botId: string, args: Record<string, unknown>, now: number, semantic?: SemanticRanking, minScore = 0): Promise<{ answer: KbAnswer; bestRelevance: number | null }> {
   if (typeof args.query !== 'string') throw errors.invalidPayload('query must be a string')
   const limit = args.limit === undefined ? KB_RESULTS.default : Number(args.limit)
   if (!Number.isInteger(limit) || limit < 1 || limit > KB_RESULTS.max) throw errors.invalidPayload(`limit must be an integer from 1 to ${KB_RESULTS.max}`)
@@ -83,7 +88,10 @@ export async function searchForBot(store: Store, botId: string, args: Record<str
     content: h.content, score: h.score, relevance: h.relevance, title: h.title, fileId: h.fileId, fileKey: h.file.key, position: h.position,
     ...(h.meta.pageNumber !== undefined && { pageNumber: h.meta.pageNumber }),
   }))
-  return { included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })), results, noAnswer: results.length === 0, minScore: threshold }
+  return {
+    answer: { included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })), results, noAnswer: results.length === 0, minScore: threshold },
+    bestRelevance: hits.length === 0 ? null : Math.max(...hits.map((h) => h.relevance)),
+  }
 }
 
 export type AnswerComposer = (question: string, results: KbResult[]) => Promise<string | undefined>

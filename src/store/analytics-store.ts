@@ -30,6 +30,19 @@ export interface BotActivity {
   custom: DayKeyCount[]
 }
 
+/** Per UTC day: how well the bot served (the console's dashboard; getBotQualityAnalytics). */
+export interface BotQuality {
+  /** Handoffs by the day of their request: requested, of those claimed, and the claimed ones' wait (claim − request, ms). */
+  handoffs: Array<{ day: number; requested: number; claimed: number; waitMeanMs: number; waitMaxMs: number }>
+  /** Failed conversation turns by reason (quality-store.ts TurnFailureReason). */
+  turnFailures: DayKeyCount[]
+  /** Knowledge searches of bot code: all, and those where no passage reached the threshold. */
+  knowledge: Array<{ day: number; searches: number; noAnswer: number }>
+  /** Feedback on the bot's messages by the rated message's day: key `positive` or `negative` (its `feedback` tag). */
+  feedback: DayKeyCount[]
+}
+
 export interface AnalyticsStore {
   botActivity(query: BotActivityQuery): Promise<BotActivity>
+  botQuality(query: Omit<BotActivityQuery, 'sessionGapMs'>): Promise<BotQuality>
 }

@@ -28,7 +28,7 @@ export interface InstallationRow {
   integrationId: string
   definitionId: string
   configurationType: string | null
-  /** Channels the bot may not use (updateBot integrations.<alias>.disabledChannels; migrations 0016). Kept as is when omitted. */
+  /** Channels the bot may not use (updateBot integrations.<alias>.disabledChannels; migrations 0017). Kept as is when omitted. */
   disabledChannels?: string[] | undefined
 }
 
@@ -70,7 +70,7 @@ export interface IntegrationStore {
   /** How many bots' integrations run this definition. */
   countInstallations(definitionId: string): Promise<number>
 
-  /** Sets (string) or removes (null) secret values of a definition (migrations 0016). */
+  /** Sets (string) or removes (null) secret values of a definition (migrations 0017). */
   setSecrets(definitionId: string, patch: Record<string, string | null>): Promise<void>
   /** A definition's secret values: for the integration itself only, never for an API response. */
   getSecrets(definitionId: string): Promise<Record<string, string>>

@@ -2,6 +2,7 @@ import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './kysely/schema.js'
 import { KyselyStore } from './kysely/kysely-store.js'
+import { KyselyHandoffStore } from './kysely/kysely-handoff-store.js'
 import { mergeSignals, ownerOf, toEvent, toMessage } from './kysely/rows.js'
 import { applyStatePatch, isEmptyPatch } from '../lib/state-patch.js'
 import type { BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
@@ -69,6 +70,8 @@ export class SqliteStore extends KyselyStore {
   private readonly turn: ReturnType<typeof prepareTurnStatements>
   private readonly finishTurnTx: (turn: BotTurnEnd) => void
   private readonly releaseTx: (integrationId: string, conversationId: string, owner: string) => BotCursor | undefined
+  /** The handoff repository with its per-turn question (is this message a person's?) on a prepared statement. */
+  override readonly handoffs: KyselyHandoffStore
   private pending: PendingWrite[] = []
   private flushScheduled = false
 
@@ -110,6 +113,7 @@ export class SqliteStore extends KyselyStore {
     })
     this.turn = prepareTurnStatements(sqlite)
     const t = this.turn
+    this.handoffs = new SqliteHandoffStore(db, t.handoffCovering, (sync, fallback) => this.read(sync, fallback))
     this.finishTurnTx = sqlite.transaction((turn: BotTurnEnd) => {
       for (const e of turn.states) {
         if (e.patch && isEmptyPatch(e.patch)) continue
@@ -282,6 +286,9 @@ export class SqliteStore extends KyselyStore {
 /** The prepared statements of a bot turn's store calls (same SQL semantics as KyselyStore's). */
 function prepareTurnStatements(sqlite: SqliteDatabase.Database) {
   return {
+    // KyselyHandoffStore.coveredAt's query (index handoffs_conversation).
+    handoffCovering: sqlite.prepare<unknown[], { id: string }>(`SELECT id FROM handoffs WHERE integration_id = ? AND conversation_id = ? AND requested_at <= ?
+      AND (ended_at IS NULL OR ended_at > ?) LIMIT 1`),
     message: sqlite.prepare<unknown[], Row<'messages'>>('SELECT * FROM messages WHERE id = ? AND integration_id = ?'),
     event: sqlite.prepare<unknown[], Row<'events'>>('SELECT * FROM events WHERE id = ? AND integration_id = ?'),
     lastSeq: sqlite.prepare<unknown[], { last_seq: number }>('SELECT last_seq FROM conversations WHERE integration_id = ? AND id = ?'),
@@ -298,5 +305,23 @@ function prepareTurnStatements(sqlite: SqliteDatabase.Database) {
       WHERE integration_id = ? AND id = ? AND (bot_lease_until < ? OR bot_lease_owner = ? OR bot_lease_owner IS NULL) RETURNING bot_seq, last_seq`),
     releaseLease: sqlite.prepare('UPDATE conversations SET bot_lease_owner = NULL, bot_lease_until = 0 WHERE integration_id = ? AND id = ? AND bot_lease_owner = ?'),
     cursor: sqlite.prepare<unknown[], CursorRow>('SELECT bot_seq, last_seq FROM conversations WHERE integration_id = ? AND id = ?'),
+  }
+}
+
+/**
+ * The bot runtime asks, for every incoming message, whether a handoff covered it (BotRuntime, HandoffService.handedOffAt):
+ * one prepared statement instead of Kysely's query building (about 35 µs of CPU a turn, measured with 20,000 calls).
+ */
+class SqliteHandoffStore extends KyselyHandoffStore {
+  constructor(
+    db: Kysely<Database>,
+    private readonly covering: SqliteDatabase.Statement<unknown[], { id: string }>,
+    private readonly read: <T>(sync: () => T, fallback: () => Promise<T>) => Promise<T>,
+  ) {
+    super(db)
+  }
+
+  override coveredAt(integrationId: string, conversationId: string, at: number): Promise<boolean> {
+    return this.read(() => this.covering.get(integrationId, conversationId, at, at) !== undefined, () => super.coveredAt(integrationId, conversationId, at))
   }
 }

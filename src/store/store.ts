@@ -5,6 +5,7 @@ import type { FileStore } from './file-store.js'
 import type { WebhookStore } from './webhook-store.js'
 import type { HandoffStore } from './handoff-store.js'
 import type { IntegrationStore } from './integration-store.js'
+import type { IntegrationOutboxStore } from './integration-outbox-store.js'
 import type { RuntimeEventStore } from './runtime-event-store.js'
 import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
@@ -12,6 +13,7 @@ import type { WorkflowStore } from './workflow-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 import type { TableStore } from './table-store.js'
 import type { AnalyticsStore } from './analytics-store.js'
+import type { QualityStore } from './quality-store.js'
 import type { ConsoleSessionStore } from './console-session-store.js'
 import type { ConversationArchiveStore } from './conversation-archive-store.js'
 
@@ -236,6 +238,8 @@ export interface Store {
   readonly handoffs: HandoffStore
   /** Integrations served elsewhere: definitions, their API keys, installations, logs. */
   readonly integrations: IntegrationStore
+  /** Outgoing delivery to those integrations: a cursor and a lease per conversation over its log (integration-outbox-store.ts). */
+  readonly integrationOutbox: IntegrationOutboxStore
   /** Runtime API states and the bots' state declarations. */
   readonly states: StateStore
   /** Runtime API events: scheduled, bot-level and state_expired events, and their delivery queue. */
@@ -250,6 +254,8 @@ export interface Store {
   readonly tables: TableStore
   /** getBotAnalytics' counts per day over the other parts' data (analytics-store.ts). */
   readonly analytics: AnalyticsStore
+  /** Failed turns and knowledge searches, as the bot runtime records them (quality-store.ts). */
+  readonly quality: QualityStore
   /** Console browser sessions and one-time sign-in links (console-session-store.ts). */
   readonly consoleSessions: ConsoleSessionStore
   /** The console's conversation search and paged exports (conversation-archive-store.ts). */

@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { MessageView } from '../../src/domain/chat-views.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { ChatClient, expectApiError, fid } from '../helpers/chat-client.js'
+import { b64, ChatClient, expectApiError, fid } from '../helpers/chat-client.js'
 import { ISO_Z } from '../helpers/formats.js'
 
-const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 describe('Chat API: messages', () => {
   let h: Harness

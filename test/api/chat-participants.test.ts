@@ -1,9 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ConversationView, UserView } from '../../src/domain/chat-views.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { ChatClient, expectApiError, fid } from '../helpers/chat-client.js'
+import { b64, ChatClient, expectApiError, fid } from '../helpers/chat-client.js'
 
-const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 describe('Chat API: participants', () => {
   let h: Harness

@@ -1,8 +1,10 @@
 /**
  * The console in Chromium: sign in with a token (and with a one-time link), find a conversation by a word in it,
  * read its transcript (hostile HTML and markdown rendered inert, as text), export it (the downloaded file's
- * content), read the analytics dashboard after scripted traffic (its numbers match getBotAnalytics, which match
- * counts made here), read the logs with a live tail; screenshots as artifacts, axe-core with no serious violation.
+ * content), read the analytics dashboard after scripted traffic (its numbers match getBotAnalytics and
+ * getBotQualityAnalytics, which match counts made here: messages, users, sessions, and, after the scripted day of
+ * test/helpers/quality-day.ts, handoffs and their waits, failed and timed-out turns, unanswered knowledge questions
+ * and feedback), read the logs with a live tail; screenshots as artifacts, axe-core with no serious violation.
  */
 import { readFile } from 'node:fs/promises'
 import { randomUUID } from 'node:crypto'
@@ -12,6 +14,7 @@ import { startParley, type Harness } from '../helpers/harness.js'
 import { adminClient } from '../helpers/admin-client.js'
 import { ChatClient } from '../helpers/chat-client.js'
 import { parseDelimited } from '../../src/lib/csv.js'
+import { QUALITY_DAY_CONFIG, scriptedQualityDay, sumRecords, type QualityDayCounts } from '../helpers/quality-day.js'
 import { seriousViolations } from './axe.js'
 import { artifactPath, describeBrowser, launchBrowser, watchErrors } from './browser.js'
 
@@ -23,9 +26,10 @@ describeBrowser('the console in Chromium', () => {
   const word = `platypus${randomUUID().slice(0, 6)}`
   let conversationId: string
   const counts = { users: 3, userMessages: 0 }
+  let day: { bot: { id: string }; counts: QualityDayCounts }
 
   beforeAll(async () => {
-    ;[h, browser] = await Promise.all([startParley({ listen: true }), launchBrowser()])
+    ;[h, browser] = await Promise.all([startParley({ listen: true, config: QUALITY_DAY_CONFIG }), launchBrowser()])
     const chat = ChatClient.of(h)
     // A scripted day: three users, each with a conversation and a few messages.
     for (let u = 0; u < counts.users; u++) {
@@ -40,7 +44,9 @@ describeBrowser('the console in Chromium', () => {
       counts.userMessages += texts.length + (u === 0 ? 1 : 0)
     }
     await h.store.appendBotLogs([{ id: randomUUID(), botId: h.credentials.botId, at: Date.now(), level: 'error', message: `turn failed in ${word}`, conversationId }])
-  })
+    // A second bot's scripted day for the dashboard's other series (a handoff with a wait, failing turns, knowledge, feedback).
+    day = await scriptedQualityDay(h)
+  }, 180_000)
   afterAll(async () => {
     await browser?.close()
     await h?.close()
@@ -51,6 +57,7 @@ describeBrowser('the console in Chromium', () => {
     await page.getByLabel('Personal access token').fill(h.credentials.token)
     await page.keyboard.press('Enter')
     await page.getByText('Signed in as owner@localhost').waitFor()
+    await page.selectOption('#bot', h.credentials.botId) // the demo bot (the scripted day's bot is the other one)
   }
 
   it('without a session: the sign-in form, and no data', async () => {
@@ -110,7 +117,7 @@ describeBrowser('the console in Chromium', () => {
     expect(errors).toEqual([])
   })
 
-  it('the dashboard shows getBotAnalytics\' numbers (which match the scripted traffic), as charts and tables', async () => {
+  it('the dashboard shows getBotAnalytics\' and getBotQualityAnalytics\' numbers (which match the scripted traffic), as charts and tables; a refused range is an alert', async () => {
     const context = await browser.newContext({ viewport: { width: 1280, height: 1000 } })
     onTestFinished(() => context.close())
     const page = await context.newPage()
@@ -120,7 +127,7 @@ describeBrowser('the console in Chromium', () => {
     const today = new Date().toISOString().slice(0, 10)
     const row = (chart: string) => page.locator(`table[data-chart="${chart}"] tr`, { has: page.locator('th', { hasText: today }) })
     await row('messages').waitFor()
-    expect(await page.locator('.uplot').count()).toBe(3)
+    expect(await page.locator('.uplot').count()).toBe(8)
     const cell = async (chart: string, key: string) => Number(await row(chart).locator(`td[data-key="${key}"]`).textContent())
     const admin = adminClient(h)
     const api = await admin('GET', `/bots/${h.credentials.botId}/analytics?startDate=${today}&endDate=${today}`)
@@ -132,8 +139,48 @@ describeBrowser('the console in Chromium', () => {
     expect(await cell('users', 'newUsers')).toBe(record.newUsers)
     expect(await cell('users', 'returningUsers')).toBe(record.returningUsers)
     expect(await cell('sessions', 'sessions')).toBe(record.sessions)
+
+    // The scripted day's bot: every chart's table, summed over the shown range, equals the two operations' records
+    // of that range, which equal what the script counted.
+    await page.selectOption('#bot', day.bot.id)
+    await page.locator('table[data-chart="feedback"] tbody tr').first().waitFor()
+    const [startDate, endDate] = [await page.inputValue('#start'), await page.inputValue('#end')]
+    const activity = (await admin('GET', `/bots/${day.bot.id}/analytics?startDate=${startDate}&endDate=${endDate}`)).body.records
+    const quality = (await admin('GET', `/bots/${day.bot.id}/analytics/quality?startDate=${startDate}&endDate=${endDate}`)).body.records
+    const column = async (chart: string, key: string) => (await page.locator(`table[data-chart="${chart}"] td[data-key="${key}"]`).evaluateAll(
+      (tds) => tds.map((td) => Number(td.getAttribute('data-value')))))
+    const shownSum = async (chart: string, key: string) => (await column(chart, key)).reduce((a, b) => a + b, 0)
+    const apiSums = { ...sumRecords(activity), ...sumRecords(quality) }
+    const c = day.counts
+    const expected: Array<[string, string, number]> = [
+      ['messages', 'userMessages', c.userMessages], ['messages', 'botMessages', c.botMessages],
+      ['users', 'newUsers', c.users], ['sessions', 'sessions', c.users],
+      ['handoffs', 'handoffsRequested', c.handoffsRequested], ['handoffs', 'handoffsClaimed', c.handoffsClaimed],
+      ['turns', 'failedTurns', c.failedTurns], ['turns', 'timedOutTurns', c.timedOutTurns],
+      ['knowledge', 'knowledgeSearches', c.knowledgeSearches], ['knowledge', 'knowledgeNoAnswer', c.knowledgeNoAnswer],
+      ['feedback', 'positiveFeedback', c.positiveFeedback], ['feedback', 'negativeFeedback', c.negativeFeedback],
+    ]
+    for (const [chart, key, n] of expected) {
+      expect([key, apiSums[key]]).toEqual([key, n])
+      expect([key, await shownSum(chart, key)]).toEqual([key, n])
+    }
+    // The wait: the one claimed handoff's, on its day (the table's row with a claim), as the script measured it.
+    const claimedDay = (await column('handoffs', 'handoffsClaimed')).findIndex((n) => n > 0)
+    const waits = await column('handoff-wait', 'handoffWaitMeanSeconds')
+    expect(waits[claimedDay]).toBeCloseTo(c.handoffWaitsSeconds[0]!, 3)
+    expect(quality[claimedDay].handoffWaitMeanSeconds).toBe(waits[claimedDay])
+    expect((await column('handoff-wait', 'handoffWaitMaxSeconds'))[claimedDay]).toBeCloseTo(Math.max(...c.handoffWaitsSeconds), 3)
+    // A row per day of the range; a chart per table.
+    expect((await column('turns', 'failedTurns')).length).toBe(quality.length)
+    expect(await page.locator('section.panel:has(table[data-chart]) .uplot').count()).toBe(8)
     await page.screenshot({ path: artifactPath('console-analytics.png'), fullPage: true })
     expect(await seriousViolations(page)).toEqual([])
+    // A range the operations refuse: their message in an alert, no charts.
+    await page.fill('#start', endDate)
+    await page.fill('#end', startDate)
+    await page.getByRole('button', { name: 'Show' }).click()
+    await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/The analytics could not be read: endDate .* is before startDate/)
+    expect(await page.locator('.uplot').count()).toBe(0)
     expect(errors).toEqual([])
   })
 
@@ -147,6 +194,7 @@ describeBrowser('the console in Chromium', () => {
     await page.goto(link.body.url as string)
     await page.getByText('Signed in as owner@localhost').waitFor()
     expect(page.url()).not.toContain('link=') // the secret leaves the address bar
+    await page.selectOption('#bot', h.credentials.botId)
     await page.getByRole('link', { name: 'Logs' }).click()
     await page.locator('#logs').getByText(`turn failed in ${word}`).waitFor()
     await page.getByLabel('Live tail').check()

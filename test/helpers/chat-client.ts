@@ -198,7 +198,8 @@ export function expectNoLeak(res: ChatResponse, secrets: string[], requestText: 
 
 // ---- forged keys ----
 
-const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
+/** base64url of a JSON value (a string as it is): hand-made cursors and headers. */
+export const b64 = (value: unknown) => Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url')
 
 export interface ForgedKeys {
   none: string

@@ -36,6 +36,8 @@ export interface Harness {
   baseUrl: string
   /** A second bot with its own chat integration, for cross-integration tests. */
   createChatIntegration(): Promise<{ webhookId: string; encryptionKey: string; url: string }>
+  /** Stops the server and closes its store, keeping its data (the database, dataDir): see restartParley. */
+  stop(): Promise<void>
   close(): Promise<void>
 }
 
@@ -80,19 +82,44 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     kbWordVectors: false,
     ...options.config,
   })
+  return launch(config, { storeKind, dataDir, port, databaseUrl, listen: options.listen ?? false, demoBot: options.demoBot ?? false, sandbox: options.sandbox })
+}
+
+/**
+ * Stops `h` as `parley serve` stops on SIGTERM (open connections dropped, services stopped, store closed) and starts
+ * a new server on the same database, data directory and port, with the same configuration (`config` over it): a
+ * restart. Close the returned harness only (it owns the data now).
+ */
+export async function restartParley(h: Harness, options: { config?: Partial<Config>; sandbox?: BotSandbox } = {}): Promise<Harness> {
+  await h.stop()
+  const port = h.baseUrl.startsWith('http://127.0.0.1:') ? Number(new URL(h.baseUrl).port) : 0
+  return launch({ ...h.config, ...options.config }, { storeKind: h.storeKind, dataDir: h.dataDir, port, databaseUrl: h.databaseUrl, listen: port !== 0, demoBot: false, sandbox: options.sandbox })
+}
+
+async function launch(config: Config, at: { storeKind: StoreKind; dataDir: string; port: number; databaseUrl: string | undefined; listen: boolean; demoBot: boolean; sandbox: BotSandbox | undefined }): Promise<Harness> {
+  const { storeKind, dataDir, port, databaseUrl } = at
   const adapters = await createAdapters(config)
   const { store, pubsub, blobs } = adapters
-  const app = await buildApp({ config, ...adapters, logger: false, ...(options.sandbox && { sandbox: options.sandbox }) })
+  const app = await buildApp({ config, ...adapters, logger: false, ...(at.sandbox && { sandbox: at.sandbox }) })
   let baseUrl = config.publicUrl
-  if (options.listen) {
+  if (at.listen) {
     await app.listen({ port, host: '127.0.0.1' })
     baseUrl = `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`
   } else {
     await app.ready()
   }
-  const boot = await bootstrap(store, dataDir, baseUrl, { demoCode: options.demoBot ?? false })
+  const boot = await bootstrap(store, dataDir, baseUrl, { demoCode: at.demoBot })
   const credentials = boot.credentials!
   const bots = new BotService(store)
+  let stopped = false
+  const stop = async (dropConnections = true) => {
+    if (stopped) return
+    stopped = true
+    const closing = app.close()
+    if (dropConnections) app.server.closeAllConnections()
+    await closing
+    await closeAdapters(adapters)
+  }
 
   return {
     app,
@@ -110,9 +137,10 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
       const chat = integrations[0]!
       return { webhookId: chat.webhookId, encryptionKey: chat.encryptionKey, url: `${baseUrl}/${chat.webhookId}` }
     },
+    stop: () => stop(),
     async close() {
-      await app.close()
-      await closeAdapters(adapters)
+      if (stopped) throw new Error('This harness was stopped (restartParley): close the restarted one')
+      await stop(false)
       if (databaseUrl) await dropDatabase(databaseUrl)
       rmSync(dataDir, { recursive: true, force: true })
     },

@@ -245,4 +245,31 @@ describe('human handoff', () => {
     expect([sample('started'), sample('claimed'), sample('ended')]).toEqual([5, 1, 4])
     expect(metrics).toMatch(/^parley_handoff_wait_seconds_count 1$/m)
   })
+
+  it('the console\'s transcript: a developer reads the logs the bot\'s code wrote in the conversation, an agent none', async () => {
+    const raw = await fetch(`${h.baseUrl}/v1/admin/workspace-members`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId, 'content-type': 'application/json' },
+      body: JSON.stringify({ email: `${uid('dev')}@example.com`, role: 'developer' }),
+    })
+    const developerToken = ((await raw.json()) as { pat: { value: string } }).pat.value
+    const talk = await Talk.open(bot)
+    try {
+      const word = uid('logged')
+      expect(await talk.askText(word)).toEqual([`echo: ${word}`])
+      const path = `/bots/${bot.id}/conversations/${talk.conversationId}/transcript`
+      // The bot's console.log lines of the turn (BEFORE from beforeIncoming, HOOK from afterIncoming).
+      await expect.poll(async () => (await admin('GET', path, undefined, developerToken)).body.logs.map((l: { message: string }) => l.message), { timeout: 20_000 })
+        .toEqual(expect.arrayContaining([`BEFORE ${word}`, `HOOK ${word}`]))
+      const asAgent = await admin('GET', path)
+      expect(asAgent.status).toBe(200)
+      expect(asAgent.body.messages.map((m: { payload: { text?: string } }) => m.payload.text)).toEqual([word, `echo: ${word}`])
+      expect(asAgent.body.logs).toEqual([])
+      expect(JSON.stringify(asAgent.body)).not.toContain(`HOOK ${word}`)
+      // Nor the bot's logs page (bots.read).
+      expect((await admin('GET', `/bots/${bot.id}/logs`)).status).toBe(403)
+    } finally {
+      await talk.close()
+    }
+  })
 })

@@ -84,13 +84,16 @@ describe('remote bots: faults', () => {
     }
   })
 
-  it('an event refused on every attempt is logged as failed (status and reason) and the conversation moves on', async () => {
-    const receiver = await startBotReceiver((req) => (textOf(req) === 'poison' ? { status: 503, body: '{"message":"not today"}' } : { status: 200 }))
+  it('an event refused on every attempt is logged as failed (status and reason) and the conversation moves on; the dashboard counts it (and one never answered in time as timed out)', async () => {
+    const receiver = await startBotReceiver((req) => (textOf(req) === 'poison' ? { status: 503, body: '{"message":"not today"}' }
+      : textOf(req) === 'too slow' ? { delayMs: REMOTE.timeoutMs + 300 } : { status: 200 }))
     try {
       const bot = await remoteBot(receiver)
       const talk = await Talk.open(bot, { userId: uid('user') })
       try {
+        const startDate = new Date().toISOString().slice(0, 10)
         const poison = await talk.say('poison')
+        await talk.say('too slow')
         await talk.say('after')
         await receiver.until((r) => r.some((q) => textOf(q) === 'after'), 'the next message')
         expect(receiver.events().filter((q) => textOf(q) === 'poison')).toHaveLength(REMOTE.attempts)
@@ -98,6 +101,12 @@ describe('remote bots: faults', () => {
         expect(log.message).toMatch(/after 4 attempt\(s\): answered 503/)
         expect(log.message).toMatch(/not today/)
         expect(log.conversationId).toBe(talk.conversationId)
+        // getBotQualityAnalytics: the refused one failed, the one never answered in time timed out (turns run in order:
+        // both were recorded before 'after' was delivered).
+        const res = await fetch(`${h.baseUrl}/v1/admin/bots/${bot.id}/analytics/quality?startDate=${startDate}&endDate=${new Date().toISOString().slice(0, 10)}`,
+          { headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId } })
+        const records = (await res.json() as { records: { failedTurns: number; timedOutTurns: number }[] }).records
+        expect([records.reduce((n, r) => n + r.failedTurns, 0), records.reduce((n, r) => n + r.timedOutTurns, 0)]).toEqual([1, 1])
       } finally {
         await talk.close()
       }

@@ -15,6 +15,7 @@ import { startParley, type Harness } from '../helpers/harness.js'
 import { can, type Permission } from '../../src/domain/permissions.js'
 import { ISO_Z } from '../helpers/formats.js'
 import { handoffFixture } from '../helpers/handoffs.js'
+import { injectStream } from '../helpers/admin-client.js'
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE'
 type Role = 'billing' | 'viewer' | 'developer' | 'manager' | 'administrator' | 'owner'
@@ -32,6 +33,8 @@ interface Req {
   method: Method
   path: string
   body?: unknown
+  /** A Server-Sent Events operation: a 200 is closed once its headers came. */
+  stream?: boolean
 }
 
 /** Headers for one call: an exact Authorization value (or none) and an x-workspace-id (or none). */
@@ -99,6 +102,7 @@ describe('Admin API security', () => {
     if (creds.authorization !== undefined) headers.authorization = creds.authorization
     if (creds.workspaceId !== undefined) headers['x-workspace-id'] = creds.workspaceId
     const body = req.body !== undefined ? req.body : req.method === 'DELETE' ? {} : undefined
+    if (req.stream) return injectStream(h.app, { method: req.method, url: `/v1/admin${req.path}`, headers })
     const res = await h.app.inject({
       method: req.method,
       url: `/v1/admin${req.path}`,
@@ -169,7 +173,7 @@ describe('Admin API security', () => {
         return { method: 'DELETE', path: `/workspace-members/${m.id}` }
       },
     },
-    { name: 'listBots', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async () => ({ method: 'GET', path: '/bots' }) },
+    { name: 'listBots', scope: 'workspace', minRole: 'viewer', permission: 'bots.list', ok: 200, prepare: async () => ({ method: 'GET', path: '/bots' }) },
     {
       name: 'getBot', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}` }),
@@ -194,6 +198,10 @@ describe('Admin API security', () => {
     {
       name: 'getBotAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics?startDate=2026-01-01&endDate=2026-01-31` }),
+    },
+    {
+      name: 'getBotQualityAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics/quality?startDate=2026-01-01&endDate=2026-01-31` }),
     },
     // Human handoff (the `agent` role's own matrix: handoffs.security.test.ts).
     {
@@ -233,6 +241,13 @@ describe('Admin API security', () => {
       },
     },
     {
+      name: 'createBotHandoffFileUpload', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws)
+        return { method: 'POST', path: `/bots/${f.botId}/handoffs/${f.conversationId}/files`, body: { name: 'a.txt', contentType: 'text/plain', size: 5 } }
+      },
+    },
+    {
       name: 'endBotHandoff', scope: 'workspace', minRole: 'developer', permission: 'handoffs.write', ok: 200,
       prepare: async ({ ws }) => {
         const f = await handoffFixture(h, ownerToken, ws)
@@ -252,6 +267,13 @@ describe('Admin API security', () => {
         const { key } = await chat.createUser({})
         const conversation = await chat.createConversation(key)
         return { method: 'GET', path: `/bots/${botId}/conversations/${conversation.id}/transcript` }
+      },
+    },
+    {
+      name: 'listenBotConversation', scope: 'workspace', minRole: 'viewer', permission: 'conversations.read', ok: 200,
+      prepare: async ({ ws }) => {
+        const f = await handoffFixture(h, ownerToken, ws, { open: false })
+        return { method: 'GET', path: `/bots/${f.botId}/conversations/${f.conversationId}/listen`, stream: true }
       },
     },
     {

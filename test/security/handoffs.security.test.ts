@@ -1,6 +1,7 @@
 /**
  * Human handoff security (the `agent` role's matrix):
- * - agent vs viewer vs developer on every handoff operation, and on the bot operations an agent must not use;
+ * - agent vs viewer vs developer on every handoff operation (the inbox's live transcript and attachments too), on
+ *   listBots (agents list the workspace's bots, without their url) and on the bot operations an agent must not use;
  * - another workspace's bot and conversation → 404 (never 403, nothing leaks);
  * - assigning a handoff to another member needs manager+ and a member who answers handoffs;
  * - a held handoff: another agent's claim, reply or end → 409 with the Botpress error body;
@@ -29,8 +30,8 @@ describe('handoff security', () => {
     return { id: res.body.id as string, token: res.body.pat.value as string }
   }
   const fixture = (options?: { open?: boolean }) => handoffFixture(h, h.credentials.token, h.credentials.workspaceId, options)
-  const as = (role: Role, method: Method, path: string, body?: unknown): Promise<Res> =>
-    call(method, path, { token: members[role].token, ...(body !== undefined && { body }) })
+  const as = (role: Role, method: Method, path: string, body?: unknown, stream?: boolean): Promise<Res> =>
+    call(method, path, { token: members[role].token, ...(body !== undefined && { body }), ...(stream && { stream }) })
 
   beforeAll(async () => {
     h = await startParley()
@@ -40,7 +41,7 @@ describe('handoff security', () => {
   afterAll(async () => h?.close())
 
   /** Each operation on a fresh fixture, and what each role gets. */
-  const OPS: { name: string; req: (f: HandoffFixture) => [Method, string, unknown?]; open?: boolean; allowed: Role[] }[] = [
+  const OPS: { name: string; req: (f: HandoffFixture) => [Method, string, unknown?]; open?: boolean; stream?: boolean; allowed: Role[] }[] = [
     { name: 'listBotHandoffs', req: (f) => ['GET', `/bots/${f.botId}/handoffs`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
     { name: 'getBotHandoff', req: (f) => ['GET', `/bots/${f.botId}/handoffs/${f.conversationId}`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
     { name: 'getBotHandoffStats', req: (f) => ['GET', `/bots/${f.botId}/handoffs/stats?startDate=2026-01-01&endDate=2026-01-02`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
@@ -48,16 +49,21 @@ describe('handoff security', () => {
     { name: 'claimBotHandoff', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/claim`, {}], allowed: ['agent', 'developer', 'manager'] },
     { name: 'createBotHandoffMessage (reply)', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, { type: 'text', payload: { text: 'hi' } }], allowed: ['agent', 'developer', 'manager'] },
     { name: 'createBotHandoffMessage (note)', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, { note: 'internal' }], allowed: ['agent', 'developer', 'manager'] },
+    { name: 'createBotHandoffFileUpload', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/files`, { name: 'a.png', contentType: 'image/png', size: 10 }], allowed: ['agent', 'developer', 'manager'] },
     { name: 'endBotHandoff', req: (f) => ['POST', `/bots/${f.botId}/handoffs/${f.conversationId}/end`, {}], allowed: ['agent', 'developer', 'manager'] },
     // The console's conversation reads: an agent reads the conversations it answers (conversations.read)
     { name: 'listBotConversations', req: (f) => ['GET', `/bots/${f.botId}/conversations`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
     { name: 'getBotConversationTranscript', req: (f) => ['GET', `/bots/${f.botId}/conversations/${f.conversationId}/transcript`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
     { name: 'exportBotConversations', req: (f) => ['GET', `/bots/${f.botId}/export?format=json&conversationId=${f.conversationId}`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
+    // The inbox's live transcript (SSE).
+    { name: 'listenBotConversation', stream: true, req: (f) => ['GET', `/bots/${f.botId}/conversations/${f.conversationId}/listen`], allowed: ['agent', 'viewer', 'developer', 'manager'] },
+    // The console's bot picker: an agent lists the workspace's bots (bots.list), without reading them.
+    { name: 'listBots', req: () => ['GET', '/bots'], allowed: ['agent', 'viewer', 'developer', 'manager'] },
     // What an agent must not see: bot configuration, logs, analytics, keys, files.
     { name: 'getBot', req: (f) => ['GET', `/bots/${f.botId}`], allowed: ['viewer', 'developer', 'manager'] },
-    { name: 'listBots', req: () => ['GET', '/bots'], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'getBotLogs', req: (f) => ['GET', `/bots/${f.botId}/logs`], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'getBotAnalytics', req: (f) => ['GET', `/bots/${f.botId}/analytics?startDate=2026-01-01&endDate=2026-01-02`], allowed: ['viewer', 'developer', 'manager'] },
+    { name: 'getBotQualityAnalytics', req: (f) => ['GET', `/bots/${f.botId}/analytics/quality?startDate=2026-01-01&endDate=2026-01-02`], allowed: ['viewer', 'developer', 'manager'] },
     { name: 'updateBot', req: (f) => ['PUT', `/bots/${f.botId}`, { name: 'renamed' }], allowed: ['developer', 'manager'] },
     { name: 'listBotApiKeys', req: (f) => ['GET', `/bots/baks?botId=${f.botId}`], allowed: ['developer', 'manager'] },
   ]
@@ -65,9 +71,38 @@ describe('handoff security', () => {
   it.each(OPS.flatMap((op) => ROLES.map((role) => [op.name, role, op.allowed.includes(role), op] as const)))('%s as %s → allowed: %s', async (_name, role, allowed, op) => {
     const f = await fixture({ open: op.open ?? true })
     const [method, path, body] = op.req(f)
-    const res = await as(role, method, path, body)
+    const res = await as(role, method, path, body, op.stream)
     if (allowed) expect(res.status, res.text).toBeLessThan(300)
     else expectError(res, 403, 'Forbidden')
+  })
+
+  it('an agent lists its workspace\'s bots (to pick one in the console) without their url, and never another workspace\'s', async () => {
+    const remote = await call('POST', '/bots', { body: { name: 'remote for agents', url: 'http://127.0.0.1:9/secret-endpoint' } })
+    expect(remote.status, remote.text).toBe(201)
+    const otherWs = (await call('POST', '/workspaces', { body: { name: 'other bots' } })).body.id as string
+    const foreign = await call('POST', '/bots', { workspaceId: otherWs, body: { name: 'foreign bot' } })
+    expect(foreign.status, foreign.text).toBe(201)
+    const all = async (role: Role) => {
+      const bots: { id: string; name: string; url?: string }[] = []
+      let next: string | undefined
+      do {
+        const page = await as(role, 'GET', `/bots?pageSize=100${next ? `&nextToken=${encodeURIComponent(next)}` : ''}`)
+        expect(page.status, page.text).toBe(200)
+        bots.push(...page.body.bots)
+        next = page.body.meta.nextToken
+      } while (next)
+      return bots
+    }
+    const agent = await all('agent')
+    const viewer = await all('viewer')
+    expect(agent.map((b) => b.id).sort()).toEqual(viewer.map((b) => b.id).sort())
+    expect(agent.find((b) => b.id === remote.body.bot.id)).toMatchObject({ name: 'remote for agents' })
+    expect(agent.find((b) => b.id === remote.body.bot.id)!.url).toBeUndefined()
+    expect(JSON.stringify(agent)).not.toContain('secret-endpoint')
+    expect(viewer.find((b) => b.id === remote.body.bot.id)!.url).toBe('http://127.0.0.1:9/secret-endpoint')
+    expect(agent.some((b) => b.id === foreign.body.bot.id)).toBe(false)
+    // The agent's token on the other workspace: not a member.
+    expectError(await call('GET', '/bots', { token: members.agent.token, workspaceId: otherWs }), 403, 'Forbidden')
   })
 
   it('the agent role cannot use the Files, Tables or Runtime APIs of a bot', async () => {
@@ -81,12 +116,15 @@ describe('handoff security', () => {
   it('another workspace: its bots and conversations answer 404, to every role of this one and to its own owner on our ids', async () => {
     const otherWs = (await call('POST', '/workspaces', { body: { name: 'other handoffs' } })).body.id as string
     const theirs = await handoffFixture(h, h.credentials.token, otherWs)
-    for (const op of OPS.filter((o) => o.name.includes('Handoff'))) {
+    for (const op of OPS.filter((o) => o.name.includes('Handoff') || o.name === 'listenBotConversation')) {
       const [method, path, body] = op.req(theirs)
       // Our members, with our workspace header, on the other workspace's bot.
-      const res = await as('developer', method, path, body)
+      const res = await as('developer', method, path, body, op.stream)
       expectError(res, 404, 'ResourceNotFound')
     }
+    // Their conversation under our bot: not found on the live transcript either.
+    const mine = await fixture()
+    expectError(await as('agent', 'GET', `/bots/${mine.botId}/conversations/${theirs.conversationId}/listen`, undefined, true), 404, 'ResourceNotFound')
     // Our bot's conversation id under their bot: not found either.
     const ours = await fixture()
     const res = await as('developer', 'GET', `/bots/${theirs.botId}/handoffs/${ours.conversationId}`)
@@ -105,6 +143,7 @@ describe('handoff security', () => {
     expectError(await byOther('POST', `/bots/${f.botId}/handoffs/${f.conversationId}/claim`, {}), 409, 'ResourceLockedConflict')
     expectError(await byOther('POST', `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, { type: 'text', payload: { text: 'me too' } }), 409, 'ResourceLockedConflict')
     expectError(await byOther('POST', `/bots/${f.botId}/handoffs/${f.conversationId}/end`, {}), 409, 'ResourceLockedConflict')
+    expectError(await byOther('POST', `/bots/${f.botId}/handoffs/${f.conversationId}/files`, { name: 'x.txt', contentType: 'text/plain', size: 1 }), 409, 'ResourceLockedConflict')
     // A note is fine (colleagues comment on a conversation they do not hold).
     expect((await byOther('POST', `/bots/${f.botId}/handoffs/${f.conversationId}/messages`, { note: 'I know this user' })).status).toBe(200)
     const ended = await as('manager', 'POST', `/bots/${f.botId}/handoffs/${f.conversationId}/end`, {})

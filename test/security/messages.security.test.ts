@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { MessageView } from '../../src/domain/chat-views.js'
-import { authMatrix, contextSecrets, createFixture, expectApiError, expectNoLeak, startSecurityContext, type SecurityContext } from '../helpers/chat-client.js'
+import { authMatrix, b64, contextSecrets, createFixture, expectApiError, expectNoLeak, startSecurityContext, type SecurityContext } from '../helpers/chat-client.js'
 
-const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url')
 
 describe('security: messages', () => {
   let ctx: SecurityContext

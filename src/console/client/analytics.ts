@@ -3,13 +3,27 @@ import uPlot from 'uplot'
 import { h } from '../../webchat/client/dom.js'
 import { json, qs } from './api.js'
 
-interface Record_ { startDateTimeUtc: string; newUsers: number; returningUsers: number; sessions: number; userMessages: number; botMessages: number }
+/** A day of getBotAnalytics and getBotQualityAnalytics side by side (the same days, in order). */
+interface Record_ {
+  startDateTimeUtc: string; newUsers: number; returningUsers: number; sessions: number; userMessages: number; botMessages: number
+  handoffsRequested: number; handoffsClaimed: number; handoffWaitMeanSeconds: number; handoffWaitMaxSeconds: number
+  failedTurns: number; timedOutTurns: number; knowledgeSearches: number; knowledgeNoAnswer: number; positiveFeedback: number; negativeFeedback: number
+}
+type Key = Exclude<keyof Record_, 'startDateTimeUtc'>
 
-const CHARTS: Array<{ id: string; title: string; series: Array<[keyof Record_, string, string]> }> = [
+const CHARTS: Array<{ id: string; title: string; unit?: string; series: Array<[Key, string, string]> }> = [
   { id: 'messages', title: 'Messages', series: [['userMessages', 'User messages', '#1558b0'], ['botMessages', 'Bot messages', '#17663e']] },
   { id: 'users', title: 'Users', series: [['newUsers', 'New users', '#5b2a86'], ['returningUsers', 'Returning users', '#8a4b00']] },
   { id: 'sessions', title: 'Sessions', series: [['sessions', 'Sessions', '#b3261e']] },
+  { id: 'handoffs', title: 'Handoffs', series: [['handoffsRequested', 'Requested', '#1558b0'], ['handoffsClaimed', 'Claimed by an agent', '#17663e']] },
+  { id: 'handoff-wait', title: 'Handoff wait (seconds, request to claim)', unit: 'seconds', series: [['handoffWaitMeanSeconds', 'Mean wait (s)', '#5b2a86'], ['handoffWaitMaxSeconds', 'Longest wait (s)', '#b3261e']] },
+  { id: 'turns', title: 'Failed turns', series: [['failedTurns', 'Failed', '#b3261e'], ['timedOutTurns', 'Timed out', '#8a4b00']] },
+  { id: 'knowledge', title: 'Knowledge questions', series: [['knowledgeSearches', 'Searches', '#1558b0'], ['knowledgeNoAnswer', 'No good passage', '#b3261e']] },
+  { id: 'feedback', title: 'Feedback on bot messages', series: [['positiveFeedback', 'Helpful', '#17663e'], ['negativeFeedback', 'Not helpful', '#b3261e']] },
 ]
+
+/** Numbers as the tables show them: counts as they are, seconds with at most one decimal. */
+const shown = (n: number) => Number.isInteger(n) ? String(n) : n.toFixed(1)
 
 const day = (d: Date) => d.toISOString().slice(0, 10)
 
@@ -23,8 +37,17 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
   let alive = true
 
   async function load(): Promise<void> {
-    const r = await json<{ records: Record_[] }>(`/v1/admin/bots/${encodeURIComponent(botId)}/analytics${qs({ startDate: start.value, endDate: end.value })}`)
+    const range = qs({ startDate: start.value, endDate: end.value })
+    const base = `/v1/admin/bots/${encodeURIComponent(botId)}/analytics`
+    let activity: { records: Record_[] }, quality: { records: Record_[] }
+    try {
+      ;[activity, quality] = await Promise.all([json<{ records: Record_[] }>(`${base}${range}`), json<{ records: Record_[] }>(`${base}/quality${range}`)])
+    } catch (err) {
+      if (alive) out.replaceChildren(h('p', { class: 'error-box', attrs: { role: 'alert' }, text: `The analytics could not be read: ${(err as Error).message}` }))
+      return
+    }
     if (!alive) return
+    const r = { records: activity.records.map((a, i) => ({ ...quality.records[i]!, ...a })) }
     for (const p of plots.splice(0)) p.destroy()
     out.replaceChildren()
     const xs = r.records.map((x) => Date.parse(x.startDateTimeUtc) / 1000)
@@ -36,7 +59,7 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
         h('thead', {}, [h('tr', {}, [h('th', { attrs: { scope: 'col' }, text: 'Day (UTC)' }), ...chart.series.map(([, label]) => h('th', { attrs: { scope: 'col' }, text: label }))])]),
         h('tbody', {}, r.records.map((rec) => h('tr', {}, [
           h('th', { attrs: { scope: 'row' }, text: rec.startDateTimeUtc.slice(0, 10) }),
-          ...chart.series.map(([key]) => h('td', { attrs: { 'data-key': key }, text: String(rec[key]) })),
+          ...chart.series.map(([key]) => h('td', { attrs: { 'data-key': key, 'data-value': String(rec[key]) }, text: shown(rec[key]) })),
         ]))),
       ])
       const section = h('section', { class: 'panel', attrs: { 'aria-labelledby': `chart-${chart.id}` } }, [
@@ -49,7 +72,7 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
         width: Math.max(260, section.clientWidth - 34), height: 220,
         scales: { x: { time: true } },
         series: [{}, ...chart.series.map(([, label, stroke]) => ({ label, stroke, width: 2, points: { show: true } }))],
-        axes: [{}, { label: 'count' }],
+        axes: [{}, { label: chart.unit ?? 'count' }],
       }, [xs, ...chart.series.map(([key]) => r.records.map((rec) => Number(rec[key])))], holder)))
     }
     for (const draw of pending) draw()
@@ -59,7 +82,7 @@ export function analyticsPage({ botId, main }: { botId: string; main: HTMLElemen
     h('label', { attrs: { for: 'start' } }, ['From', start]), h('label', { attrs: { for: 'end' } }, ['To', end]),
     h('button', { attrs: { type: 'submit' }, text: 'Show' }),
   ])
-  main.append(h('h2', { text: 'Analytics' }), h('p', { class: 'meta', text: 'Per UTC day. A session is a user\'s messages in a conversation with no gap over 30 minutes; a returning user had a message on an earlier day.' }), form, out)
+  main.append(h('h2', { text: 'Analytics' }), h('p', { class: 'meta', text: 'Per UTC day. A session is a user\'s messages in a conversation with no gap over 30 minutes; a returning user had a message on an earlier day. Handoffs and their waits count by the day of the request; a failed turn is a user\'s message, event or conversation start whose bot code threw or was stopped; a knowledge question found no good passage when none reached the relevance threshold; feedback counts by the day of the rated bot message.' }), form, out)
   void load()
   return () => { alive = false; for (const p of plots.splice(0)) p.destroy() }
 }

@@ -1,12 +1,13 @@
 /// <reference lib="dom" />
 /**
- * The Parley console: sign-in, conversations, analytics, logs (and the inbox once handoffs exist). Plain DOM: every
+ * The Parley console: sign-in, conversations, analytics, logs and the handoff inbox. Plain DOM: every
  * string from the server reaches the page as text (h() in ../../webchat/client/dom.ts; no innerHTML anywhere).
  */
 import { h } from '../../webchat/client/dom.js'
 import { ApiError, json, setWorkspace } from './api.js'
 import { analyticsPage } from './analytics.js'
 import { conversationsPage } from './conversations.js'
+import { inboxPage } from './inbox.js'
 import { logsPage } from './logs.js'
 
 interface Account { id: string; email: string; displayName: string }
@@ -117,11 +118,7 @@ function render(): void {
   if (tab === 'conversations') state.stop = conversationsPage(ctx)
   else if (tab === 'analytics') state.stop = analyticsPage(ctx)
   else if (tab === 'logs') state.stop = logsPage(ctx)
-  else {
-    main.append(h('h2', { text: 'Inbox' }), h('p', {
-      text: 'Human handoff is not available on this server yet: once bots can hand a conversation to a person (issue #18\'s handoff operations), the waiting conversations appear here.',
-    }))
-  }
+  else state.stop = inboxPage({ ...ctx, accountId: state.account!.id })
 }
 
 window.addEventListener('hashchange', () => { if (state.account) render() })

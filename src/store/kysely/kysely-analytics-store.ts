@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import type { AnalyticsStore, BotActivity, BotActivityQuery, DayCount, DayKeyCount } from '../analytics-store.js'
+import type { AnalyticsStore, BotActivity, BotActivityQuery, BotQuality, DayCount, DayKeyCount } from '../analytics-store.js'
 
 const DAY_MS = 86_400_000
 /** Written into the statement (not a parameter): GROUP BY must repeat the SELECT's expression exactly. */
@@ -72,5 +72,41 @@ export class KyselyAnalyticsStore implements AnalyticsStore {
       events: [...runtimeEvents, ...chatEvents],
       custom,
     }
+  }
+
+  /**
+   * Each series reads one index range: handoffs_bot_requested, bot_turn_failures_bot_created,
+   * knowledge_searches_bot_created, and message_tags_key_value joined to the rated messages.
+   */
+  async botQuality(q: Omit<BotActivityQuery, 'sessionGapMs'>): Promise<BotQuality> {
+    const from = q.fromDay * DAY_MS
+    const to = q.toDay * DAY_MS
+    type Row = Record<string, unknown>
+    const rows = async (query: ReturnType<typeof sql>) => (await query.execute(this.db)).rows as Row[]
+    const n = (v: unknown) => Number(v ?? 0)
+    const handoffs = (await rows(sql`
+      SELECT requested_at / ${D} AS day, COUNT(*) AS requested, COUNT(claimed_at) AS claimed,
+        AVG(claimed_at - requested_at) AS wait_mean, MAX(claimed_at - requested_at) AS wait_max
+      FROM handoffs WHERE bot_id = ${q.botId} AND requested_at >= ${from} AND requested_at < ${to}
+      GROUP BY requested_at / ${D}`))
+      .map((r) => ({ day: n(r.day), requested: n(r.requested), claimed: n(r.claimed), waitMeanMs: n(r.wait_mean), waitMaxMs: n(r.wait_max) }))
+    const turnFailures = (await rows(sql`
+      SELECT created_at / ${D} AS day, reason AS key, COUNT(*) AS count FROM bot_turn_failures
+      WHERE bot_id = ${q.botId} AND created_at >= ${from} AND created_at < ${to}
+      GROUP BY created_at / ${D}, reason`))
+      .map((r) => ({ day: n(r.day), key: String(r.key), count: n(r.count) }))
+    const knowledge = (await rows(sql`
+      SELECT created_at / ${D} AS day, COUNT(*) AS searches, SUM(no_answer) AS no_answer FROM knowledge_searches
+      WHERE bot_id = ${q.botId} AND created_at >= ${from} AND created_at < ${to}
+      GROUP BY created_at / ${D}`))
+      .map((r) => ({ day: n(r.day), searches: n(r.searches), noAnswer: n(r.no_answer) }))
+    const feedback = (await rows(sql`
+      SELECT m.created_at / ${D} AS day, t.value AS key, COUNT(*) AS count
+      FROM message_tags t JOIN messages m ON m.id = t.message_id
+      WHERE t.integration_id IN (SELECT id FROM integrations WHERE bot_id = ${q.botId}) AND t.key = 'feedback' AND t.value IN ('positive', 'negative')
+        AND m.is_bot = 1 AND m.created_at >= ${from} AND m.created_at < ${to}
+      GROUP BY m.created_at / ${D}, t.value`))
+      .map((r) => ({ day: n(r.day), key: String(r.key), count: n(r.count) }))
+    return { handoffs, turnFailures, knowledge, feedback }
   }
 }

@@ -13,7 +13,7 @@ interface IntegrationTables {
   }
   integration_api_keys: { id: string; definition_id: string; token_hash: string; note: string; created_at: number }
   integration_installations: { integration_id: string; definition_id: string; configuration_type: string | null; disabled_channels: Generated<string> }
-  /** migrations/<dialect>/0016_integration_operations.sql */
+  /** migrations/<dialect>/0017_integration_operations.sql */
   integration_secrets: { definition_id: string; name: string; value: string }
   integration_logs: { id: string; definition_id: string; bot_id: string | null; at: number; level: string; message: string; conversation_id: string | null }
 }

@@ -7,11 +7,13 @@ import { KyselyPassageVectorStore } from './kysely-passage-vector-store.js'
 import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
+import { KyselyQualityStore } from './kysely-quality-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyHandoffStore } from './kysely-handoff-store.js'
 import { KyselyIntegrationStore } from './kysely-integration-store.js'
+import { KyselyIntegrationOutboxStore } from './kysely-integration-outbox-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
@@ -82,6 +84,7 @@ export class KyselyStore implements Store {
   readonly webhooks: KyselyWebhookStore
   readonly handoffs: KyselyHandoffStore
   readonly integrations: KyselyIntegrationStore
+  readonly integrationOutbox: KyselyIntegrationOutboxStore
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
@@ -89,6 +92,7 @@ export class KyselyStore implements Store {
   readonly botChat: KyselyBotChatStore
   readonly tables: KyselyTableStore
   readonly analytics: KyselyAnalyticsStore
+  readonly quality: KyselyQualityStore
   readonly consoleSessions: KyselyConsoleSessionStore
   readonly conversationArchive: KyselyConversationArchiveStore
 
@@ -103,6 +107,7 @@ export class KyselyStore implements Store {
     this.webhooks = new KyselyWebhookStore(db)
     this.handoffs = new KyselyHandoffStore(db)
     this.integrations = new KyselyIntegrationStore(db)
+    this.integrationOutbox = new KyselyIntegrationOutboxStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
     this.workflows = new KyselyWorkflowStore(db, dialect)
@@ -110,6 +115,7 @@ export class KyselyStore implements Store {
     this.botChat = new KyselyBotChatStore(db)
     this.tables = new KyselyTableStore(db, dialect)
     this.analytics = new KyselyAnalyticsStore(db)
+    this.quality = new KyselyQualityStore(db)
     this.consoleSessions = new KyselyConsoleSessionStore(db)
     this.conversationArchive = new KyselyConversationArchiveStore(db)
   }

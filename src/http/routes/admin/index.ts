@@ -25,6 +25,7 @@ import deleteBotApiKey from './bots/delete-bot-api-key.js'
 import getBotLogs from './bots/get-bot-logs.js'
 import getBotWebchat from './bots/get-bot-webchat.js'
 import getBotAnalytics from './bots/get-bot-analytics.js'
+import getBotQualityAnalytics from './bots/get-bot-quality-analytics.js'
 import listBotHandoffs from './handoffs/list-bot-handoffs.js'
 import createBotHandoff from './handoffs/create-bot-handoff.js'
 import getBotHandoff from './handoffs/get-bot-handoff.js'
@@ -46,6 +47,8 @@ import pingBotIntegration from './integrations/ping-bot-integration.js'
 import listBotConversations from './bots/list-bot-conversations.js'
 import getBotConversationTranscript from './bots/get-bot-conversation-transcript.js'
 import exportBotConversations from './bots/export-bot-conversations.js'
+import listenBotConversation from './bots/listen-bot-conversation.js'
+import createBotHandoffFileUpload from './handoffs/create-bot-handoff-file-upload.js'
 import createConsoleSignInLink from './account/create-console-sign-in-link.js'
 
 /**
@@ -86,9 +89,9 @@ export async function adminRoutes(app: App): Promise<void> {
     })
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
-      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
-      listBotConversations, getBotConversationTranscript, exportBotConversations,
-      listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, endBotHandoff, getBotHandoffStats,
+      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, getBotQualityAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBotConversations, getBotConversationTranscript, exportBotConversations, listenBotConversation,
+      listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, createBotHandoffFileUpload, endBotHandoff, getBotHandoffStats,
       createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey, pingBotIntegration,
     ]) route(scope)
   })

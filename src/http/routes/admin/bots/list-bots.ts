@@ -5,6 +5,7 @@ import { ADMIN_PAGE_SIZE } from '../../../../domain/workspace-service.js'
 import { BotSummarySchema, PageSizeQuery } from '../../../schemas/admin.js'
 import { ListMeta, listMeta, StringMap } from '../../../schemas/common.js'
 import { adminSchema } from '../common.js'
+import { can } from '../../../../domain/permissions.js'
 
 const Query = Type.Object({
   dev: Type.Optional(Type.Boolean()),
@@ -19,8 +20,8 @@ const Query = Type.Object({
 
 export default function listBots(app: App): void {
   app.get('/bots', {
-    config: { permission: 'bots.read' },
-    schema: adminSchema('listBots', 'Bots of the x-workspace-id workspace, with keyset paging', { querystring: Query },
+    config: { permission: 'bots.list' },
+    schema: adminSchema('listBots', 'Bots of the x-workspace-id workspace, with keyset paging (an agent, who may list but not read bots, gets no `url`)', { querystring: Query },
       { 200: Type.Object({ bots: Type.Array(BotSummarySchema), meta: ListMeta }) }),
   }, async (request) => {
     const q = request.query
@@ -36,6 +37,12 @@ export default function listBots(app: App): void {
       q.nextToken,
       q.pageSize ?? ADMIN_PAGE_SIZE.default,
     )
-    return { bots: page.items.map(botSummaryView), meta: listMeta(page) }
+    // An agent picks a bot in the console by its name; where a bot receives its events is configuration.
+    const full = can(request.role, 'bots.read')
+    const view = (b: Parameters<typeof botSummaryView>[0]) => {
+      const { url: _url, ...summary } = botSummaryView(b)
+      return full ? botSummaryView(b) : summary
+    }
+    return { bots: page.items.map(view), meta: listMeta(page) }
   })
 }

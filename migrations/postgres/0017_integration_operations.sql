@@ -1,4 +1,4 @@
--- Integration operations (sqlite). Keep this file in step with ../postgres/0016_integration_operations.sql.
+-- Integration operations (postgres). Keep this file in step with ../sqlite/0017_integration_operations.sql.
 -- Channels of an installation the bot may not use (updateBot integrations.<alias>.disabledChannels), a JSON array.
 ALTER TABLE integration_installations ADD COLUMN disabled_channels TEXT NOT NULL DEFAULT '[]';
 
@@ -9,4 +9,4 @@ CREATE TABLE integration_secrets (
   name TEXT NOT NULL,
   value TEXT NOT NULL,
   PRIMARY KEY (definition_id, name)
-) STRICT;
+);
