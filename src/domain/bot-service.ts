@@ -1,6 +1,7 @@
 import type { Installation } from './integration-service.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
+import { checkServiceUrl } from './service-url.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { BotApiKeyRow, BotListFilter, BotLogFilter, BotLogRow, BotRow, DeletedBot, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
@@ -82,25 +83,6 @@ export interface BotResourceCleaner {
 }
 
 const MIN_ENCRYPTION_KEY_LENGTH = 16
-export const MAX_BOT_URL_LENGTH = 2048
-
-/** A remote bot's url: an absolute http: or https: URL without credentials, at most MAX_BOT_URL_LENGTH characters. */
-export function checkBotUrl(url: string | null | undefined): string | null | undefined {
-  if (url === undefined || url === null) return url
-  if (typeof url !== 'string' || url.length === 0) throw errors.invalidPayload('url must be an http: or https: URL, or null')
-  if (url.length > MAX_BOT_URL_LENGTH) throw errors.invalidPayload(`url is longer than ${MAX_BOT_URL_LENGTH} characters`)
-  let parsed: URL
-  try {
-    parsed = new URL(url)
-  } catch {
-    throw errors.invalidPayload('url is not a valid absolute URL (expected http://host[:port]/path or https://…)')
-  }
-  if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') throw errors.invalidPayload(`url must use http: or https:, not ${parsed.protocol}`)
-  if (parsed.username || parsed.password) throw errors.invalidPayload('url must not carry credentials (user:password@); requests are signed with the bot\'s signingSecret instead')
-  if (parsed.hash) throw errors.invalidPayload('url must not have a #fragment')
-  return parsed.href
-}
-
 /**
  * The webchat settings of a create or update (`webchat`, or `integrations.chat.configuration.webchat`) applied to
  * `current`: undefined when the input has none, null when none are left. 400 naming the field for a bad value.
@@ -218,7 +200,7 @@ export class BotService {
   }
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
-    const url = checkBotUrl(input.url) ?? null
+    const url = checkServiceUrl(input.url) ?? null
     await this.assertLoads(input.code)
     if (input.states) this.options.states?.check(input.states)
     const webchat = applyWebchatInput(input, null) ?? null
@@ -269,7 +251,7 @@ export class BotService {
 
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
-    const url = checkBotUrl(input.url)
+    const url = checkServiceUrl(input.url)
     const webchat = applyWebchatInput(input, bot.webchat)
     await this.assertLoads(input.code)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
