@@ -92,10 +92,13 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const expansions = semanticExpansions(terms)
   const lexical = async (n: number) => {
     const candidates = Math.max(n, RANKING.candidates)
-    const own = RANKING.ownQuery || !expansions.length ? await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates }) : []
-    const wide = expansions.length ? await store.searchPassages({ botId, terms: [...expanded, ...expansions.map((e) => e.term)], files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
-    // Document frequencies of the question's own words from the engine; expansions' are estimated from the candidates (rank.ts).
-    const stats = await termStats(store, botId, expanded)
+    const wideTerms = [...expanded, ...expansions.map((e) => e.term)]
+    // Document frequencies of every term: they choose the terms the engine is asked about (candidateTerms). The
+    // rerank weighs the question's own words by theirs; expansions' are estimated from the candidates (rank.ts).
+    const all = await termStats(store, botId, wideTerms)
+    const stats: TermStats = { total: all.total, df: new Map(expanded.flatMap((t) => (all.df.has(t) ? [[t, all.df.get(t)!] as const] : []))) }
+    const own = RANKING.ownQuery || !expansions.length ? await store.searchPassages({ botId, terms: candidateTerms(expanded, all), files, now, limit: candidates }) : []
+    const wide = expansions.length ? await store.searchPassages({ botId, terms: candidateTerms(wideTerms, all), files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
     return rerank(expanded, expansions, own, wide, n, stats)
   }
   // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one
@@ -132,6 +135,28 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
       })),
     }
   }))
+}
+
+/**
+ * The terms a candidate query asks the engine about: the rarest first, while the passages containing them add up to
+ * at most RANKING.candidateBudget (at least the rarest one). The engine's cost grows with those postings: a
+ * common word ("use", "file") matches half of a large knowledge base, and every match would be scored to keep
+ * the best few dozen. Common words rarely decide which passages are candidates (BM25 weighs them by their low
+ * IDF); they still count in the rerank, which scores every candidate on all the question's words (Lucene's
+ * "common terms" query does the same). Words no passage contains are dropped.
+ */
+export function candidateTerms(terms: string[], stats: TermStats): string[] {
+  const known = [...new Set(terms)].filter((t) => (stats.df.get(t) ?? 1) > 0)
+  known.sort((a, b) => (stats.df.get(a) ?? 0) - (stats.df.get(b) ?? 0))
+  const out: string[] = []
+  let postings = 0
+  for (const t of known) {
+    const df = stats.df.get(t) ?? 0
+    if (out.length > 0 && postings + df > RANKING.candidateBudget) break
+    out.push(t)
+    postings += df
+  }
+  return out
 }
 
 /** Document frequencies per store and bot, reused for a minute (they only weigh terms: slightly stale is fine). */
