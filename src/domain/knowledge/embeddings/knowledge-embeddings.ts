@@ -105,6 +105,13 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   }
 
   start(): void {
+    // The built-in word vectors rerank the lexical candidates with vectors computed here from their text (similarity
+    // below): stored vectors would never be read, so passages are not embedded in the background (that pass took
+    // most of the indexing time and, running beside searches, set their p99: bench/kb-latency.ts).
+    if (this.provider instanceof WordVectorEmbeddings) {
+      this.log.info({ model: this.provider.model }, 'knowledge: built-in word vectors on (lexical candidates reranked in-process)')
+      return
+    }
     this.log.info({ model: this.provider.model, scoring: this.vectors.engine.name, note: this.vectors.engine.note }, 'embeddings: hybrid retrieval on')
     this.backfill.start()
   }
