@@ -114,6 +114,7 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
         return found
       },
     }),
+    ...(semantic.headingSimilarity && { headingSimilarity: (query: string, candidates: PassageHit[]) => semantic.headingSimilarity!(query, candidates) }),
     rank: async (q) => {
       const found = await semantic.rank(q)
       for (const h of found) cosines.set(h.id, h.score)

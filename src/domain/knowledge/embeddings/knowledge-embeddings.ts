@@ -142,6 +142,37 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     return this.provider instanceof WordVectorEmbeddings ? (query, hits) => this.builtinSimilarity(query, hits) : undefined
   }
 
+  get headingSimilarity(): ((query: string, hits: PassageHit[]) => Promise<Map<string, number> | undefined>) | undefined {
+    return this.provider instanceof WordVectorEmbeddings ? (query, hits) => this.builtinHeadingSimilarity(query, hits) : undefined
+  }
+
+  /** Heading vectors (the last part of a passage's title: in an FAQ, the question it answers), by heading text. */
+  private readonly headingCache = new Map<string, Float32Array | null>()
+
+  private async builtinHeadingSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
+    try {
+      const q = await this.embedQuery(query)
+      if (!q) return undefined
+      const out = new Map<string, number>()
+      for (const h of hits) {
+        const path = h.title.split(' › ')
+        if (path.length < 2) continue
+        const heading = path[path.length - 1]!
+        let v = this.headingCache.get(heading)
+        if (v === undefined) {
+          ;[v = null] = await this.provider.embed([heading], { timeoutMs: this.settings.queryTimeoutMs })
+          if (this.headingCache.size >= PASSAGE_CACHE) this.headingCache.delete(this.headingCache.keys().next().value!)
+          this.headingCache.set(heading, v)
+        }
+        if (v) out.set(h.id, cosine(q, v))
+      }
+      return out
+    } catch (err) {
+      this.log.warn({ err }, 'embeddings: built-in heading similarity failed; the search answers without it')
+      return undefined
+    }
+  }
+
   private async builtinSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
     try {
       const q = await this.embedQuery(query)
