@@ -29,6 +29,16 @@ export const RANKING = {
    * candidate query ~5× (bench/kb-latency.ts).
    */
   candidateBudget: 2000,
+  /**
+   * Pseudo-relevance feedback (knowledge-service.ts): words of the best `prfDocs` passages added as expansions (0: off).
+   * Tuning half, built-in vectors on: SQLite top-3 157 → 161 (of 208) at 5 words × 0.5, but PostgreSQL 154 → 150:
+   * not a gain that holds across engines, so off.
+   */
+  prfTerms: 0,
+  prfDocs: 3,
+  prfWeight: 0.3,
+  /** A feedback word must be in at most this share of the candidates. */
+  prfMaxShare: 0.2,
   lexical: 1,
   expanded: 0.5,
   engine: 0.3,
