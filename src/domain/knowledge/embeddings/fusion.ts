@@ -42,7 +42,8 @@ export interface SemanticRanking {
  * lexical → 68/62 at weight 1, 77/76 at 0.1), since SIF averages of word vectors find passages about the same
  * topic rather than the answer; as a rerank of the lexical candidates (score / best + 0.5 · cosine) top-3 stays
  * (79/79) and MRR rises (0.604 → 0.633 HTML, 0.602 → 0.619 PDF). So: 'rerank', weight 0.5. An external
- * embeddings model keeps RRF at weight 1.
+ * embeddings model keeps RRF at weight 1. The built-in model stores no vectors (knowledge-embeddings.ts start()): set
+ * to 'rrf' it would find none and search would stay lexical.
  */
 /**
  * headingWeight: a cosine of the query with the passage's own heading added to the rerank (question-to-heading matching
