@@ -55,8 +55,9 @@ the PDF Debian ships; Git's gitfaq(7) and SQLite's FAQ as shipped in HTML and as
 Chromium), ${passages ? `${passages.html} HTML and ${passages.pdf} PDF passages, ` : ''}asked 208 questions written as users ask them
 (other words than the text, typos, long rambling questions). A question counts at rank k when the k-th passage of
 searchFiles comes from the right document and contains the expected answer text. The held-out half (FNV-1a hash of
-the question odd) was never looked at while tuning. Built-in retrieval only (no embeddings service): lexical ranking
-with WordNet expansion, reranked with the built-in word vectors (PARLEY_KB_WORD_VECTORS, default on).
+the question odd) was never looked at while tuning. Built-in retrieval only (no embeddings service), the default
+settings: lexical ranking with WordNet expansion, reranked with the built-in word vectors (PARLEY_KB_WORD_VECTORS,
+${process.env.PARLEY_KB_WORD_VECTORS === 'off' ? '**off** for this run' : 'on, the default'}). Retrieval quality only: the machine's load does not change these figures.
 Measured ${new Date().toISOString().slice(0, 10)}.
 
 | Backend | Format | Half | Questions | Top-1 | Top-3 | MRR@10 |

@@ -34,9 +34,9 @@ try {
   // A setting `builtinWeight` goes to FUSION (embeddings/fusion.ts), the others to RANKING.
   const grid: (Partial<typeof RANKING> & Partial<typeof FUSION>)[] = JSON.parse(process.argv[2] ?? '[{}]')
   for (const change of grid) {
-    const { builtinWeight, builtinMode, rerankWeight, rerankPool, ...ranking } = change
+    const { builtinWeight, builtinMode, rerankWeight, rerankPool, headingWeight, ...ranking } = change
     Object.assign(RANKING, base, ranking)
-    Object.assign(FUSION, fusionBase, Object.fromEntries(Object.entries({ builtinWeight, builtinMode, rerankWeight, rerankPool }).filter(([, v]) => v !== undefined)))
+    Object.assign(FUSION, fusionBase, Object.fromEntries(Object.entries({ builtinWeight, builtinMode, rerankWeight, rerankPool, headingWeight }).filter(([, v]) => v !== undefined)))
     const { scores } = await askRealQuestions(app, credentials!.botId, ['tuning'])
     const { html, pdf } = scores.tuning
     process.stdout.write(`${JSON.stringify(change)}  html top3 ${html.top3}/${html.questions} mrr ${html.mrr.toFixed(3)}  pdf top3 ${pdf.top3}/${pdf.questions} mrr ${pdf.mrr.toFixed(3)}  sum ${html.top3 + pdf.top3}\n`)

@@ -70,9 +70,9 @@ export interface Config {
    */
   embeddings: EmbeddingsSettings | undefined
   /**
-   * The built-in semantic signal (PARLEY_KB_WORD_VECTORS, default off: it made search p99 6× slower for 1–3 points
-   * of held-out top-3, README "How retrieval works"): without an embeddings endpoint, passages get vectors from the
-   * pre-trained word vectors built into dist/word-vectors/, which rerank the lexical candidates.
+   * The built-in semantic signal (PARLEY_KB_WORD_VECTORS, default on since its rerank costs no more than lexical
+   * search, README "How retrieval works"): without an embeddings endpoint, the lexical candidates are reranked with
+   * vectors from the pre-trained word vectors built into dist/word-vectors/, computed in-process.
    */
   kbWordVectors: boolean
   /**
@@ -243,7 +243,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
         }
       : undefined,
     embeddings: embeddings(env),
-    kbWordVectors: bool(env, 'PARLEY_KB_WORD_VECTORS', false),
+    kbWordVectors: bool(env, 'PARLEY_KB_WORD_VECTORS', true),
     kbMinScore: fraction(env, 'PARLEY_KB_MIN_SCORE', KB_MIN_SCORE_DEFAULT),
     webhook: {
       maxBodyBytes: 100 * 1024 * 1024,

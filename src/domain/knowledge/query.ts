@@ -23,8 +23,11 @@ export const isStopWord = (word: string): boolean => STOP_WORDS.has(word)
 
 /** Lowercased words of the text (NFKC, diacritics kept: the index folds them itself). */
 export function words(text: string): string[] {
+  // ASCII text (most passages) needs no normalisation, and its letters and digits are a-z and 0-9: a faster match.
+  if (!NON_ASCII.test(text)) return text.toLowerCase().match(/[a-z0-9]+/g) ?? []
   return text.normalize('NFKC').toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []
 }
+const NON_ASCII = /[^\x00-\x7f]/
 
 export function queryTerms(query: string): string[] {
   const unique = [...new Set(words(query.slice(0, MAX_QUERY_CHARS)).filter((w) => w.length > 1 && w.length <= 64 && !STOP_WORDS.has(w)))]

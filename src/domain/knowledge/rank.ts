@@ -22,6 +22,23 @@ export const RANKING = {
   candidates: 40,
   /** A separate candidate query on the question's own words (else one query, own words and expansions, twice as many candidates). */
   ownQuery: 0,
+  /**
+   * Passages a candidate query may match, summed over its terms (knowledge-service.ts candidateTerms): bounds the
+   * engine's work on large knowledge bases. Tuning half (bench/kb-tune.ts, SQLite, lexical): the same top-3 and MRR
+   * from no bound down to 1000 (the evaluation's 737 passages rarely reach it); over 20,000 passages it cut the
+   * candidate query ~5× (bench/kb-latency.ts).
+   */
+  candidateBudget: 2000,
+  /**
+   * Pseudo-relevance feedback (knowledge-service.ts): words of the best `prfDocs` passages added as expansions (0: off).
+   * Tuning half, built-in vectors on: SQLite top-3 157 → 161 (of 208) at 5 words × 0.5, but PostgreSQL 154 → 150:
+   * not a gain that holds across engines, so off.
+   */
+  prfTerms: 0,
+  prfDocs: 3,
+  prfWeight: 0.3,
+  /** A feedback word must be in at most this share of the candidates. */
+  prfMaxShare: 0.2,
   lexical: 1,
   expanded: 0.5,
   engine: 0.3,
@@ -39,8 +56,21 @@ export const RANKING = {
   maxExpansions: 30,
 }
 
+/** Stems of words seen lately (a search stems every word of its ~100 candidates: the same words, over and over). */
+const STEMS = new Map<string, string>()
+const STEM_CACHE = 50_000
+
 /** A light suffix-stripping stem, enough to match "installed" with "install" or "packages" with "package". */
 export function stem(word: string): string {
+  const hit = STEMS.get(word)
+  if (hit !== undefined) return hit
+  const s = computeStem(word)
+  if (STEMS.size >= STEM_CACHE) STEMS.clear()
+  STEMS.set(word, s)
+  return s
+}
+
+function computeStem(word: string): string {
   let w = word.toLowerCase()
   if (w.length <= 3) return w
   for (const [suffix, repl] of [['ational', 'ate'], ['ization', 'ize'], ['fulness', 'ful'], ['iveness', 'ive'], ['ations', ''], ['ation', ''], ['ies', 'y'], ['ied', 'y'], ['ing', ''], ['ed', ''], ['es', ''], ['s', ''], ['ly', ''], ['ment', ''], ['er', '']] as const) {
@@ -91,15 +121,6 @@ export function rerank(terms: string[], expansions: Expanded[], own: PassageHit[
   for (const h of expanded) if (!pool.has(key(h))) pool.set(key(h), { hit: h, engine: own.length ? 0 : Math.max(h.score, 0) / maxWide })
   if (pool.size === 0) return []
 
-  const N = Math.max(stats.total, pool.size)
-  /** Candidates containing each stem: estimates the document frequency of terms the engine was not asked about. */
-  const poolDf = new Map<string, number>()
-  for (const e of pool.values()) for (const s of new Set(words(`${e.hit.title}\n${e.hit.content}`).map(stem))) poolDf.set(s, (poolDf.get(s) ?? 0) + 1)
-  const idf = (term: string) => {
-    const known = stats.df.get(term)
-    const df = Math.min(Math.max(known ?? ((poolDf.get(stem(term)) ?? 0) * N) / pool.size, 1), N)
-    return Math.log(1 + (N - df + 0.5) / (df + 0.5))
-  }
   const ownTerms = [...new Map(terms.map((t) => [stem(t), t])).entries()]
   const expTerms = expansions.map((e) => [stem(e.term), e.term, e.weight] as const)
   const synonymsOf = new Map<string, { stem: string; weight: number }[]>()
@@ -117,6 +138,20 @@ export function rerank(terms: string[], expansions: Expanded[], own: PassageHit[
     for (const s of contentStems) tf.set(s, (tf.get(s) ?? 0) + 1)
     return { ...e, tf, length: contentStems.length + RANKING.titleWeight * titleStems.length, heading: new Set(words(path[path.length - 1] ?? '').map(stem)) }
   })
+  const N = Math.max(stats.total, pool.size)
+  /** Candidates containing each stem: estimates the document frequency of terms the engine was not asked about. */
+  const poolDf = new Map<string, number>()
+  for (const d of docs) for (const s of d.tf.keys()) poolDf.set(s, (poolDf.get(s) ?? 0) + 1)
+  const idfs = new Map<string, number>()
+  const idf = (term: string) => {
+    let v = idfs.get(term)
+    if (v === undefined) {
+      const known = stats.df.get(term)
+      const df = Math.min(Math.max(known ?? ((poolDf.get(stem(term)) ?? 0) * N) / pool.size, 1), N)
+      idfs.set(term, (v = Math.log(1 + (N - df + 0.5) / (df + 0.5))))
+    }
+    return v
+  }
   const avg = docs.reduce((n, d) => n + d.length, 0) / docs.length || 1
   const bm25 = (d: (typeof docs)[number], list: readonly (readonly [string, string, number])[]) => {
     let sum = 0
@@ -131,12 +166,16 @@ export function rerank(terms: string[], expansions: Expanded[], own: PassageHit[
   const shareWeight = (t: string) => (RANKING.idfShare ? idf(t) : 1)
   const ownWeight = ownTerms.reduce((n, [, t]) => n + shareWeight(t), 0) || 1
   /** IDF-weighted share of the question's words matched in `set` (a synonym matching for part of a word). */
-  const share = (set: Set<string>) => {
+  const share = (set: { has(s: string): boolean }) => {
     let sum = 0
     for (const [s, t] of ownTerms) {
       const w = shareWeight(t)
       if (set.has(s)) sum += w
-      else sum += w * Math.max(0, ...(synonymsOf.get(s) ?? []).filter((x) => set.has(x.stem)).map((x) => x.weight))
+      else {
+        let best = 0
+        for (const x of synonymsOf.get(s) ?? []) if (x.weight > best && set.has(x.stem)) best = x.weight
+        sum += w * best
+      }
     }
     return sum / ownWeight
   }
@@ -146,7 +185,7 @@ export function rerank(terms: string[], expansions: Expanded[], own: PassageHit[
   const scored = raw.map(({ d, own, exp }) => ({
     ...d.hit,
     score: RANKING.lexical * own / maxOwn + RANKING.expanded * exp / maxExp + RANKING.engine * d.engine
-      + RANKING.heading * share(d.heading) + RANKING.coverage * share(new Set(d.tf.keys())),
+      + RANKING.heading * share(d.heading) + RANKING.coverage * share(d.tf),
   }))
   return scored.sort((a, b) => b.score - a.score || a.fileId.localeCompare(b.fileId) || a.position - b.position).slice(0, limit)
 }

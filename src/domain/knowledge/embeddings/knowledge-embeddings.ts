@@ -105,6 +105,13 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   }
 
   start(): void {
+    // The built-in word vectors rerank the lexical candidates with vectors computed here from their text (similarity
+    // below): stored vectors would never be read, so passages are not embedded in the background (that pass took
+    // most of the indexing time and, running beside searches, set their p99: bench/kb-latency.ts).
+    if (this.provider instanceof WordVectorEmbeddings) {
+      this.log.info({ model: this.provider.model }, 'knowledge: built-in word vectors on (lexical candidates reranked in-process)')
+      return
+    }
     this.log.info({ model: this.provider.model, scoring: this.vectors.engine.name, note: this.vectors.engine.note }, 'embeddings: hybrid retrieval on')
     this.backfill.start()
   }
@@ -133,6 +140,37 @@ export class KnowledgeEmbeddings implements SemanticRanking {
    */
   get similarity(): ((query: string, hits: PassageHit[]) => Promise<Map<string, number> | undefined>) | undefined {
     return this.provider instanceof WordVectorEmbeddings ? (query, hits) => this.builtinSimilarity(query, hits) : undefined
+  }
+
+  get headingSimilarity(): ((query: string, hits: PassageHit[]) => Promise<Map<string, number> | undefined>) | undefined {
+    return this.provider instanceof WordVectorEmbeddings ? (query, hits) => this.builtinHeadingSimilarity(query, hits) : undefined
+  }
+
+  /** Heading vectors (the last part of a passage's title: in an FAQ, the question it answers), by heading text. */
+  private readonly headingCache = new Map<string, Float32Array | null>()
+
+  private async builtinHeadingSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
+    try {
+      const q = await this.embedQuery(query)
+      if (!q) return undefined
+      const out = new Map<string, number>()
+      for (const h of hits) {
+        const path = h.title.split(' › ')
+        if (path.length < 2) continue
+        const heading = path[path.length - 1]!
+        let v = this.headingCache.get(heading)
+        if (v === undefined) {
+          ;[v = null] = await this.provider.embed([heading], { timeoutMs: this.settings.queryTimeoutMs })
+          if (this.headingCache.size >= PASSAGE_CACHE) this.headingCache.delete(this.headingCache.keys().next().value!)
+          this.headingCache.set(heading, v)
+        }
+        if (v) out.set(h.id, cosine(q, v))
+      }
+      return out
+    } catch (err) {
+      this.log.warn({ err }, 'embeddings: built-in heading similarity failed; the search answers without it')
+      return undefined
+    }
   }
 
   private async builtinSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {

@@ -25,6 +25,10 @@ export interface WordVectors {
   index: Map<string, number>
   scales: Float32Array
   vectors: Int8Array
+  /** Per word: SIF weight / norm of its int8 vector (computed once at load: a text's vector is a weighted sum). */
+  weights: Float32Array
+  /** Word → rank, or -1 when neither it nor a base form has a vector (words seen lately; bounded). */
+  lookups: Map<string, number>
 }
 
 let loaded: WordVectors | null | undefined
@@ -48,7 +52,7 @@ export function loadWordVectors(file = WORD_VECTORS_FILE): WordVectors | null {
         const vectors = new Int8Array(buf.buffer.slice(buf.byteOffset + vecAt, buf.byteOffset + wordsAt))
         const index = new Map<string, number>()
         buf.toString('utf8', wordsAt).split('\n').forEach((w, i) => index.set(w, i))
-        if (index.size === count) result = { dims, index, scales, vectors }
+        if (index.size === count) result = { dims, index, scales, vectors, weights: sifWeights(count, dims, vectors), lookups: new Map() }
       }
     }
   } catch {
@@ -77,33 +81,54 @@ export const SIF = {
   titleWeight: 1,
 }
 
-/** The rank of a word in the vectors, directly or by a base form. */
-function rankOf(wv: WordVectors, word: string): number | undefined {
-  const direct = wv.index.get(word)
-  if (direct !== undefined) return direct
-  for (const form of baseForms(word)) {
-    const r = wv.index.get(form)
-    if (r !== undefined) return r
+/** SIF weight over the norm of each word's vector (the unit vector's weight in a sum of raw int8 vectors). */
+function sifWeights(count: number, dims: number, vectors: Int8Array): Float32Array {
+  const out = new Float32Array(count)
+  for (let r = 0; r < count; r++) {
+    const p = 1 / ((r + 1) * SIF.harmonic)
+    let norm = 0
+    for (let d = r * dims, end = d + dims; d < end; d++) norm += vectors[d]! * vectors[d]!
+    out[r] = SIF.a / (SIF.a + p) / Math.sqrt(norm || 1)
   }
-  return undefined
+  return out
+}
+
+const LOOKUPS = 100_000
+
+/** The rank of a word in the vectors, directly or by a base form; -1 for none (stop words, short words: -1). */
+function rankOf(wv: WordVectors, word: string): number {
+  const seen = wv.lookups.get(word)
+  if (seen !== undefined) return seen
+  let rank = -1
+  if (word.length >= 2 && !isStopWord(word)) {
+    rank = wv.index.get(word) ?? -1
+    if (rank < 0) {
+      for (const form of baseForms(word)) {
+        const r = wv.index.get(form)
+        if (r !== undefined) {
+          rank = r
+          break
+        }
+      }
+    }
+  }
+  if (wv.lookups.size >= LOOKUPS) wv.lookups.clear()
+  wv.lookups.set(word, rank)
+  return rank
 }
 
 /** The SIF sentence vector of a text, or null when none of its words has a vector. */
 export function sentenceVector(wv: WordVectors, text: string): Float32Array | null {
-  const out = new Float32Array(wv.dims)
+  const dims = wv.dims
+  const out = new Float32Array(dims)
+  const vectors = wv.vectors
   let any = false
   for (const w of words(text)) {
-    if (w.length < 2 || isStopWord(w)) continue
     const r = rankOf(wv, w)
-    if (r === undefined) continue
+    if (r < 0) continue
     any = true
-    const p = 1 / ((r + 1) * SIF.harmonic)
-    const weight = SIF.a / (SIF.a + p)
-    const at = r * wv.dims
-    let norm = 0
-    for (let d = 0; d < wv.dims; d++) norm += wv.vectors[at + d]! * wv.vectors[at + d]!
-    const k = weight / Math.sqrt(norm || 1)
-    for (let d = 0; d < wv.dims; d++) out[d]! += wv.vectors[at + d]! * k
+    const k = wv.weights[r]!
+    for (let d = 0, at = r * dims; d < dims; d++, at++) out[d]! += vectors[at]! * k
   }
   if (!any) return null
   let norm = 0
