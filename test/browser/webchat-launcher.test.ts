@@ -171,7 +171,8 @@ describeBrowser('embed.js launcher: bot settings across origins, unread badge', 
       expect(await badge.isHidden()).toBe(true)
       expect(await launcher.textContent()).toBe('Ask Ada') // no count left in its name (hidden while open on a phone)
       await frame.getByRole('button', { name: 'Close chat' }).click()
-      expect(await page.getByRole('button', { name: 'Ask Ada', exact: true }).isVisible()).toBe(true)
+      // isVisible() does not wait: the launcher comes back once the panel has closed
+      await page.getByRole('button', { name: 'Ask Ada', exact: true }).waitFor({ state: 'visible' })
       expect(errors).toEqual([])
     })
   }
