@@ -23,6 +23,7 @@ import { mapDeployedPositions, SourceMap } from './source-map.js'
 import { MetricsRegistry, type Counter, type Histogram } from '../lib/metrics.js'
 import { webhookEvent, withExtension, type HostExtension, type WebhookEventSource } from './webhook-events.js'
 import { botLevelTurnEvent, type BotEventOutcome, type BotLevelEvent } from './bot-events.js'
+import { SerialByKey } from './serial-by-key.js'
 
 /** The channel on which new incoming messages and events announce "this conversation has work". */
 export const TURNS_CHANNEL = 'bot-turns'
@@ -124,8 +125,7 @@ function startedId(conversation: Pick<ConversationRow, 'integrationId' | 'id'>):
  */
 export class BotRuntime implements IncomingInterceptor {
   private readonly clock: () => number
-  private readonly active = new Map<string, Promise<void>>()
-  private readonly dirty = new Set<string>()
+  private readonly turns = new SerialByKey(() => this.stopped)
   private readonly summaries = new Map<string, Promise<BotSummary | undefined>>()
   private readonly owners = new Map<string, { at: number; owner: Promise<{ bot: BotRow; integration: IntegrationRow } | undefined> }>()
   private readonly unsubscribes: (() => Promise<void>)[] = []
@@ -154,7 +154,7 @@ export class BotRuntime implements IncomingInterceptor {
     metrics.collect('parley_bot_conversations_behind',
       `Conversations with incoming messages or events their bot has not processed yet (the bot runtime's queue depth, all instances; counted up to ${BEHIND_COUNT_CAP})`,
       async () => (await store.conversationsBehind(BEHIND_COUNT_CAP)).length)
-    metrics.collect('parley_bot_conversations_running', 'Conversations whose turns this instance is running or about to run', () => this.active.size)
+    metrics.collect('parley_bot_conversations_running', 'Conversations whose turns this instance is running or about to run', () => this.turns.size)
     const remote = options.remote
     this.remoteTurns = remote && {
       leaseMs: () => remote.leaseMs(),
@@ -259,7 +259,7 @@ export class BotRuntime implements IncomingInterceptor {
     clearInterval(this.sweeper)
     this.options.remote?.stop()
     await Promise.all(this.unsubscribes.splice(0).map((u) => u()))
-    await Promise.allSettled([...this.active.values()])
+    await this.turns.allIdle()
   }
 
   /** The notification announcing new incoming work in a conversation, sent with the user's message or event (none if the bot has no code). */
@@ -285,33 +285,11 @@ export class BotRuntime implements IncomingInterceptor {
 
   /** Resolves when the conversation has no turn running or pending (tests, shutdown). */
   async idle(integrationId: string, conversationId: string): Promise<void> {
-    const key = `${integrationId}:${conversationId}`
-    while (this.active.has(key)) await this.active.get(key)
+    await this.turns.idle(`${integrationId}:${conversationId}`)
   }
 
   private schedule(integrationId: string, conversationId: string): void {
-    if (this.stopped) return
-    const key = `${integrationId}:${conversationId}`
-    if (this.active.has(key)) {
-      this.dirty.add(key)
-      return
-    }
-    // The loop's last check of `dirty` and the removal from `active` happen in the same synchronous
-    // step: a notification arriving in between (via .catch/.finally ticks, as before) was dropped and
-    // its turn waited for the sweep.
-    const work = (async () => {
-      try {
-        do {
-          this.dirty.delete(key)
-          await this.drain(integrationId, conversationId)
-        } while (this.dirty.has(key) && !this.stopped)
-      } catch {
-        // A failed drain leaves the work to the next notification or the sweep.
-      } finally {
-        this.active.delete(key)
-      }
-    })()
-    this.active.set(key, work)
+    this.turns.schedule(`${integrationId}:${conversationId}`, () => this.drain(integrationId, conversationId))
   }
 
   /** The bot's export summary for its current code, loaded once per deployed version. */
@@ -364,7 +342,7 @@ export class BotRuntime implements IncomingInterceptor {
       release()
     }
     // Work that arrived while another instance's notification found the lease taken.
-    if (cursor && cursor.botSeq < cursor.lastSeq && hasTurns(owner.bot) && !this.stopped) this.dirty.add(`${integrationId}:${conversationId}`)
+    if (cursor && cursor.botSeq < cursor.lastSeq && hasTurns(owner.bot) && !this.stopped) this.turns.again(`${integrationId}:${conversationId}`)
   }
 
   /**

@@ -5,6 +5,7 @@ import type { OutboxCursor } from '../store/integration-outbox-store.js'
 import type { BotRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
 import type { IntegrationDelivery } from './integrations.js'
 import { DeliveryStopped, type RemoteBots } from './remote-bots.js'
+import { SerialByKey } from './serial-by-key.js'
 
 /**
  * Outgoing delivery to integrations served elsewhere (issue #19): every bot message appended in a conversation of an
@@ -53,8 +54,7 @@ export interface OutgoingDeliveryOptions {
 }
 
 export class OutgoingDeliveries {
-  private readonly active = new Map<string, Promise<void>>()
-  private readonly dirty = new Set<string>()
+  private readonly sending = new SerialByKey(() => this.stopped)
   /** Whether an integration id is an installation (never changes for an id: built-ins stay built-in). */
   private readonly installed = new Map<string, boolean>()
   /** This instance's name on delivery leases. */
@@ -79,7 +79,7 @@ export class OutgoingDeliveries {
       metrics.collect('parley_integration_messages_delivered_total', 'Bot messages this instance delivered to integrations (message_created answered 2xx)', () => this.delivered, 'counter')
       metrics.collect('parley_integration_messages_failed_total', 'Bot messages given up after the last attempt (tagged parley:delivery=failed, in the integration\'s and the bot\'s logs)', () => this.failed, 'counter')
       metrics.collect('parley_integration_delivery_attempts_failed_total', 'message_created attempts that failed (retried or given up)', () => this.attemptsFailed, 'counter')
-      metrics.collect('parley_integration_conversations_sending', 'Conversations whose bot messages this instance is sending or about to send', () => this.active.size)
+      metrics.collect('parley_integration_conversations_sending', 'Conversations whose bot messages this instance is sending or about to send', () => this.sending.size)
     }
   }
 
@@ -95,12 +95,12 @@ export class OutgoingDeliveries {
     this.stopped = true
     clearInterval(this.sweeper)
     this.remote.stop()
-    while (this.active.size > 0) await Promise.allSettled([...this.active.values()])
+    await this.sending.allIdle()
   }
 
   /** Resolves once no conversation is being sent by this instance (tests, benchmarks). */
   async idle(): Promise<void> {
-    while (this.active.size > 0) await Promise.allSettled([...this.active.values()])
+    await this.sending.allIdle()
   }
 
   /** A bot message was appended in a conversation of `integration` (on this instance): sent soon, if it is an installation. */
@@ -135,25 +135,8 @@ export class OutgoingDeliveries {
   }
 
   private schedule(integrationId: string, conversationId: string): void {
-    if (this.stopped) return
     const key = `${integrationId}:${conversationId}`
-    if (this.active.has(key)) {
-      this.dirty.add(key)
-      return
-    }
-    const work = (async () => {
-      try {
-        do {
-          this.dirty.delete(key)
-          await this.drain(integrationId, conversationId, key)
-        } while (this.dirty.has(key) && !this.stopped)
-      } catch {
-        // A failed drain (the database) leaves the work to the next notification or the sweep.
-      } finally {
-        this.active.delete(key)
-      }
-    })()
-    this.active.set(key, work)
+    this.sending.schedule(key, () => this.drain(integrationId, conversationId, key))
   }
 
   /** Sends the conversation's pending bot messages under its lease; nothing when another instance holds it. */
@@ -176,7 +159,7 @@ export class OutgoingDeliveries {
       cursor = await outbox.release(integrationId, conversationId, this.instanceId)
     }
     // More arrived meanwhile (another instance's notification found the lease taken): once more.
-    if (completed && cursor && cursor.deliveredSeq < cursor.lastSeq && !this.stopped) this.dirty.add(key)
+    if (completed && cursor && cursor.deliveredSeq < cursor.lastSeq && !this.stopped) this.sending.again(key)
   }
 
   /** The bot messages after `from`, in order: each sent (with retries) and recorded, then the cursor moved past it. */
