@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { closeSync, openSync, readFileSync, readSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { baseForms } from '../wordnet.js'
 import { isStopWord, words } from '../query.js'
@@ -64,10 +64,15 @@ export function loadWordVectors(file = WORD_VECTORS_FILE): WordVectors | null {
 
 /** Whether the built artefact is there (checked without reading it). */
 export function wordVectorsPresent(): boolean {
+  let fd: number | undefined
   try {
-    return readFileSync(WORD_VECTORS_FILE).subarray(0, 4).toString('latin1') === 'PWV1'
+    fd = openSync(WORD_VECTORS_FILE, 'r')
+    const magic = Buffer.alloc(4)
+    return readSync(fd, magic, 0, 4, 0) === 4 && magic.toString('latin1') === 'PWV1'
   } catch {
     return false
+  } finally {
+    if (fd !== undefined) closeSync(fd)
   }
 }
 
