@@ -9,6 +9,7 @@ export interface ArchiveQuery {
   from?: string | undefined
   to?: string | undefined
   failed?: boolean | undefined
+  handoff?: boolean | undefined
   conversationId?: string | undefined
 }
 
@@ -71,7 +72,7 @@ export class ConversationArchiveService {
     if (query.conversationId !== undefined && (query.conversationId.length > 200 || !storable(query.conversationId))) throw errors.invalidQuery('conversationId is not a conversation id')
     return {
       integrationId: chat.id, botId, q: q || undefined, from: time('from', query.from), to: time('to', query.to),
-      failed: query.failed, conversationId: query.conversationId,
+      failed: query.failed, handoff: query.handoff, conversationId: query.conversationId,
     }
   }
 

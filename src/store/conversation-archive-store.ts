@@ -1,6 +1,6 @@
 /**
  * The console's read side over a bot's chat data (the Chat/Runtime API rows, no table of its own): conversations
- * found by the words of their messages, a user id or a tag value, by date and by failed turns, newest activity
+ * found by the words of their messages, a user id or a tag value, by date, by failed turns and by handoff, newest activity
  * first; and the messages of such a set in keyset pages, for exports streamed from the database.
  */
 import type { MessageRow, Page, PageRequest } from './store.js'
@@ -17,6 +17,8 @@ export interface ArchiveFilter {
   to?: number | undefined
   /** Only conversations with an error-level log (a failed or timed-out turn). */
   failed?: boolean | undefined
+  /** Only conversations handed to a person at least once (a human handoff, open or ended). */
+  handoff?: boolean | undefined
   /** One conversation (exports of a single conversation). */
   conversationId?: string | undefined
 }

@@ -37,6 +37,9 @@ export function describeConversationArchiveContract(name: string, factory: Archi
       const oc = await store.createConversation(f.b.id, `conv-b-${randomUUID()}`, other, t)
       await store.appendMessage(newMessage(f.b.id, oc.id, other, t + 1, { type: 'text', text: 'Hello Kangaroo' }))
       await store.appendBotLogs([{ id: randomUUID(), botId: f.bot.id, at: t + 9000, level: 'error', message: 'boom', conversationId: conv[2]! }])
+      // conv[1] was handed to a person (and back); the other integration's conversation has the same id as none of them
+      const opened = await store.handoffs.open({ id: randomUUID(), botId: f.bot.id, integrationId: f.a.id, conversationId: conv[1]!, userId: 'someone', reason: null, requestedAt: t + 6000 })
+      await store.handoffs.end(opened.handoff.id, t + 7000)
     })
     afterAll(async () => cleanup?.())
 
@@ -68,6 +71,13 @@ export function describeConversationArchiveContract(name: string, factory: Archi
       expect(await ids({ from: t + 1002 })).toEqual([conv[2], conv[1]])
       expect(await ids({ to: t + 500 })).toEqual([conv[0]])
       expect(await ids({ failed: true })).toEqual([conv[2]])
+    })
+
+    it('filters conversations handed to a person (open or ended handoffs), combined with the other filters', async () => {
+      expect(await ids({ handoff: true })).toEqual([conv[1]])
+      expect(await ids({ handoff: true, q: 'billing' })).toEqual([conv[1]])
+      expect(await ids({ handoff: true, failed: true })).toEqual([])
+      expect(await ids({ handoff: false })).toEqual([conv[2], conv[1], conv[0]])
     })
 
     it('exports messages by (conversation, seq) across pages, only of the matching conversations', async () => {

@@ -11,12 +11,14 @@ export async function consoleSignIn(h: Harness, body: { token?: string; link?: s
 }
 
 export function consoleClient(h: Harness, cookie: string | undefined, workspaceId: string | null = h.credentials.workspaceId) {
-  return async (method: 'GET' | 'POST' | 'DELETE', url: string, o: { csrf?: boolean; headers?: Record<string, string> } = {}): Promise<ConsoleRes> => {
+  return async (method: 'GET' | 'POST' | 'DELETE', url: string, o: { csrf?: boolean; headers?: Record<string, string>; body?: unknown } = {}): Promise<ConsoleRes> => {
     const headers: Record<string, string> = { ...o.headers }
+    if (o.body !== undefined) headers['content-type'] = 'application/json'
     if (cookie) headers.cookie = cookie
     if (o.csrf !== false) headers['x-parley-console'] = '1'
     if (workspaceId) headers['x-workspace-id'] = workspaceId
-    const res = await h.app.inject({ method, url, headers, ...(method === 'DELETE' && { payload: {} }) })
+    const payload = o.body !== undefined ? JSON.stringify(o.body) : method === 'DELETE' ? {} : undefined
+    const res = await h.app.inject({ method, url, headers, ...(payload !== undefined && { payload }) })
     return { status: res.statusCode, headers: res.headers, text: res.body, body: parse(res.body) }
   }
 }

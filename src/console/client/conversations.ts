@@ -41,8 +41,9 @@ export function conversationsPage({ botId, main }: { botId: string; main: HTMLEl
   const from = h('input', { attrs: { type: 'date', name: 'from' } })
   const to = h('input', { attrs: { type: 'date', name: 'to' } })
   const failed = h('input', { attrs: { type: 'checkbox', name: 'failed', id: 'failed' } })
+  const handoff = h('input', { attrs: { type: 'checkbox', name: 'handoff', id: 'handoff' } })
   const filters = () => ({
-    q: q.value.trim(), from: from.value ? `${from.value}T00:00:00Z` : undefined, to: to.value ? `${to.value}T23:59:59.999Z` : undefined, failed: failed.checked,
+    q: q.value.trim(), from: from.value ? `${from.value}T00:00:00Z` : undefined, to: to.value ? `${to.value}T23:59:59.999Z` : undefined, failed: failed.checked, handoff: handoff.checked,
   })
   const list = h('ul', { class: 'conversations', attrs: { 'aria-label': 'Conversations' } })
   const status = h('p', { class: 'meta', attrs: { role: 'status' } })
@@ -116,6 +117,7 @@ export function conversationsPage({ botId, main }: { botId: string; main: HTMLEl
   const form = h('form', { class: 'filters', attrs: { role: 'search' }, on: { submit: (e) => { e.preventDefault(); void load(true) } } }, [
     field('q', 'Search', q), field('from', 'From', from), field('to', 'To', to),
     h('label', { class: 'inline', attrs: { for: 'failed' } }, [failed, 'Has failed turns']),
+    h('label', { class: 'inline', attrs: { for: 'handoff' } }, [handoff, 'Handed to a person']),
     h('button', { attrs: { type: 'submit' }, text: 'Search' }),
     h('button', { class: 'secondary', attrs: { type: 'button', 'data-export': 'range-csv' }, text: 'Export results (CSV)', on: { click: () => void download(`${base}/export${qs({ format: 'csv', ...filters() })}`) } }),
     h('button', { class: 'secondary', attrs: { type: 'button', 'data-export': 'range-json' }, text: 'Export results (JSON)', on: { click: () => void download(`${base}/export${qs({ format: 'json', ...filters() })}`) } }),

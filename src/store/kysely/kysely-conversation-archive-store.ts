@@ -31,6 +31,10 @@ export class KyselyConversationArchiveStore implements ConversationArchiveStore 
         all.push(eb.exists(eb.selectFrom('bot_logs as l').select('l.id')
           .where('l.bot_id', '=', f.botId).whereRef('l.conversation_id', '=', 'c.id').where('l.level', '=', 'error')))
       }
+      if (f.handoff) {
+        // handoffs is its own repository's table (migrations/<dialect>/0013_handoffs.sql; index handoffs_conversation)
+        all.push(eb.exists(sql`(select 1 from handoffs h where h.integration_id = c.integration_id and h.conversation_id = c.id)`))
+      }
       if (f.q !== undefined && f.q !== '') {
         const q = f.q
         const pattern = likePattern(q)

@@ -7,6 +7,7 @@ export const ArchiveQuery = {
   from: Type.Optional(Type.String({ maxLength: 64, description: 'Conversations active at or after this ISO 8601 date or date-time' })),
   to: Type.Optional(Type.String({ maxLength: 64, description: 'Conversations created at or before this ISO 8601 date or date-time' })),
   failed: Type.Optional(Type.Boolean({ description: 'Only conversations with a failed or timed-out turn (an error-level log)' })),
+  handoff: Type.Optional(Type.Boolean({ description: 'Only conversations handed to a person at least once (a human handoff, open or ended)' })),
 }
 
 export const ArchiveConversationSchema = Type.Object({

@@ -6,7 +6,7 @@ import { ArchiveConversationSchema, ArchiveQuery, conversationView } from './arc
 export default function listBotConversations(app: App): void {
   app.get('/bots/:id/conversations', {
     config: { permission: 'conversations.read' },
-    schema: adminSchema('listBotConversations', 'The bot\'s conversations, latest activity first, found by message text, user id or tag value, date range and failed turns (the console)',
+    schema: adminSchema('listBotConversations', 'The bot\'s conversations, latest activity first, found by message text, user id or tag value, date range, failed turns and handoffs (the console)',
       {
         params: Type.Object({ id: Type.String() }),
         querystring: Type.Object({ ...ArchiveQuery, nextToken: Type.Optional(Type.String({ maxLength: 512 })) }),
