@@ -203,6 +203,30 @@ describeBrowser('the console in Chromium', () => {
     await page.locator('#logs').getByText(fresh).waitFor({ timeout: 15_000 })
     await page.screenshot({ path: artifactPath('console-logs.png'), fullPage: true })
     expect(await seriousViolations(page)).toEqual([])
+
+    // An integration installed on the bot (served at a port nobody listens on): its logs are a source of their own,
+    // with this bot's lines only.
+    const definition = await admin('POST', '/integrations', { body: { name: `outside-${randomUUID().slice(0, 8)}`, version: '1.0.0', url: 'http://127.0.0.1:9/' } })
+    expect(definition.status, definition.text).toBe(201)
+    const integrationId = definition.body.integration.id as string
+    const installed = await admin('PUT', `/bots/${h.credentials.botId}`, { body: { integrations: { outside: { integrationId, enabled: true, configuration: {} } } } })
+    expect(installed.status, installed.text).toBe(200)
+    const [mine, theirs] = [`delivery to outside failed ${randomUUID()}`, `another bot's line ${randomUUID()}`]
+    await h.store.integrations.appendLogs([
+      { id: randomUUID(), definitionId: integrationId, botId: h.credentials.botId, at: Date.now(), level: 'error', message: mine, conversationId: null },
+      { id: randomUUID(), definitionId: integrationId, botId: randomUUID(), at: Date.now(), level: 'error', message: theirs, conversationId: null },
+    ])
+    // The page lists the bot's integrations when it opens: open it again
+    await page.getByRole('link', { name: 'Inbox' }).click()
+    await page.getByRole('heading', { name: 'Inbox' }).waitFor()
+    await page.getByRole('link', { name: 'Logs' }).click()
+    await page.locator('#log-source option', { hasText: 'integration outside' }).waitFor({ state: 'attached' })
+    await page.selectOption('#log-source', integrationId)
+    await page.locator('#logs').getByText(mine).waitFor()
+    expect(await page.locator('#logs').getByText(theirs).count()).toBe(0)
+    expect(await page.locator('#logs').getByText(fresh).count()).toBe(0) // the bot's own lines are the other source
+    await page.screenshot({ path: artifactPath('console-integration-logs.png'), fullPage: true })
+    expect(await seriousViolations(page)).toEqual([])
     await page.getByRole('link', { name: 'Inbox' }).click()
     await page.getByRole('heading', { name: 'Inbox' }).waitFor()
     await page.getByRole('button', { name: 'Sign out' }).click()

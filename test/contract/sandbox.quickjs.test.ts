@@ -164,7 +164,8 @@ describe('QuickJsSandbox: containment', () => {
 
   it('bot code reaches none of the runtime\'s entry points, so re-entering the runtime cannot reset its budget: the hook ends within its budget, far from the run\'s limit', async () => {
     // the run's own limit is far above the unit's budget: a re-entry that reset the budget ran until it (the defect)
-    const limits = { budgetMs: 300, timeoutMs: 30_000, memoryBytes: 32 * 1024 * 1024 }
+    // (a budget of 2 s, not less: on a loaded machine the hook must still get to its createMessage within it)
+    const limits = { budgetMs: 2000, timeoutMs: 30_000, memoryBytes: 32 * 1024 * 1024 }
     const sandbox = new QuickJsSandbox({ workers: 1, limits })
     try {
       const { host, sent } = recordingHost()

@@ -2,15 +2,22 @@
 import { h } from '../../webchat/client/dom.js'
 import { json, qs } from './api.js'
 
-interface Log { timestamp: string; level: string; message: string; conversationId?: string }
+interface Log { timestamp: string; level: string; message: string; conversationId?: string; botId?: string }
 
-/** The bot's logs (getBotLogs) with filters, and a live tail that asks for what came since the last line. */
+/** The built-in integrations: every other entry of bot.integrations is an installed integration with logs of its own. */
+const BUILT_IN = new Set(['chat', 'webhook'])
+
+/**
+ * The bot's logs (getBotLogs), or those of an integration installed on it (getIntegrationLogs: what Parley sent it and
+ * what failed, this bot's lines), with filters, and a live tail that asks for what came since the last line.
+ */
 export function logsPage({ botId, main }: { botId: string; main: HTMLElement }): () => void {
+  const source = h('select', { attrs: { id: 'log-source' } }, [h('option', { attrs: { value: '' }, text: 'this bot' })])
   const level = h('select', { attrs: { id: 'level' } }, ['', 'debug', 'info', 'warn', 'error'].map((l) => h('option', { attrs: { value: l }, text: l || 'any' })))
   const conversation = h('input', { attrs: { id: 'log-conversation', type: 'text', size: '30' } })
   const since = h('input', { attrs: { id: 'since', type: 'datetime-local' } })
   const tail = h('input', { attrs: { id: 'tail', type: 'checkbox' } })
-  const list = h('div', { attrs: { id: 'logs', role: 'log', 'aria-live': 'polite', 'aria-label': 'Bot logs' } })
+  const list = h('div', { attrs: { id: 'logs', role: 'log', 'aria-live': 'polite', 'aria-label': 'Logs' } })
   const status = h('p', { class: 'meta', attrs: { role: 'status' } })
   const seen = new Set<string>()
   let last: string | undefined
@@ -22,11 +29,13 @@ export function logsPage({ botId, main }: { botId: string; main: HTMLElement }):
     let added = 0
     let pages = 0
     do {
-      const r = await json<{ logs: Log[]; nextToken?: string }>(`/v1/admin/bots/${encodeURIComponent(botId)}/logs${qs({
+      const path = source.value ? `/v1/admin/integrations/${encodeURIComponent(source.value)}/logs` : `/v1/admin/bots/${encodeURIComponent(botId)}/logs`
+      const r = await json<{ logs: Log[]; nextToken?: string }>(`${path}${qs({
         timeStart, level: level.value, conversationId: conversation.value.trim(), nextToken: next,
       })}`)
       if (!alive) return added
       for (const l of r.logs) {
+        if (l.botId !== undefined && l.botId !== botId) continue // an integration's lines about other bots
         const key = `${l.timestamp}\u0000${l.level}\u0000${l.conversationId ?? ''}\u0000${l.message}`
         if (seen.has(key)) continue
         seen.add(key)
@@ -61,7 +70,15 @@ export function logsPage({ botId, main }: { botId: string; main: HTMLElement }):
   }
 
   tail.addEventListener('change', schedule)
+  source.addEventListener('change', () => void load())
+  // The integrations installed on the bot (getBot; a role without bots.read keeps the bot's own logs only)
+  void json<{ bot: { integrations: Record<string, { id: string; title?: string }> } }>(`/v1/admin/bots/${encodeURIComponent(botId)}`).then((r) => {
+    for (const [alias, i] of Object.entries(r.bot.integrations)) {
+      if (!BUILT_IN.has(alias)) source.append(h('option', { attrs: { value: i.id }, text: `integration ${alias}` }))
+    }
+  }, () => {})
   const form = h('form', { class: 'filters', on: { submit: (e) => { e.preventDefault(); void load() } } }, [
+    h('label', { attrs: { for: 'log-source' } }, ['Source', source]),
     h('label', { attrs: { for: 'level' } }, ['Level', level]),
     h('label', { attrs: { for: 'log-conversation' } }, ['Conversation id', conversation]),
     h('label', { attrs: { for: 'since' } }, ['Since (default: 24 h ago)', since]),
