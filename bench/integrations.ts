@@ -12,15 +12,15 @@
  * (default 1, then 20) × 1 message in flight for BENCH_INTEGRATIONS_SECONDS (default 8) after a 2 s warm-up: p50/p99
  * and messages/s. Rewrites its section of bench/RESULTS.md.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
+import { fileURLToPath } from 'node:url'
 import { Client } from '@botpress/client'
-import { writeResultsSection } from './lib/results.js'
+import { runBenchScript } from './lib/results.js'
 import { freePort } from '../test/helpers/ports.js'
 import { definitionBody } from '../test/helpers/sdk-integration.js'
 import definition from '../test/fixtures/sdk-integrations/outside-chat.definition.mjs'
@@ -210,20 +210,4 @@ export function resultsMarkdown(r: Result, command: string): string {
   ].join('\n')
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  if (process.env.BENCH_SKIP_BUILD !== '1') {
-    process.stdout.write('building (npm run build)…\n')
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-  }
-  benchIntegrations().then(
-    (result) => {
-      const knobs = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_INTEGRATIONS_')).map(([k, v]) => `${k}=${v} `).join('')
-      writeResultsSection('integrations', resultsMarkdown(result, `${knobs}npm run bench -- integrations`))
-      process.stdout.write(`\n${JSON.stringify(result, null, 2)}\n`, () => process.exit(0))
-    },
-    (err: unknown) => {
-      process.stderr.write(`bench/integrations.ts failed: ${err instanceof Error ? err.stack : String(err)}\n`)
-      process.exit(1)
-    },
-  )
-}
+runBenchScript({ moduleUrl: import.meta.url, section: 'integrations', knobs: 'BENCH_INTEGRATIONS_', run: benchIntegrations, markdown: resultsMarkdown })

@@ -11,12 +11,12 @@
  * Targets (issue 14): p50 overhead ≤ 2 ms over the sandboxed path; ≥ 1,000 remote turns/s with 50
  * conversations. Rewrites its section of bench/RESULTS.md; never throws because a target is missed.
  */
-import { spawn, execFileSync, type ChildProcess } from 'node:child_process'
+import { spawn, type ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
-import { fileURLToPath, pathToFileURL } from 'node:url'
-import { writeResultsSection } from './lib/results.js'
+import { fileURLToPath } from 'node:url'
+import { runBenchScript } from './lib/results.js'
 import { freePort } from '../test/helpers/ports.js'
 import {
   closedLoop, Conversation, defaults, ECHO_BOT, fixedRate, json, startServer, stopServer, Tracker,
@@ -186,20 +186,4 @@ export function resultsMarkdown(r: Result, command: string): string {
   ].join('\n')
 }
 
-if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
-  if (process.env.BENCH_SKIP_BUILD !== '1') {
-    process.stdout.write('building (npm run build)…\n')
-    execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: ['ignore', 'ignore', 'inherit'] })
-  }
-  benchRemoteBot().then(
-    (result) => {
-      const knobs = Object.entries(process.env).filter(([k]) => k.startsWith('BENCH_REMOTE_')).map(([k, v]) => `${k}=${v} `).join('')
-      writeResultsSection('remote-bot', resultsMarkdown(result, `${knobs}npm run bench -- remote-bot`))
-      process.stdout.write(`\n${JSON.stringify(result, null, 2)}\n`, () => process.exit(0))
-    },
-    (err: unknown) => {
-      process.stderr.write(`bench/remote-bot.ts failed: ${err instanceof Error ? err.stack : String(err)}\n`)
-      process.exitCode = 1
-    },
-  )
-}
+runBenchScript({ moduleUrl: import.meta.url, section: 'remote-bot', knobs: 'BENCH_REMOTE_', run: benchRemoteBot, markdown: resultsMarkdown })
