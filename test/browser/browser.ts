@@ -107,5 +107,13 @@ export async function startMediaServer(): Promise<{ url: string; close(): Promis
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const { port } = server.address() as import('node:net').AddressInfo
-  return { url: `http://127.0.0.1:${port}`, close: () => new Promise<void>((resolve) => server.close(() => resolve())) }
+  return {
+    url: `http://127.0.0.1:${port}`,
+    // The browser may still hold a connection (keep-alive, or a request in flight): close() alone waited for it and
+    // the test's teardown timed out once in a full run.
+    close: () => new Promise<void>((resolve) => {
+      server.close(() => resolve())
+      server.closeAllConnections()
+    }),
+  }
 }
