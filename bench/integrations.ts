@@ -12,7 +12,7 @@
  * (default 1, then 20) × 1 message in flight for BENCH_INTEGRATIONS_SECONDS (default 8) after a 2 s warm-up: p50/p99
  * and messages/s. Rewrites its section of bench/RESULTS.md.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { readFileSync } from 'node:fs'
@@ -21,7 +21,7 @@ import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Client } from '@botpress/client'
 import { runBenchScript } from './lib/results.js'
-import { freePort } from '../test/helpers/ports.js'
+import { startSdkProgram } from './lib/servers.js'
 import { definitionBody } from '../test/helpers/sdk-integration.js'
 import definition from '../test/fixtures/sdk-integrations/outside-chat.definition.mjs'
 import { defaults, startServer, stopServer, summarize, type LatencySummary, type Server } from './turns.js'
@@ -70,25 +70,7 @@ async function startOutside(): Promise<{ url: string; expect(text: string): Prom
 }
 
 async function startIntegration(apiUrl: string, token: string): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [join(ROOT, 'test', 'fixtures', 'sdk-integrations', 'outside-chat.mjs')], {
-    env: { ...process.env, PORT: String(port), BP_API_URL: apiUrl, BP_TOKEN: token, BP_BOT_ID: '' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-5000)))
-  const url = `http://127.0.0.1:${port}/`
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the integration exited: ${stderr}`)
-    try {
-      if ((await fetch(`${url}health`)).ok) return { child, url }
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`the integration did not start: ${stderr}`)
-    await sleep(100)
-  }
+  return startSdkProgram('the integration', join(ROOT, 'test', 'fixtures', 'sdk-integrations', 'outside-chat.mjs'), { BP_API_URL: apiUrl, BP_TOKEN: token, BP_BOT_ID: '' })
 }
 
 interface Setup { server: Server; integration: ChildProcess; outside: Awaited<ReturnType<typeof startOutside>>; webhookUrl: string }

@@ -11,13 +11,13 @@
  * Targets (issue 14): p50 overhead ≤ 2 ms over the sandboxed path; ≥ 1,000 remote turns/s with 50
  * conversations. Rewrites its section of bench/RESULTS.md; never throws because a target is missed.
  */
-import { spawn, type ChildProcess } from 'node:child_process'
+import type { ChildProcess } from 'node:child_process'
 import { readFileSync } from 'node:fs'
 import { cpus, loadavg } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runBenchScript } from './lib/results.js'
-import { freePort } from '../test/helpers/ports.js'
+import { startSdkProgram } from './lib/servers.js'
 import {
   closedLoop, Conversation, defaults, ECHO_BOT, fixedRate, json, startServer, stopServer, Tracker,
   type ClosedLoopResult, type FixedRateResult, type Server, type TurnsOptions,
@@ -33,28 +33,9 @@ const num = (name: string, fallback: number) => {
 
 interface PathResult { path: 'sandbox' | 'remote'; latency: FixedRateResult; throughput: ClosedLoopResult; botCpu?: number }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 async function startSdkEcho(apiUrl: string, token: string, botId: string): Promise<{ child: ChildProcess; url: string }> {
-  const port = await freePort()
-  const child = spawn(process.execPath, [join(ROOT, 'bench', 'sdk-echo-bot.mjs')], {
-    env: { ...process.env, PORT: String(port), BP_API_URL: apiUrl, BP_TOKEN: token, BP_BOT_ID: botId },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  })
-  let stderr = ''
-  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-5000)))
-  const url = `http://127.0.0.1:${port}/`
-  const deadline = Date.now() + 20_000
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`the SDK bot exited: ${stderr}`)
-    try {
-      if ((await fetch(`${url}health`)).ok) return { child, url }
-    } catch {
-      // not yet
-    }
-    if (Date.now() > deadline) throw new Error(`the SDK bot did not start: ${stderr}`)
-    await sleep(100)
-  }
+  return startSdkProgram('the SDK bot', join(ROOT, 'bench', 'sdk-echo-bot.mjs'), { BP_API_URL: apiUrl, BP_TOKEN: token, BP_BOT_ID: botId })
 }
 
 /** Deploys the echo on the server's demo bot: sandbox code, or the SDK program's url. */

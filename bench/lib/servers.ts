@@ -206,3 +206,26 @@ export function buildParley(): { script: string[]; command: string; note: string
   if (!existsSync(cli)) throw new Error('dist/cli.js is missing; run npm run build')
   return { script: [cli, 'serve'], command: 'node dist/cli.js serve', note }
 }
+
+/**
+ * An @botpress/sdk program (a bot or an integration) as a child process on a free port, with the Runtime API's
+ * address and key in its environment as the SDK reads them; resolves once its /health answers.
+ */
+export async function startSdkProgram(what: string, script: string, env: { BP_API_URL: string; BP_TOKEN: string; BP_BOT_ID: string }): Promise<{ child: ChildProcess; url: string }> {
+  const port = await freePort()
+  const child = spawn(process.execPath, [script], { env: { ...process.env, PORT: String(port), ...env }, stdio: ['ignore', 'ignore', 'pipe'] })
+  let stderr = ''
+  child.stderr!.on('data', (d: Buffer) => (stderr = (stderr + d.toString()).slice(-5000)))
+  const url = `http://127.0.0.1:${port}/`
+  const deadline = Date.now() + 20_000
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`${what} exited: ${stderr}`)
+    try {
+      if ((await fetch(`${url}health`)).ok) return { child, url }
+    } catch {
+      // not yet
+    }
+    if (Date.now() > deadline) throw new Error(`${what} did not start: ${stderr}`)
+    await sleep(100)
+  }
+}
