@@ -145,11 +145,12 @@ export async function scriptedQualityDay(h: Harness): Promise<{ bot: TestBot; co
     const started = (await admin('POST', `/bots/${bot.id}/handoffs`, { conversationId: c.conversationId, reason: 'asked for a person' })).handoff
     counts.handoffsRequested++
     await sleep(400)
+    // The claim writes a line in the user's chat ("… joined"), a message of the bot's side. It may reach the stream
+    // before the claim's response does, so count what was seen before the claim.
+    const seen = c.botMessages().length
     const claimed = (await admin('POST', `/bots/${bot.id}/handoffs/${c.conversationId}/claim`, {})).handoff
     counts.handoffsClaimed++
     counts.handoffWaitsSeconds.push((Date.parse(claimed.claimedAt) - Date.parse(started.requestedAt)) / 1000)
-    // The claim writes a line in the user's chat ("… joined"), a message of the bot's side.
-    const seen = c.botMessages().length
     await c.botCount(seen + 1)
     counts.botMessages += c.botMessages().length - seen
     const d = await open()
