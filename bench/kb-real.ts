@@ -13,7 +13,8 @@ import { withBenchApp } from './lib/bench-app.js'
 
 async function measure(kind: 'sqlite' | 'postgres', pgUrl?: string): Promise<RealReport> {
   // PARLEY_KB_WORD_VECTORS=off measures lexical retrieval alone (what the default install did before the built-in vectors).
-  const env: Record<string, string> = process.env.PARLEY_KB_WORD_VECTORS ? { PARLEY_KB_WORD_VECTORS: process.env.PARLEY_KB_WORD_VECTORS } : {}
+  // PARLEY_EMBEDDINGS_* measure the hybrid path against an embeddings endpoint.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k, v]) => v !== undefined && (k === 'PARLEY_KB_WORD_VECTORS' || k.startsWith('PARLEY_EMBEDDINGS_')))) as Record<string, string>
   return withBenchApp(kind, pgUrl, (app, headers, botId) => evaluateRealRetrieval(app, headers, botId), env)
 }
 

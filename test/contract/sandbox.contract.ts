@@ -470,7 +470,9 @@ export function describeSandboxContract(name: string, factory: () => BotSandbox 
         expectTimedOut(ran)
         for (const { k, r, texts } of others) {
           expect(r.error, `bystander ${k}: ${r.error?.message}`).toBeUndefined()
-          expect(texts).toEqual([k])
+          // A bystander moved off the runaway's worker starts again from the beginning and repeats its host calls
+          // (by design: the bot runtime's replies have deterministic ids, so a user never gets one twice).
+          expect(new Set(texts), `bystander ${k}: ${JSON.stringify(texts)}`).toEqual(new Set([k]))
         }
       })
 
