@@ -19,7 +19,7 @@ import { createDatabase, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { askRealQuestions, indexRealCorpus } from '../test/knowledge/real-retrieval.js'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'parley-kb-tune-'))
-const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', PARLEY_KB_WORD_VECTORS: process.env.PARLEY_KB_WORD_VECTORS })
+const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', PARLEY_KB_WORD_VECTORS: process.env.PARLEY_KB_WORD_VECTORS, PARLEY_KB_SENTENCE_MODEL: process.env.PARLEY_KB_SENTENCE_MODEL })
 const cluster = process.argv[3] === 'postgres' ? await startPgCluster() : undefined
 const store = cluster ? await createPostgresStore({ url: await createDatabase(cluster.url), poolSize: 5 }) : await createSqliteStore({ file: join(dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
 const pubsub = new MemoryPubSub()
@@ -34,9 +34,9 @@ try {
   // A setting `builtinWeight` goes to FUSION (embeddings/fusion.ts), the others to RANKING.
   const grid: (Partial<typeof RANKING> & Partial<typeof FUSION>)[] = JSON.parse(process.argv[2] ?? '[{}]')
   for (const change of grid) {
-    const { builtinWeight, builtinMode, rerankWeight, rerankPool, headingWeight, ...ranking } = change
+    const { builtinWeight, builtinMode, rerankWeight, rerankPool, headingWeight, sentenceRerankWeight, ...ranking } = change
     Object.assign(RANKING, base, ranking)
-    Object.assign(FUSION, fusionBase, Object.fromEntries(Object.entries({ builtinWeight, builtinMode, rerankWeight, rerankPool, headingWeight }).filter(([, v]) => v !== undefined)))
+    Object.assign(FUSION, fusionBase, Object.fromEntries(Object.entries({ builtinWeight, builtinMode, rerankWeight, rerankPool, headingWeight, sentenceRerankWeight }).filter(([, v]) => v !== undefined)))
     const { scores } = await askRealQuestions(app, credentials!.botId, ['tuning'])
     const { html, pdf } = scores.tuning
     process.stdout.write(`${JSON.stringify(change)}  html top3 ${html.top3}/${html.questions} mrr ${html.mrr.toFixed(3)}  pdf top3 ${pdf.top3}/${pdf.questions} mrr ${pdf.mrr.toFixed(3)}  sum ${html.top3 + pdf.top3}\n`)

@@ -139,14 +139,17 @@ export function createServices(deps: ServiceDeps): Domain {
   const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
   const metrics = new MetricsRegistry()
   // Hybrid knowledge retrieval: the vector ranking searches fuse with, and its backfill. An embeddings endpoint
-  // (PARLEY_EMBEDDINGS_URL) when configured, else the built-in word vectors (PARLEY_KB_WORD_VECTORS, on by default).
+  // (PARLEY_EMBEDDINGS_URL) when configured, else the built-in sentence model (PARLEY_KB_SENTENCE_MODEL, on by default),
+  // else the built-in word vectors (PARLEY_KB_WORD_VECTORS, on by default).
   const log = { warn, info: deps.info ?? (() => {}) }
   const embeddings = config.embeddings
     ? KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, log)
+    : config.kbSentenceModel ? KnowledgeEmbeddings.sentenceModel(store.passageVectors, log)
     : config.kbWordVectors ? KnowledgeEmbeddings.builtin(store.passageVectors, log) : undefined
   const remote = new RemoteBots(store, config.remoteBots)
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
+  embeddings?.registerMetrics(metrics)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
     metrics,

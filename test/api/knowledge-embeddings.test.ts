@@ -4,9 +4,10 @@
  * ranking with the lexical one, and whatever the service does (down, 500, garbage, wrong lengths, nulls, endless
  * or no answer) indexing completes and searches answer 200 — lexically, exactly as without the service.
  *
- * The service is test/helpers/embedding-server.ts, a deterministic stand-in for a real model (no registry package
- * ships a small enough one): a hashed bag of words over a tiny synonym table, where "quuxify the blarg" means
- * "tighten the widget" — words no passage contains, so only the vectors can find the passage.
+ * The service is test/helpers/embedding-server.ts, a deterministic stand-in for a model that the tests can make
+ * misbehave: a hashed bag of words over a tiny synonym table, where "quuxify the blarg" means "tighten the widget" —
+ * words no passage contains, so only the vectors can find the passage. (The same path against a real model:
+ * knowledge-embeddings-model.test.ts.)
  */
 import { rmSync } from 'node:fs'
 import { sql } from 'kysely'

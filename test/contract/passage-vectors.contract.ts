@@ -89,6 +89,28 @@ export function describePassageVectorContract(name: string, factory: StoreFactor
       expect(hits.map((h) => h.position).sort()).toEqual([0, 1, 2])
     })
 
+    it('vectorsOf: the stored unit vectors of the given passages, by passage id, only for the model and the content they were computed on', async () => {
+      const model = uid('model')
+      const file = await indexedFile(botId, [passage(0, 'alpha'), passage(1, 'beta'), passage(2, 'refused'), passage(3, 'not yet')])
+      const pending = await pendingOf(file, model)
+      await store.passageVectors.putVectors(model, pending.slice(0, 3).map((p) => ({ passage: p, vector: p.position === 2 ? null : vec(p.position).map((x) => x * 5) })))
+      const at = (position: number, blobName = file.blobName, fileId = file.id) => ({ fileId, blobName, position })
+      const found = await store.passageVectors.vectorsOf(model, [at(0), at(1), at(2), at(3), at(9)])
+      // Refused (2), not embedded yet (3) and absent (9) passages have none; stored ones come back at unit length.
+      expect([...found.keys()].sort()).toEqual([`${file.id}:0`, `${file.id}:1`])
+      expect(Array.from(found.get(`${file.id}:1`)!)).toEqual(Array.from(vec(1)))
+      expect((await store.passageVectors.vectorsOf(uid('other-model'), [at(0)])).size).toBe(0)
+      // The file's content changed (another blob): its old vectors do not count.
+      expect((await store.passageVectors.vectorsOf(model, [at(0, uid('blob'))])).size).toBe(0)
+      expect((await store.passageVectors.vectorsOf(model, [])).size).toBe(0)
+      // Many at once (a search's candidates), across files.
+      const second = await indexedFile(botId, Array.from({ length: 60 }, (_, i) => passage(i, `p${i}`)))
+      await embedFile(second, model, Array.from({ length: 60 }, (_, i) => vec(i % 8)))
+      const many = await store.passageVectors.vectorsOf(model, [at(0), ...Array.from({ length: 60 }, (_, i) => at(i, second.blobName, second.id))])
+      expect(many.size).toBe(61)
+      expect(Array.from(many.get(`${second.id}:13`)!)).toEqual(Array.from(vec(5)))
+    })
+
     it('reports its scoring engine', () => {
       expect(expectedEngine).toContain(store.passageVectors.engine.name)
     })

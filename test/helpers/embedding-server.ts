@@ -1,11 +1,11 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { SentenceModelEmbeddings } from '../../src/domain/knowledge/embeddings/sentence-model.js'
 
 /**
  * A deterministic OpenAI-compatible embeddings server (`POST /v1/embeddings`) the tests start, standing in for a
- * real model: no npm package ships a small enough embedding model with its weights (transformers.js and the
- * Chroma/LangChain providers download them from Hugging Face at run time, which Parley must never do), so the
- * tests use this instead (issue #17 allows it and asks to say so).
+ * model where a test needs to control what the vectors say and how the service misbehaves. (A real model served
+ * over the same wire: startModelEmbeddingServer below, the registry's Universal Sentence Encoder lite.)
  *
  * Embedding: a hashed bag of words (each word's canonical form adds ±1 to a hashed dimension), after a tiny
  * hand-made synonym table. The table links invented words to real ones ("quuxify" means "tighten"), so a query in
@@ -152,4 +152,44 @@ export async function startEmbeddingServer(options: { dims?: number } = {}): Pro
 
   await state.start()
   return state
+}
+
+/**
+ * A real model behind OpenAI's embeddings wire: the Universal Sentence Encoder lite that the npm registry ships
+ * (Parley's built-in sentence model, src/domain/knowledge/embeddings/sentence-model.ts), answering
+ * `POST /v1/embeddings {model, input}` with `{data: [{embedding, index}], model}`, as Ollama or vLLM would.
+ */
+export async function startModelEmbeddingServer(): Promise<{ url: string; inputs: number; close(): Promise<void> }> {
+  const model = new SentenceModelEmbeddings()
+  const state = { inputs: 0 }
+  const server: Server = createServer((req, res) => {
+    let body = ''
+    req.on('data', (c: Buffer) => (body += c))
+    req.on('end', () => {
+      void (async () => {
+        try {
+          const { input, model: name } = JSON.parse(body) as { input: string[]; model: string }
+          const vectors = await model.embed(input, { timeoutMs: 60_000 })
+          state.inputs += input.length
+          res.writeHead(200, { 'content-type': 'application/json' })
+          // An empty input gets a zero vector, as real services give something for everything.
+          res.end(JSON.stringify({ model: name, data: vectors.map((v, index) => ({ index, embedding: v ? Array.from(v) : new Array(512).fill(0) })) }))
+        } catch (err) {
+          res.writeHead(400, { 'content-type': 'application/json' })
+          res.end(JSON.stringify({ error: { message: (err as Error).message } }))
+        }
+      })()
+    })
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}`,
+    get inputs() { return state.inputs },
+    close: async () => {
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+      await model.close()
+    },
+  }
 }

@@ -77,9 +77,11 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
   const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, {
     ...(databaseUrl && { databaseUrl, databasePoolSize: 5, blobPoolSize: 4 }),
     blobStore: options.blobs === 'postgres' && databaseUrl ? 'postgres' : 'local',
-    // The built-in word vectors are embedded in the background after indexing: a search right after indexing would
-    // be lexical or fused depending on timing. Off here; the suites of the built-in signal turn it on and wait.
+    // The built-in sentence model embeds passages in the background after indexing (a search right after indexing
+    // would be lexical or reranked depending on timing) and costs a worker thread per server. Off here, and the word
+    // vectors too; the suites of the built-in signals turn them on (and wait for the vectors).
     kbWordVectors: false,
+    kbSentenceModel: false,
     ...options.config,
   })
   return launch(config, { storeKind, dataDir, port, databaseUrl, listen: options.listen ?? false, demoBot: options.demoBot ?? false, sandbox: options.sandbox })

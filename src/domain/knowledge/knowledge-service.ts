@@ -125,6 +125,9 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
   const recording: SemanticRanking | undefined = semantic && {
     weight: semantic.weight,
     mode: semantic.mode,
+    rerankWeight: semantic.rerankWeight,
+    kind: semantic.kind,
+    ...(semantic.prepare && { prepare: (query: string) => semantic.prepare!(query) }),
     ...(semantic.similarity && {
       similarity: async (query: string, candidates: PassageHit[]) => {
         const found = await semantic.similarity!(query, candidates)
@@ -140,7 +143,7 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
     },
   }
   const fused = await hybridRanking(recording, { botId, query: input.query, files, now, limit }, lexical)
-  const relevance = relevanceOf(fused, expanded, await termStats(store, botId, expanded), cosines, semantic?.mode === 'rerank')
+  const relevance = relevanceOf(fused, expanded, await termStats(store, botId, expanded), cosines, semantic?.kind ?? 'endpoint')
   const hits: SearchResult[] = fused.map((h, i) => ({ ...h, relevance: relevance[i]! }))
   if (!input.withContext) return hits
   const depth = Math.min(Math.max(input.contextDepth ?? 1, 0), MAX_CONTEXT_DEPTH)

@@ -121,6 +121,26 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
     await sql`DELETE FROM kb_passage_vectors WHERE file_id = ${fileId}`.execute(this.db)
   }
 
+  async vectorsOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Map<string, Float32Array>> {
+    const out = new Map<string, Float32Array>()
+    if (passages.length === 0) return out
+    const wanted = new Map(passages.map((p) => [`${p.fileId}:${p.position}`, p.blobName]))
+    const fileIds = passages.map((p) => p.fileId)
+    const positions = passages.map((p) => p.position)
+    // By index (model, file_id, position); the blob (the file's current content) is checked on the rows.
+    const keys = this.dialect === 'sqlite'
+      ? sql`(v.file_id, v.position) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${JSON.stringify(passages.map((p) => [p.fileId, p.position]))}))`
+      : sql`(v.file_id, v.position) IN (SELECT * FROM unnest(${fileIds}::text[], ${positions}::int[]))`
+    const { rows } = await sql<{ file_id: string; blob_name: string; position: number | string; vector: Uint8Array | number[] }>`SELECT v.file_id, v.blob_name, v.position, v.vector
+      FROM kb_passage_vectors v WHERE v.model = ${model} AND v.dims > 0 AND ${keys}`.execute(this.db)
+    for (const r of rows) {
+      const id = `${r.file_id}:${Number(r.position)}`
+      if (wanted.get(id) !== r.blob_name) continue
+      out.set(id, r.vector instanceof Uint8Array ? blobVector(r.vector) : Float32Array.from(r.vector))
+    }
+    return out
+  }
+
   async hasVectors(botId: string, model: string): Promise<boolean> {
     const { rows } = await sql`SELECT 1 AS one FROM kb_passage_vectors WHERE bot_id = ${botId} AND model = ${model} AND dims > 0 LIMIT 1`.execute(this.db)
     return rows.length > 0

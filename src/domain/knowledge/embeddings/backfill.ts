@@ -147,7 +147,7 @@ export class EmbeddingBackfill {
     const { vectors, provider } = this.o
     let embedded: (Float32Array | null)[]
     try {
-      embedded = await provider.embed(batch.map(passageText), { timeoutMs: this.o.timeoutMs })
+      embedded = await provider.embed(batch.map((p) => provider.textOf?.(p) ?? passageText(p)), { timeoutMs: this.o.timeoutMs })
     } catch (err) {
       if (!(err instanceof EmbeddingsError) || err.kind !== 'rejected') throw err
       if (batch.length === 1) {

@@ -27,6 +27,12 @@ export interface SemanticRanking {
   readonly weight?: number | undefined
   /** 'rerank': only reorders the lexical candidates (score / best + rerankWeight · cosine) instead of RRF. */
   readonly mode?: 'rrf' | 'rerank' | undefined
+  /** Whose cosines these are (relevance.ts scales each differently); default 'endpoint'. */
+  readonly kind?: 'endpoint' | 'sentence' | 'words' | undefined
+  /** The cosine's weight in a rerank (default FUSION.rerankWeight). */
+  readonly rerankWeight?: number | undefined
+  /** A search is about to rank `query` (rerank mode): the query's embedding may start beside the lexical search. */
+  prepare?(query: string): void
   /**
    * The cosine of each passage with the query, computed directly (rerank mode: a few dozen candidates, in-process)
    * rather than by a nearest-vector scan over every passage; undefined when it has nothing to say.
@@ -49,7 +55,12 @@ export interface SemanticRanking {
  * headingWeight: a cosine of the query with the passage's own heading added to the rerank (question-to-heading matching
  * with the word vectors). Tuning half, SQLite: MRR +0.01 at 0.4 but top-3 79/78 against 80/77 at 0: off.
  */
-export const FUSION = { builtinWeight: 0.3, builtinMode: 'rerank' as 'rrf' | 'rerank', rerankWeight: 0.5, rerankPool: 200, headingWeight: 0 }
+/**
+ * sentenceRerankWeight: the built-in sentence model's cosine in the rerank (score / best + w · cosine). Tuning half,
+ * SQLite (bench/kb-sentence-model.ts, every variant measured there): 2 on the passage's text alone was best
+ * (HTML/PDF top-3 84/85 of 104 against 79/80 lexical), the word vectors off (with them: 85/83).
+ */
+export const FUSION = { builtinWeight: 0.3, builtinMode: 'rerank' as 'rrf' | 'rerank', rerankWeight: 0.5, rerankPool: 200, headingWeight: 0, sentenceRerankWeight: 2 }
 
 /** Fused ranking, best first; each hit's score is its (weighted) RRF score. Hits are identified by passage id. */
 export function reciprocalRankFusion(rankings: PassageHit[][], limit: number, k = RRF_K, weights: number[] = []): PassageHit[] {
@@ -82,6 +93,7 @@ export async function hybridRanking(
   if (!semantic) return lexical(query.limit)
   const pool = Math.max(query.limit, FUSION_POOL)
   if (semantic.mode === 'rerank') {
+    semantic.prepare?.(query.query)
     const lex = await lexical(pool)
     let cosine: Map<string, number> | undefined
     if (semantic.similarity) cosine = await semantic.similarity(query.query, lex)
@@ -92,7 +104,8 @@ export async function hybridRanking(
     if (!cosine) return lex.slice(0, query.limit)
     const heading = FUSION.headingWeight && semantic.headingSimilarity ? await semantic.headingSimilarity(query.query, lex) : undefined
     const best = lex[0]?.score || 1
-    return lex.map((hit, i) => ({ hit, i, s: hit.score / best + FUSION.rerankWeight * (cosine.get(hit.id) ?? 0) + FUSION.headingWeight * (heading?.get(hit.id) ?? 0) }))
+    const weight = semantic.rerankWeight ?? FUSION.rerankWeight
+    return lex.map((hit, i) => ({ hit, i, s: hit.score / best + weight * (cosine.get(hit.id) ?? 0) + FUSION.headingWeight * (heading?.get(hit.id) ?? 0) }))
       .sort((a, b) => b.s - a.s || a.i - b.i).slice(0, query.limit).map(({ hit, s }) => ({ ...hit, score: s }))
   }
   const byVector = await semantic.rank({ ...query, limit: pool })

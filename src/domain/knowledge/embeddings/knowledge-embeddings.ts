@@ -4,6 +4,8 @@ import { EmbeddingBackfill, passageText } from './backfill.js'
 import { FUSION, type SemanticQuery, type SemanticRanking } from './fusion.js'
 import { ServiceHealth, type Log } from './health.js'
 import { OpenAiEmbeddings, type EmbeddingsProvider } from './provider.js'
+import { SentenceModelEmbeddings } from './sentence-model.js'
+import type { MetricsRegistry } from '../../../lib/metrics.js'
 import { WORD_VECTORS_FILE, WordVectorEmbeddings, wordVectorsPresent } from './word-vectors.js'
 
 /** PARLEY_EMBEDDINGS_* (src/config.ts). */
@@ -31,6 +33,12 @@ export interface EmbeddingsSettings {
 
 /** The built-in provider computes in-process: large batches, no service to wait for. */
 const BUILTIN_SETTINGS = { batchSize: 256, timeoutMs: 60_000, queryTimeoutMs: 60_000, backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0 }
+
+/**
+ * The built-in sentence model (sentence-model.ts) embeds in-process too, in small chunks (a query waits behind one):
+ * a batch is a few seconds of work. A query waits for a cold worker to load the model (~1 s, longer on a busy machine).
+ */
+const SENTENCE_SETTINGS = { batchSize: 16, timeoutMs: 300_000, queryTimeoutMs: 10_000, backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0 }
 
 /** Passage vectors kept for reranks (100 floats each: ~10 MB at most). */
 const PASSAGE_CACHE = 20_000
@@ -92,8 +100,31 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     return new KnowledgeEmbeddings(vectors, new WordVectorEmbeddings(), BUILTIN_SETTINGS, log)
   }
 
+  /**
+   * The built-in sentence model (sentence-model.ts: Universal Sentence Encoder lite, in a worker thread), used when no
+   * endpoint is configured and PARLEY_KB_SENTENCE_MODEL is on: passages are embedded in the background and stored, and
+   * a search reranks its lexical candidates with their stored vectors (a candidate not embedded yet keeps its lexical score).
+   */
+  static sentenceModel(vectors: PassageVectorStore, log: { warn: Log; info: Log }, provider = new SentenceModelEmbeddings()): KnowledgeEmbeddings {
+    return new KnowledgeEmbeddings(vectors, provider, SENTENCE_SETTINGS, log)
+  }
+
+  /** Which semantic signal this is: an endpoint's model, the built-in sentence model or the built-in word vectors. */
+  get kind(): 'endpoint' | 'sentence' | 'words' {
+    return this.provider instanceof WordVectorEmbeddings ? 'words' : this.provider instanceof SentenceModelEmbeddings ? 'sentence' : 'endpoint'
+  }
+
   get mode(): 'rrf' | 'rerank' {
-    return this.provider instanceof WordVectorEmbeddings ? FUSION.builtinMode : 'rrf'
+    return this.kind === 'words' ? FUSION.builtinMode : this.kind === 'sentence' ? 'rerank' : 'rrf'
+  }
+
+  get rerankWeight(): number {
+    return this.kind === 'sentence' ? FUSION.sentenceRerankWeight : FUSION.rerankWeight
+  }
+
+  /** Rerank mode: the query's embedding starts now, beside the lexical search (the sentence model's worker computes it). */
+  get prepare(): ((query: string) => void) | undefined {
+    return this.kind === 'sentence' ? (query) => void this.embedQuery(query) : undefined
   }
 
   get weight(): number {
@@ -105,6 +136,11 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   }
 
   start(): void {
+    if (this.kind === 'sentence') {
+      this.log.info({ model: this.provider.model }, 'knowledge: built-in sentence model on (passages embedded in the background; lexical candidates reranked)')
+      this.backfill.start()
+      return
+    }
     // The built-in word vectors rerank the lexical candidates with vectors computed here from their text (similarity
     // below): stored vectors would never be read, so passages are not embedded in the background (that pass took
     // most of the indexing time and, running beside searches, set their p99: bench/kb-latency.ts).
@@ -116,8 +152,13 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     this.backfill.start()
   }
 
-  stop(): Promise<void> {
-    return this.backfill.stop()
+  registerMetrics(metrics: MetricsRegistry): void {
+    if (this.provider instanceof SentenceModelEmbeddings) this.provider.registerMetrics(metrics)
+  }
+
+  async stop(): Promise<void> {
+    await this.backfill.stop()
+    if (this.provider instanceof SentenceModelEmbeddings) await this.provider.close()
   }
 
   /** A file's passages were replaced (indexed, set by the caller, copied): its vectors go, the backfill embeds the new ones. */
@@ -139,7 +180,31 @@ export class KnowledgeEmbeddings implements SemanticRanking {
    * search over 20,000 passages (bench/kb-latency.ts), embedding 50 candidates in-process well under a millisecond.
    */
   get similarity(): ((query: string, hits: PassageHit[]) => Promise<Map<string, number> | undefined>) | undefined {
+    if (this.kind === 'sentence') return (query, hits) => this.storedSimilarity(query, hits)
     return this.provider instanceof WordVectorEmbeddings ? (query, hits) => this.builtinSimilarity(query, hits) : undefined
+  }
+
+  /**
+   * Rerank mode with the built-in sentence model: the cosine of each lexical candidate with the query, from the
+   * candidate's stored vector (the backfill's); a candidate without one yet is left out (it keeps its lexical score).
+   */
+  private async storedSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
+    try {
+      const [q, stored] = await Promise.all([
+        this.embedQuery(query),
+        this.vectors.vectorsOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position }))),
+      ])
+      if (!q || stored.size === 0) return undefined
+      const out = new Map<string, number>()
+      for (const h of hits) {
+        const v = stored.get(h.id)
+        if (v && v.length === q.length) out.set(h.id, cosine(q, v))
+      }
+      return out
+    } catch (err) {
+      this.log.warn({ err }, 'embeddings: the sentence model\'s similarity failed; the search answers lexically')
+      return undefined
+    }
   }
 
   get headingSimilarity(): ((query: string, hits: PassageHit[]) => Promise<Map<string, number> | undefined>) | undefined {
@@ -209,25 +274,36 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     }
   }
 
-  private async embedQuery(query: string): Promise<Float32Array | undefined> {
+  /** Query embeddings being computed, by text: a search's prepare() and its similarity() share one. */
+  private readonly inFlight = new Map<string, Promise<Float32Array | undefined>>()
+
+  private embedQuery(query: string): Promise<Float32Array | undefined> {
     const text = query.slice(0, MAX_QUERY_EMBED_CHARS)
     const cached = this.cache.get(text)
     if (cached) {
       this.cache.delete(text)
       this.cache.set(text, cached)
-      return cached
+      return Promise.resolve(cached)
     }
-    if (!this.health.available()) return undefined
-    try {
-      const [vector] = await this.provider.embed([text], { timeoutMs: this.settings.queryTimeoutMs })
-      this.health.succeeded()
-      if (!vector) return undefined
-      this.cache.set(text, vector)
-      if (this.cache.size > QUERY_CACHE) this.cache.delete(this.cache.keys().next().value!)
-      return vector
-    } catch (err) {
-      this.health.failed(err, 'embedding a search query')
-      return undefined
-    }
+    const pending = this.inFlight.get(text)
+    if (pending) return pending
+    if (!this.health.available()) return Promise.resolve(undefined)
+    const computing = (async () => {
+      try {
+        const [vector] = await this.provider.embed([text], { timeoutMs: this.settings.queryTimeoutMs, priority: true })
+        this.health.succeeded()
+        if (!vector) return undefined
+        this.cache.set(text, vector)
+        if (this.cache.size > QUERY_CACHE) this.cache.delete(this.cache.keys().next().value!)
+        return vector
+      } catch (err) {
+        this.health.failed(err, 'embedding a search query')
+        return undefined
+      } finally {
+        this.inFlight.delete(text)
+      }
+    })()
+    this.inFlight.set(text, computing)
+    return computing
   }
 }

@@ -12,7 +12,12 @@ export interface EmbeddingsProvider {
    * One vector per text, in order, all of the same length; `null` for a text the provider has nothing to say about
    * (the built-in one: no known word), searched lexically only. Throws EmbeddingsError.
    */
-  embed(texts: string[], options: { timeoutMs: number }): Promise<(Float32Array | null)[]>
+  embed(texts: string[], options: { timeoutMs: number; priority?: boolean }): Promise<(Float32Array | null)[]>
+  /**
+   * The text a passage is embedded by (default `passageText`: heading path and text); `priority`: a search's query,
+   * served before the backfill's passages.
+   */
+  textOf?(passage: { title: string; content: string }): string
 }
 
 /**
