@@ -16,7 +16,6 @@ import { WordVectorEmbeddings } from '../../src/domain/knowledge/embeddings/word
 
 const T0 = 1_700_000_000_000
 const uid = (p: string) => `${p}-${randomUUID()}`
-const passage = (position: number, content: string, title = 'Doc'): NewPassage => ({ position, title, content, meta: { subtype: 'paragraph' } })
 /** A vector of `dims` components pointing mostly along axis `axis` (with a little of `mix`). */
 const vec = (axis: number, dims = 8, mix = -1, weight = 0.3) => {
   const v = new Float32Array(dims)
@@ -24,6 +23,24 @@ const vec = (axis: number, dims = 8, mix = -1, weight = 0.3) => {
   if (mix >= 0) v[mix] = weight
   return v
 }
+
+/** A file of `bot` uploaded and indexed straight through the store, with these passages. */
+const newFile = (bot: string, tags: Record<string, string>, expiresAt: number | null): NewFile => ({
+  id: uid('file'), botId: bot, key: uid('key') + '.md', contentType: 'text/markdown', uploadNonce: 'n', tags, metadata: {},
+  accessPolicies: [], index: true, expiresAt, ownerType: 'bot', ownerId: bot, now: T0,
+})
+
+export async function indexedFileIn(store: Store, bot: string, passages: NewPassage[], tags: Record<string, string> = {}, expiresAt: number | null = null): Promise<FileRow & { blobName: string }> {
+  const { file } = await store.files.upsertFile(newFile(bot, tags, expiresAt))
+  const blobName = uid('blob')
+  await store.files.completeUpload({ botId: bot, id: file.id, uploadNonce: 'n', expectedBlobName: null, blobName, size: 10, now: T0 })
+  await store.knowledge.markIndexingPending(bot, file.id, blobName, T0)
+  await store.knowledge.addPassages(bot, file.id, blobName, passages)
+  expect(await store.knowledge.completeIndexing(bot, file.id, blobName, null, T0)).toBe(true)
+  return { ...(await store.files.getFile(bot, file.id))!, blobName }
+}
+
+export const passage = (position: number, content: string, title = 'Doc'): NewPassage => ({ position, title, content, meta: { subtype: 'paragraph' } })
 
 export function describePassageVectorContract(name: string, factory: StoreFactory, expectedEngine: string[]): void {
   describe(`PassageVectorStore contract: ${name}`, () => {
@@ -39,20 +56,7 @@ export function describePassageVectorContract(name: string, factory: StoreFactor
     })
     afterAll(async () => cleanup?.())
 
-    const newFile = (bot: string, tags: Record<string, string>, expiresAt: number | null): NewFile => ({
-      id: uid('file'), botId: bot, key: uid('key') + '.md', contentType: 'text/markdown', uploadNonce: 'n', tags, metadata: {},
-      accessPolicies: [], index: true, expiresAt, ownerType: 'bot', ownerId: bot, now: T0,
-    })
-
-    async function indexedFile(bot: string, passages: NewPassage[], tags: Record<string, string> = {}, expiresAt: number | null = null): Promise<FileRow & { blobName: string }> {
-      const { file } = await store.files.upsertFile(newFile(bot, tags, expiresAt))
-      const blobName = uid('blob')
-      await store.files.completeUpload({ botId: bot, id: file.id, uploadNonce: 'n', expectedBlobName: null, blobName, size: 10, now: T0 })
-      await store.knowledge.markIndexingPending(bot, file.id, blobName, T0)
-      await store.knowledge.addPassages(bot, file.id, blobName, passages)
-      expect(await store.knowledge.completeIndexing(bot, file.id, blobName, null, T0)).toBe(true)
-      return { ...(await store.files.getFile(bot, file.id))!, blobName }
-    }
+    const indexedFile = (bot: string, passages: NewPassage[], tags: Record<string, string> = {}, expiresAt: number | null = null) => indexedFileIn(store, bot, passages, tags, expiresAt)
 
     async function pendingOf(file: FileRow & { blobName: string }, model: string): Promise<PendingPassage[]> {
       return store.passageVectors.pendingPassages({ botId: file.botId, fileId: file.id, blobName: file.blobName }, model, 100)

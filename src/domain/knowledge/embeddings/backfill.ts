@@ -5,8 +5,15 @@ import { EmbeddingsError, type EmbeddingsProvider } from './provider.js'
 
 /** A claim older than this is taken over (the instance holding it is presumed dead); renewed at every batch. */
 const CLAIM_STALE_MS = 5 * 60_000
-/** Files looked at per pass. */
+/** Files looked at per pass, taken in turn from each bot among the first PENDING_LOOKED_AT pending files. */
 const FILES_PER_PASS = 20
+const PENDING_LOOKED_AT = 200
+/**
+ * Batches of one file per pass: a large file is embedded over many passes, between which the other files (of other
+ * bots) get theirs, so one bot's big knowledge base does not hold back another's new file (the built-in sentence
+ * model embeds ~15 passages/s: 20,000 passages are 20 minutes).
+ */
+const BATCHES_PER_FILE = 4
 /** Garbage (other models' vectors, vectors of replaced passages) is collected at most this often, when idle. */
 const COLLECT_EVERY_MS = 10 * 60_000
 const COLLECT_BATCH = 1000
@@ -123,11 +130,11 @@ export class EmbeddingBackfill {
   private async pass(): Promise<boolean> {
     const { vectors, provider, clock } = this.o
     let worked = false
-    for (const file of await vectors.filesPending(provider.model, clock(), FILES_PER_PASS)) {
+    for (const file of takeInTurn(await vectors.filesPending(provider.model, clock(), PENDING_LOOKED_AT), FILES_PER_PASS)) {
       if (this.stopped) break
       if (!(await vectors.claim(file.fileId, this.owner, clock(), clock() - CLAIM_STALE_MS))) continue
       try {
-        for (;;) {
+        for (let batches = 0; batches < BATCHES_PER_FILE; batches++) {
           const batch = await vectors.pendingPassages(file, provider.model, this.o.batchSize)
           if (batch.length === 0 || this.stopped) break
           // Nothing stored (every passage changed meanwhile): leave the file to the next pass.
@@ -185,4 +192,16 @@ export class EmbeddingBackfill {
       this.o.warn({ err }, 'embeddings: dropping stale vectors failed')
     }
   }
+}
+
+/** Up to `limit` files, one of each bot in turn (a bot's files in the order given). */
+export function takeInTurn<F extends { botId: string }>(files: F[], limit: number): F[] {
+  const byBot = new Map<string, F[]>()
+  for (const f of files) byBot.set(f.botId, [...(byBot.get(f.botId) ?? []), f])
+  const queues = [...byBot.values()]
+  const out: F[] = []
+  for (let i = 0; out.length < limit && queues.some((q) => i < q.length); i++) {
+    for (const q of queues) if (i < q.length && out.length < limit) out.push(q[i]!)
+  }
+  return out
 }
