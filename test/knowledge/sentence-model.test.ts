@@ -75,7 +75,7 @@ describe('built-in sentence model', () => {
     }
   })
 
-  it('a model that cannot load fails every waiting call with the reason, and a timeout is an "unavailable" error', async () => {
+  it('a model that cannot load fails every waiting call with the reason; a worker that does not answer in time is replaced', async () => {
     const broken = new SentenceModelEmbeddings({
       createWorker: () => new Worker(`require('node:worker_threads').parentPort.postMessage({ failed: 'weights missing' })`, { eval: true }),
     })
@@ -85,9 +85,14 @@ describe('built-in sentence model', () => {
     } finally {
       await broken.close()
     }
-    const silent = new SentenceModelEmbeddings({ createWorker: () => new Worker('setInterval(() => {}, 1000)', { eval: true }) })
+    // A worker that never answers: the call times out, the worker is dropped, and the next call gets a fresh one.
+    let made = 0
+    const silent = new SentenceModelEmbeddings({ createWorker: () => (++made === 1 ? new Worker('setInterval(() => {}, 1000)', { eval: true }) : createSentenceWorker()) })
     try {
-      await expect(silent.embed(['never'], { timeoutMs: 200 })).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/did not answer/) })
+      await expect(silent.embed(['never'], { timeoutMs: 200 })).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/did not answer within 200 ms/) })
+      const [v] = await silent.embed(['answered by the next worker'], opts)
+      expect(v).toHaveLength(512)
+      expect(made).toBe(2)
     } finally {
       await silent.close()
     }

@@ -87,13 +87,24 @@ export class SentenceModelEmbeddings implements EmbeddingsProvider {
   private enqueue(texts: string[], priority: boolean, deadline: number): Promise<Float32Array[]> {
     return new Promise<Float32Array[]>((resolve, reject) => {
       const job: Job = { texts, priority, resolve, reject, timer: undefined, done: false }
-      job.timer = setTimeout(() => this.settle(job, new EmbeddingsError('unavailable', `the sentence model did not answer within ${Math.max(0, deadline - Date.now())} ms`)), Math.max(0, deadline - Date.now()))
+      const ms = Math.max(0, deadline - Date.now())
+      job.timer = setTimeout(() => this.timedOut(job, new EmbeddingsError('unavailable', `the sentence model did not answer within ${ms} ms`)), ms)
       // Queries first, each class in arrival order.
       const at = priority ? this.queue.findIndex((j) => !j.priority) : -1
       if (at < 0) this.queue.push(job)
       else this.queue.splice(at, 0, job)
       this.pump()
     })
+  }
+
+  /**
+   * A queued job that times out just leaves the queue; the one the worker is on takes the worker down with it (a
+   * worker that does not answer in time may never answer: a stuck load, a machine starved for minutes), and the next
+   * job starts a fresh one.
+   */
+  private timedOut(job: Job, err: EmbeddingsError): void {
+    if (this.running?.job === job && this.worker) this.crashed(this.worker, err)
+    else this.settle(job, err)
   }
 
   private settle(job: Job, outcome: Float32Array[] | Error): void {
