@@ -272,3 +272,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   return Object.freeze(config)
 }
+
+/** The semantic signal knowledge search uses, for the banner (README "How retrieval works"). */
+export function knowledgeLabel(config: Pick<Config, 'embeddings' | 'kbSentenceModel' | 'kbWordVectors'>): string {
+  if (config.embeddings) return `lexical + embeddings endpoint ${new URL(config.embeddings.url).origin} (model ${config.embeddings.model})`
+  if (config.kbSentenceModel) return 'lexical, reranked by the built-in sentence model (started on first use)'
+  return config.kbWordVectors ? 'lexical, reranked by the built-in word vectors' : 'lexical only'
+}

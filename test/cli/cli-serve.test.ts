@@ -28,6 +28,8 @@ describe('parley serve', () => {
       expect(server.output.stdout).toContain(`Parley is running at ${base}`)
       expect(server.output.stdout).toMatch(new RegExp(`Webchat: +${credentials.chat.webchatUrl.replace(/[.]/g, '\\.')}`))
       expect(server.output.stdout).toContain('Access token:')
+      // Which semantic signal knowledge search uses (the default: the built-in sentence model).
+      expect(server.output.stdout).toMatch(/Knowledge search: +lexical, reranked by the built-in sentence model/)
 
       const page = await fetch(credentials.chat.webchatUrl)
       expect(page.status).toBe(200)
