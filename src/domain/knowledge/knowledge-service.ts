@@ -127,7 +127,7 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
     mode: semantic.mode,
     rerankWeight: semantic.rerankWeight,
     kind: semantic.kind,
-    ...(semantic.prepare && { prepare: (query: string) => semantic.prepare!(query) }),
+    ...(semantic.prepare && { prepare: (query: string, bot: string) => semantic.prepare!(query, bot) }),
     ...(semantic.similarity && {
       similarity: async (query: string, candidates: PassageHit[]) => {
         const found = await semantic.similarity!(query, candidates)

@@ -31,8 +31,8 @@ export interface SemanticRanking {
   readonly kind?: 'endpoint' | 'sentence' | 'words' | undefined
   /** The cosine's weight in a rerank (default FUSION.rerankWeight). */
   readonly rerankWeight?: number | undefined
-  /** A search is about to rank `query` (rerank mode): the query's embedding may start beside the lexical search. */
-  prepare?(query: string): void
+  /** A search of `botId` is about to rank `query` (rerank mode): the query's embedding may start beside the lexical search. */
+  prepare?(query: string, botId: string): void
   /**
    * The cosine of each passage with the query, computed directly (rerank mode: a few dozen candidates, in-process)
    * rather than by a nearest-vector scan over every passage; undefined when it has nothing to say.
@@ -93,7 +93,7 @@ export async function hybridRanking(
   if (!semantic) return lexical(query.limit)
   const pool = Math.max(query.limit, FUSION_POOL)
   if (semantic.mode === 'rerank') {
-    semantic.prepare?.(query.query)
+    semantic.prepare?.(query.query, query.botId)
     const lex = await lexical(pool)
     let cosine: Map<string, number> | undefined
     if (semantic.similarity) cosine = await semantic.similarity(query.query, lex)

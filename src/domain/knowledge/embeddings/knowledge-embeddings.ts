@@ -55,6 +55,14 @@ const cosine = (a: Float32Array, b: Float32Array): number => {
   return na && nb ? dot / Math.sqrt(na * nb) : 0
 }
 
+/**
+ * The built-in sentence model is one worker shared by every bot: a bot has at most this many questions waiting for it
+ * (more are searched without the rerank), and a question is embedded by its first MAX_SENTENCE_QUERY_CHARS characters
+ * (its cost grows with the length), so one bot's flood of long searches cannot hold up the others' (threats: tenants).
+ */
+export const MAX_QUERIES_PER_BOT = 2
+const MAX_SENTENCE_QUERY_CHARS = 500
+
 /** Query embeddings kept (a repeated question costs no request). */
 const QUERY_CACHE = 256
 /** Characters of a query sent to the service. */
@@ -123,8 +131,27 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   }
 
   /** Rerank mode: the query's embedding starts now, beside the lexical search (the sentence model's worker computes it). */
-  get prepare(): ((query: string) => void) | undefined {
-    return this.kind === 'sentence' ? (query) => void this.embedQuery(query) : undefined
+  get prepare(): ((query: string, botId: string) => void) | undefined {
+    return this.kind === 'sentence' ? (query, botId) => void this.embedQueryOf(botId, query) : undefined
+  }
+
+  /** Questions of each bot waiting for the sentence model (MAX_QUERIES_PER_BOT). */
+  private readonly waiting = new Map<string, number>()
+
+  /** The sentence model's embedding of a bot's question, unless the bot already has MAX_QUERIES_PER_BOT waiting. */
+  private async embedQueryOf(botId: string, query: string): Promise<Float32Array | undefined> {
+    const text = query.slice(0, MAX_SENTENCE_QUERY_CHARS)
+    if (this.cache.has(text) || this.inFlight.has(text)) return this.embedQuery(text)
+    const waiting = this.waiting.get(botId) ?? 0
+    if (waiting >= MAX_QUERIES_PER_BOT) return undefined
+    this.waiting.set(botId, waiting + 1)
+    try {
+      return await this.embedQuery(text)
+    } finally {
+      const left = (this.waiting.get(botId) ?? 1) - 1
+      if (left > 0) this.waiting.set(botId, left)
+      else this.waiting.delete(botId)
+    }
   }
 
   get weight(): number {
@@ -191,7 +218,7 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   private async storedSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
     try {
       const [q, stored] = await Promise.all([
-        this.embedQuery(query),
+        hits.length > 0 ? this.embedQueryOf(hits[0]!.file.botId, query) : undefined,
         this.vectors.vectorsOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position }))),
       ])
       if (!q || stored.size === 0) return undefined
