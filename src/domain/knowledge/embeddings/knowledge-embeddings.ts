@@ -36,9 +36,10 @@ const BUILTIN_SETTINGS = { batchSize: 256, timeoutMs: 60_000, queryTimeoutMs: 60
 
 /**
  * The built-in sentence model (sentence-model.ts) embeds in-process too, in small chunks (a query waits behind one):
- * a batch is a few seconds of work. A query waits for a cold worker to load the model (~1 s, longer on a busy machine).
+ * a batch is a few seconds of work. A query waits for a cold worker to load the model (~1 s, longer on a busy
+ * machine), at most 3 s: past that the search answers without the rerank rather than keep its caller waiting.
  */
-const SENTENCE_SETTINGS = { batchSize: 16, timeoutMs: 300_000, queryTimeoutMs: 10_000, backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0 }
+const SENTENCE_SETTINGS = { batchSize: 16, timeoutMs: 300_000, queryTimeoutMs: 3_000, backoffMs: 1_000, maxBackoffMs: 60_000, pollMs: 30_000, minSimilarity: 0 }
 
 /** Passage vectors kept for reranks (100 floats each: ~10 MB at most). */
 const PASSAGE_CACHE = 20_000
