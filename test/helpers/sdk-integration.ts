@@ -5,6 +5,9 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { adminClient, createBot, type TestBot } from '../runtime/helpers.js'
+import type { Harness } from './harness.js'
+import { startSdkBot, type SdkBot } from './sdk-bot.js'
 
 type Zod = { toJSONSchema(): Record<string, unknown> }
 const schemaOf = (z: unknown) => (z as Zod).toJSONSchema()
@@ -88,4 +91,40 @@ export async function startOutsideChat(): Promise<OutsideChat> {
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   }
   return outside
+}
+
+/** An unchanged @botpress/sdk integration as a child process, registered with Parley and installed on a new bot. */
+export interface HostedSdkIntegration {
+  integrationId: string
+  /** The integration's own API key (what its process authenticates with). */
+  integrationKey: string
+  program: SdkBot
+  bot: TestBot
+  /** The installation's webhookUrl (the outside service posts there). */
+  webhookUrl: string
+}
+
+/**
+ * What `bp deploy` and an admin would do, in order: createIntegration from `definition` (with `secrets`), an API key
+ * for it, its process started (`script`, relative to startSdkBot's folder) and its url set, a bot created with `code`
+ * and the integration installed on it under `alias` with `installation` (configuration, disabledChannels…).
+ */
+export async function hostSdkIntegration(h: Harness, options: {
+  definition: unknown
+  script: string
+  alias: string
+  code: string
+  installation: Record<string, unknown>
+  secrets?: Record<string, string>
+  env?: Record<string, string>
+}): Promise<HostedSdkIntegration> {
+  const admin = adminClient(h)
+  const { integration } = await admin.createIntegration({ ...definitionBody(options.definition), ...(options.secrets && { secrets: options.secrets }) } as never)
+  const integrationKey = (await admin.createIntegrationApiKey({ integrationId: integration.id, note: options.alias })).value
+  const program = await startSdkBot(options.script, { apiUrl: h.baseUrl, token: integrationKey, botId: '', ...(options.env && { env: options.env }) })
+  await admin.updateIntegration({ id: integration.id, url: program.url } as never)
+  const bot = await createBot(h, options.code)
+  await admin.updateBot({ id: bot.id, integrations: { [options.alias]: { integrationId: integration.id, enabled: true, ...options.installation } } } as never)
+  const webhookUrl = (await admin.getBot({ id: bot.id })).bot.integrations[options.alias]!.webhookUrl
+  return { integrationId: integration.id, integrationKey, program, bot, webhookUrl }
 }

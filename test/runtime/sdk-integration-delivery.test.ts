@@ -21,9 +21,9 @@ import definition from '../fixtures/sdk-integrations/outside-chat.definition.mjs
 import { restartParley, startParley, type Harness } from '../helpers/harness.js'
 import { startParleyProcess } from '../helpers/parley-process.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
-import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
-import { definitionBody, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
-import { adminClient, allLogs, createBot, sleep, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
+import type { SdkBot } from '../helpers/sdk-bot.js'
+import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
+import { adminClient, allLogs, sleep, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
 // A retry budget of about 3 s (backoff 200, 400, 800, 800, 800 ms): an outage of a second is ridden out.
 const REMOTE = { timeoutMs: 10_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800, concurrencyPerBot: 8, concurrency: 32 }
@@ -72,18 +72,10 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
   beforeAll(async () => {
     h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE, botSweepMs: 300 } })
     outside = await startOutsideChat()
-    const admin = adminClient(h)
-    const { integration } = await admin.createIntegration(definitionBody(definition) as never)
-    integrationId = integration.id
-    integrationKey = (await admin.createIntegrationApiKey({ integrationId, note: 'outside-chat' })).value
-    program = await startSdkBot('../sdk-integrations/outside-chat.mjs', { apiUrl: h.baseUrl, token: integrationKey, botId: '' })
-    await admin.updateIntegration({ id: integrationId, url: program.url } as never)
-    bot = await createBot(h, CODE)
-    await admin.updateBot({
-      id: bot.id,
-      integrations: { outside: { integrationId, enabled: true, configuration: { serviceUrl: outside.url, verifyToken: 'let-me-in' } } },
-    } as never)
-    webhookUrl = (await admin.getBot({ id: bot.id })).bot.integrations.outside!.webhookUrl
+    ;({ integrationId, integrationKey, program, bot, webhookUrl } = await hostSdkIntegration(h, {
+      definition, script: '../sdk-integrations/outside-chat.mjs', alias: 'outside', code: CODE,
+      installation: { configuration: { serviceUrl: outside.url, verifyToken: 'let-me-in' } },
+    }))
   })
   afterAll(async () => {
     await program?.stop()

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import definition from '../fixtures/sdk-integrations/operations.definition.mjs'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { failure, runtimeClient } from '../helpers/runtime-client.js'
-import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
-import { definitionBody, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
+import type { SdkBot } from '../helpers/sdk-bot.js'
+import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, type TestBot } from './helpers.js'
 
 const REMOTE = { timeoutMs: 5_000, attempts: 2, backoffMs: 100, maxBackoffMs: 200, concurrencyPerBot: 8, concurrency: 32 }
@@ -75,20 +75,11 @@ describe('integration operations of an unchanged @botpress/sdk integration', () 
   beforeAll(async () => {
     h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE } })
     outside = await startOutsideChat()
-    const admin = adminClient(h)
-    const { integration } = await admin.createIntegration({ ...definitionBody(definition), secrets: { API_KEY: SECRET_VALUE } } as never)
-    integrationId = integration.id
-    const key = await admin.createIntegrationApiKey({ integrationId, note: 'operations' })
-    program = await startSdkBot('../sdk-integrations/operations.mjs', {
-      apiUrl: h.baseUrl, token: key.value, botId: '', env: { NODE_OPTIONS: `--import ${SECRETS_LOADER}` },
-    })
-    await admin.updateIntegration({ id: integrationId, url: program.url } as never)
-    bot = await createBot(h, CODE)
-    await admin.updateBot({
-      id: bot.id,
-      integrations: { ops: { integrationId, enabled: true, configuration: { serviceUrl: outside.url }, disabledChannels: ['group'] } },
-    } as never)
-    webhookUrl = (await admin.getBot({ id: bot.id })).bot.integrations.ops!.webhookUrl
+    ;({ integrationId, program, bot, webhookUrl } = await hostSdkIntegration(h, {
+      definition, script: '../sdk-integrations/operations.mjs', alias: 'ops', code: CODE,
+      installation: { configuration: { serviceUrl: outside.url }, disabledChannels: ['group'] },
+      secrets: { API_KEY: SECRET_VALUE }, env: { NODE_OPTIONS: `--import ${SECRETS_LOADER}` },
+    }))
     botClient = await runtimeClient(h, bot.id)
     talk = await Talk.open(bot, { userId: 'tester' })
   })

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import definition from '../fixtures/sdk-integrations/outside-chat.definition.mjs'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { failure, runtimeClient } from '../helpers/runtime-client.js'
-import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
-import { definitionBody, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
+import type { SdkBot } from '../helpers/sdk-bot.js'
+import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { adminClient, createBot, STREAM_CONFIG, Talk, type TestBot } from './helpers.js'
 
 const REMOTE = { timeoutMs: 5_000, attempts: 4, backoffMs: 100, maxBackoffMs: 400, concurrencyPerBot: 8, concurrency: 32 }
@@ -42,19 +42,10 @@ describe('an unchanged @botpress/sdk integration hosted by Parley', () => {
   beforeAll(async () => {
     h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE } })
     outside = await startOutsideChat()
-    const admin = adminClient(h)
-    const { integration } = await admin.createIntegration(definitionBody(definition) as never)
-    integrationId = integration.id
-    const key = await admin.createIntegrationApiKey({ integrationId, note: 'outside-chat' })
-    program = await startSdkBot('../sdk-integrations/outside-chat.mjs', { apiUrl: h.baseUrl, token: key.value, botId: '' })
-    await admin.updateIntegration({ id: integrationId, url: program.url } as never)
-    bot = await createBot(h, CODE)
-    await admin.updateBot({
-      id: bot.id,
-      integrations: { outside: { integrationId, enabled: true, configuration: { serviceUrl: outside.url, verifyToken: 'let-me-in' } } },
-    } as never)
-    const { bot: full } = await admin.getBot({ id: bot.id })
-    webhookUrl = full.integrations.outside!.webhookUrl
+    ;({ integrationId, program, bot, webhookUrl } = await hostSdkIntegration(h, {
+      definition, script: '../sdk-integrations/outside-chat.mjs', alias: 'outside', code: CODE,
+      installation: { configuration: { serviceUrl: outside.url, verifyToken: 'let-me-in' } },
+    }))
     botClient = await runtimeClient(h, bot.id)
   })
   afterAll(async () => {
