@@ -13,7 +13,8 @@ import { seed, type StoreFactory } from './store.contract.js'
 const T0 = 1_700_000_000_000
 const uid = (p: string) => `${p}-${randomUUID()}`
 
-const passage = (position: number, content: string, title = 'Doc'): NewPassage => ({ position, title, content, meta: { subtype: 'paragraph' } })
+/** A passage of a test file (a paragraph under `title`). */
+export const passage = (position: number, content: string, title = 'Doc'): NewPassage => ({ position, title, content, meta: { subtype: 'paragraph' } })
 
 export function describeKnowledgeContract(name: string, factory: StoreFactory): void {
   describe(`KnowledgeStore contract: ${name}`, () => {

@@ -12,6 +12,7 @@ import type { NewPassage } from '../../src/store/knowledge-store.js'
 import type { PendingPassage } from '../../src/store/passage-vector-store.js'
 import type { Store } from '../../src/store/store.js'
 import { seed, type StoreFactory } from './store.contract.js'
+import { passage } from './knowledge.contract.js'
 import { WordVectorEmbeddings } from '../../src/domain/knowledge/embeddings/word-vectors.js'
 
 const T0 = 1_700_000_000_000
@@ -39,8 +40,6 @@ export async function indexedFileIn(store: Store, bot: string, passages: NewPass
   expect(await store.knowledge.completeIndexing(bot, file.id, blobName, null, T0)).toBe(true)
   return { ...(await store.files.getFile(bot, file.id))!, blobName }
 }
-
-export const passage = (position: number, content: string, title = 'Doc'): NewPassage => ({ position, title, content, meta: { subtype: 'paragraph' } })
 
 export function describePassageVectorContract(name: string, factory: StoreFactory, expectedEngine: string[]): void {
   describe(`PassageVectorStore contract: ${name}`, () => {

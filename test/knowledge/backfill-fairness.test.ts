@@ -13,7 +13,8 @@ import { ServiceHealth } from '../../src/domain/knowledge/embeddings/health.js'
 import type { EmbeddingsProvider } from '../../src/domain/knowledge/embeddings/provider.js'
 import { createSqliteStore } from '../../src/store/sqlite.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
-import { indexedFileIn, passage } from '../contract/passage-vectors.contract.js'
+import { passage } from '../contract/knowledge.contract.js'
+import { indexedFileIn } from '../contract/passage-vectors.contract.js'
 import { seed } from '../contract/store.contract.js'
 
 let dir: string
