@@ -2,7 +2,7 @@
  * Debian's nginx as the round-robin load balancer of the cluster tests: the binary runs directly
  * (`-g 'daemon off;'`, prefix and every temp path in a fresh temporary directory, error log there
  * too) with a generated configuration that proxies a free 127.0.0.1 port to the given upstreams
- * with the settings of the README's "Scaling out" section (read from it). Never imports vitest.
+ * with the settings of docs/scaling-out.md (read from it). Never imports vitest.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
@@ -20,15 +20,15 @@ export function findNginx(): string | undefined {
 }
 
 /**
- * The `location /` settings of the nginx example in the README's "Scaling out" section, read from
- * the README itself: the tests run exactly the documented configuration, so it stays a tested one.
+ * The `location /` settings of the nginx example in the manual's "Scaling out" page (docs/scaling-out.md), read from
+ * the page itself: the tests run exactly the documented configuration, so it stays a tested one.
  */
-export function readmeProxyLocation(readme = join(import.meta.dirname, '..', '..', 'README.md')): string {
+export function readmeProxyLocation(readme = join(import.meta.dirname, '..', '..', 'docs', 'scaling-out.md')): string {
   const text = readFileSync(readme, 'utf8')
   const block = /```nginx\n([\s\S]*?)```/.exec(text.slice(text.indexOf('## Scaling out')))?.[1]
   const location = block && /location \/ \{\n([\s\S]*?)\n\s*\}\n\}/.exec(block)?.[1]
   if (!location || !location.includes('proxy_pass http://parley;')) {
-    throw new Error('README.md "Scaling out" has no ```nginx block with a `location / { proxy_pass http://parley; … }` for the cluster tests')
+    throw new Error('docs/scaling-out.md has no ```nginx block with a `location / { proxy_pass http://parley; … }` for the cluster tests')
   }
   return location
 }

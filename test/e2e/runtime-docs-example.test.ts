@@ -1,5 +1,5 @@
 /**
- * The README's transcript-export example (examples/export-transcript.mjs, quoted in the README) runs
+ * The manual's transcript-export example (examples/export-transcript.mjs, quoted in docs/runtime-api.md) runs
  * unchanged against a Parley with a bot API key and prints a conversation oldest first.
  */
 import { execFile } from 'node:child_process'
@@ -9,16 +9,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { createBotKey, runtimeClient } from '../helpers/runtime-client.js'
 
-describe('e2e: the README\'s transcript export', () => {
+describe('e2e: the manual\'s transcript export', () => {
   let h: Harness
   beforeAll(async () => {
     h = await startParley({ listen: true })
   })
   afterAll(async () => h?.close())
 
-  it('the README quotes the script verbatim, and the script prints every message of a 45-message conversation in order', async () => {
+  it('docs/runtime-api.md quotes the script verbatim, and the script prints every message of a 45-message conversation in order', async () => {
     const script = readFileSync('examples/export-transcript.mjs', 'utf8')
-    expect(readFileSync('README.md', 'utf8')).toContain('<!-- transcript-export -->\n```js\n' + script + '```')
+    expect(readFileSync('docs/runtime-api.md', 'utf8')).toContain('<!-- transcript-export -->\n```js\n' + script + '```')
 
     const bot = await runtimeClient(h)
     const { conversation } = await bot.createConversation({ channel: 'channel', tags: {} })
