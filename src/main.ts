@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from './app.js'
 import { closeAdapters, createAdapters } from './compose.js'
-import { knowledgeLabel, loadConfig } from './config.js'
+import { knowledgeLabel, loadConfig, unknownSettings } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
 import { redactDatabaseUrl } from './store/database-url.js'
 import { webchatUrl } from './webchat/urls.js'
@@ -19,6 +19,9 @@ async function main(): Promise<void> {
   const app = await buildApp({ config, ...adapters })
   const log = app.log
   warn = (err, what) => log.warn({ err: { message: err.message, code: (err as { code?: unknown }).code } }, what)
+  for (const { name, closest } of unknownSettings(process.env)) {
+    log.warn(`${name} is not a Parley setting and is ignored${closest ? ` (did you mean ${closest}?)` : ''}; the settings: docs/operating.md`)
+  }
   const storeLabel = config.databaseUrl
     ? `PostgreSQL ${redactDatabaseUrl(config.databaseUrl)} (pool of ${config.databasePoolSize} connections)`
     : `SQLite ${join(config.dataDir, 'parley.db')} (synchronous=${config.sqliteSynchronous})`

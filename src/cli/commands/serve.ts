@@ -6,7 +6,7 @@ export const serve: CommandSpec = {
   summary: 'Start the Parley server (what `npm start` runs)',
   usage: ['parley serve [--port N] [--host HOST] [--data-dir DIR] [--database-url URL]'],
   description: [
-    'Flags override the environment variables of the same meaning (see the README\'s configuration table).',
+    'Flags override the environment variables of the same meaning (docs/operating.md lists them all).',
     'The first start creates a workspace, an access token and a demo bot, prints them with the webchat address,',
     'and writes them to DIR/credentials.json. SIGTERM or Ctrl-C stops it gracefully.',
   ].join('\n'),
