@@ -133,6 +133,18 @@ async function groupHelp(name: string, group: Record<string, LoadCommand>): Prom
   ].join('\n')
 }
 
+/** The command `argv` names (`bots create`, `serve`, …) and the arguments after its name; a UsageError names what is unknown. */
+export async function findCommand(argv: string[]): Promise<{ command: Command; args: string[] }> {
+  const [first = '', ...rest] = argv
+  const entry = COMMANDS[first]
+  if (!entry) throw new UsageError(`Unknown command "${first}"`, 'Run `parley --help` for the list of commands.')
+  if (isCommand(entry)) return { command: await entry(), args: rest }
+  const [sub = '', ...subArgs] = rest
+  const found = entry[sub]
+  if (!found) throw new UsageError(`Unknown command "${first} ${sub}"`, `Run \`parley ${first} --help\`: ${Object.keys(entry).join(', ')}.`)
+  return { command: await found(), args: subArgs }
+}
+
 /** Runs the CLI; resolves with the exit code (the caller sets it; `serve` keeps the process alive). */
 export async function run(argv: string[]): Promise<number> {
   const [first, ...rest] = argv
@@ -148,23 +160,11 @@ export async function run(argv: string[]): Promise<number> {
       return EXIT.ok
     }
     const entry = COMMANDS[first]
-    if (!entry) throw new UsageError(`Unknown command "${first}"`, 'Run `parley --help` for the list of commands.')
-    let command: Command
-    let args: string[]
-    if (isCommand(entry)) {
-      command = await entry()
-      args = rest
-    } else {
-      const [sub, ...subArgs] = rest
-      if (sub === undefined || sub === '--help' || sub === '-h') {
-        out(await groupHelp(first, entry))
-        return sub === undefined ? EXIT.usage : EXIT.ok
-      }
-      const found = entry[sub]
-      if (!found) throw new UsageError(`Unknown command "${first} ${sub}"`, `Run \`parley ${first} --help\`: ${Object.keys(entry).join(', ')}.`)
-      command = await found()
-      args = subArgs
+    if (entry && !isCommand(entry) && (rest[0] === undefined || rest[0] === '--help' || rest[0] === '-h')) {
+      out(await groupHelp(first, entry))
+      return rest[0] === undefined ? EXIT.usage : EXIT.ok
     }
+    const { command, args } = await findCommand(argv)
     const parsed = parseCommand(command.spec, args)
     if (parsed.help) {
       out(helpText(command.spec))

@@ -6,20 +6,18 @@
  * data/credentials.json), and the comment that says to start the SDK program (started here, on a free port).
  */
 import { spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ChatApi } from '../../src/webchat/shared/chat-api.js'
+import { codeBlocks } from '../helpers/doc-samples.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { ensureBuilt, ROOT, runCli } from './helpers.js'
 
 /** The README's fenced code blocks of one language, in order. */
-function readmeBlocks(lang: string): string[] {
-  const text = readFileSync(join(ROOT, 'README.md'), 'utf8')
-  return [...text.matchAll(new RegExp('```' + lang + '\\n([\\s\\S]*?)```', 'g'))].map((m) => m[1]!)
-}
+const readmeBlocks = (lang: string): string[] => codeBlocks('README.md', lang).map((b) => b.code)
 
 /** One conversation through the Chat API: `say` sends a text and resolves with the bot's next text answer. */
 async function conversationWith(chatUrl: string) {
