@@ -38,6 +38,10 @@ describe('outbound policy: addresses', () => {
       expect(parseAddress(String(n))).toBe(v4(a, b, c, d))
       expect(parseAddress(`0x${n.toString(16)}`)).toBe(v4(a, b, c, d))
     }))
+    // Every inet_aton form (decimal, hex, octal, 1 to 4 parts) is the address the URL parser makes of it.
+    fc.assert(fc.property(fc.ipV4Extended(), (ip) => {
+      expect(parseAddress(ip)).toBe(parseAddress(new URL(`http://${ip}/`).hostname))
+    }))
     fc.assert(fc.property(fc.ipV6(), (ip) => {
       expect(isIP(ip)).toBe(6)
       expect(parseAddress(ip)).not.toBeUndefined()
