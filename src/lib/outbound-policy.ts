@@ -33,6 +33,8 @@ export class OutboundRefused extends OutboundError {
 }
 
 const MAPPED = 0xffffn << 32n
+/** The NAT64 well-known prefix 64:ff9b::/96, shifted right by 32 bits. */
+const NAT64 = 0x64ff9bn << 64n
 
 /**
  * An IP address as a 128-bit number (IPv4 as IPv4-mapped IPv6); undefined when `text` is not one. IPv4 in every
@@ -165,6 +167,12 @@ export class OutboundPolicy {
   allows(address: string): boolean {
     const a = parseAddress(address)
     if (a === undefined) return false
+    // An address of the NAT64 prefix (64:ff9b::/96) reaches the IPv4 address in its last 32 bits: both must be allowed.
+    const viaNat64 = a >> 32n === NAT64 ? MAPPED | (a & 0xffffffffn) : undefined
+    return this.allowsOne(a) && (viaNat64 === undefined || this.allowsOne(viaNat64))
+  }
+
+  private allowsOne(a: bigint): boolean {
     return this.allow.some((r) => inRange(a, r)) || !this.deny.some((r) => inRange(a, r))
   }
 

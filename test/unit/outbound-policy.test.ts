@@ -62,13 +62,13 @@ describe('outbound policy: evaluation', () => {
   const defaults = new OutboundPolicy()
 
   it('denies link-local, metadata, this-network, multicast and reserved by default, in every form', () => {
-    for (const denied of ['169.254.169.254', '2852039166', '0xa9fea9fe', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', 'fe80::1', 'fd00:ec2::254', '100.100.100.200', '168.63.129.16', '0.0.0.0', '0', '224.0.0.1', '255.255.255.255', '::', 'ff02::1']) {
+    for (const denied of ['169.254.169.254', '2852039166', '0xa9fea9fe', '::ffff:169.254.169.254', '::ffff:a9fe:a9fe', 'fe80::1', 'fd00:ec2::254', '100.100.100.200', '168.63.129.16', '0.0.0.0', '0', '224.0.0.1', '255.255.255.255', '::', 'ff02::1', '64:ff9b::169.254.169.254', '64:ff9b::a9fe:a9fe']) {
       expect(defaults.allows(denied), denied).toBe(false)
     }
   })
 
   it('allows loopback, the private ranges and public addresses by default', () => {
-    for (const allowed of ['127.0.0.1', '2130706433', '0x7f000001', '::1', '10.1.2.3', '172.16.0.1', '192.168.1.1', 'fd00::', '8.8.8.8', '2606:4700::1111']) {
+    for (const allowed of ['127.0.0.1', '2130706433', '0x7f000001', '::1', '10.1.2.3', '172.16.0.1', '192.168.1.1', 'fd00::', '8.8.8.8', '2606:4700::1111', '64:ff9b::808:808']) {
       expect(defaults.allows(allowed), allowed).toBe(true)
     }
   })
