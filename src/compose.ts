@@ -146,7 +146,7 @@ export function createServices(deps: ServiceDeps): Domain {
     ? KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, log)
     : config.kbSentenceModel ? KnowledgeEmbeddings.sentenceModel(store.passageVectors, log)
     : config.kbWordVectors ? KnowledgeEmbeddings.builtin(store.passageVectors, log) : undefined
-  const remote = new RemoteBots(store, config.remoteBots)
+  const remote = new RemoteBots(store, config.remoteBots, { outbound: config.outbound })
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
   embeddings?.registerMetrics(metrics)
@@ -194,6 +194,7 @@ export function createServices(deps: ServiceDeps): Domain {
   // Integrations served elsewhere: register/unregister in the background (no request waits for an integration).
   let integrationDelivery: IntegrationDelivery | undefined
   const integrations = new IntegrationService(store, {
+    outbound: config.outbound,
     onInstalled: (bot, installation, operation) => void integrationDelivery?.lifecycle(bot, installation, operation),
   })
   integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.publicUrl)
@@ -208,6 +209,7 @@ export function createServices(deps: ServiceDeps): Domain {
   runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))
   runtime.useIntegrationActions((bot, type, input) => integrationOps.callAction(bot, type, input))
   const bots = new BotService(store, {
+    outbound: config.outbound,
     installer: integrations,
     states: runtimeStates,
     checkCode: async (code) => {

@@ -4,6 +4,7 @@ import type { RemoteBotSettings } from './runtime/remote-bots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
 import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 import { KB_MIN_SCORE_DEFAULT } from './domain/knowledge/relevance.js'
+import { OutboundPolicy } from './lib/outbound-policy.js'
 
 /** The only module that reads process.env. Everything else receives a Config. */
 export interface Config {
@@ -91,6 +92,8 @@ export interface Config {
   webhook: WebhookConfig
   /** Deliveries to remote bots (bots with a `url`; README "Bring a Botpress bot"). */
   remoteBots: RemoteBotSettings
+  /** Where remote-bot and integration urls may connect (PARLEY_OUTBOUND_DENY / PARLEY_OUTBOUND_ALLOW, README "Outbound requests"). */
+  outbound: OutboundPolicy
 }
 
 export interface WebhookConfig {
@@ -404,6 +407,8 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       concurrencyPerBot: s.PARLEY_REMOTE_BOT_CONCURRENCY,
       concurrency: s.PARLEY_REMOTE_BOTS_CONCURRENCY,
     },
+    // CIDR lists: DENY adds to the built-in list (link-local, metadata, 0/8, multicast…), ALLOW overrides both.
+    outbound: OutboundPolicy.fromSettings(env.PARLEY_OUTBOUND_ALLOW, env.PARLEY_OUTBOUND_DENY),
     ...overrides,
   }
   return Object.freeze(config)

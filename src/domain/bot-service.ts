@@ -2,6 +2,7 @@ import type { Installation } from './integration-service.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { checkServiceUrl } from './service-url.js'
+import type { OutboundPolicy } from '../lib/outbound-policy.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { BotApiKeyRow, BotListFilter, BotLogFilter, BotLogRow, BotRow, DeletedBot, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
@@ -173,6 +174,8 @@ export class BotService {
       states?: StateDeclarations
       /** Aliases other than the built-in ones: installations of integrations served elsewhere. */
       installer?: IntegrationInstaller
+      /** Where a bot's url may point (config.outbound); the built-in policy by default. */
+      outbound?: OutboundPolicy
     } = {},
   ) {
     this.checkCode = options.checkCode
@@ -200,7 +203,7 @@ export class BotService {
   }
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
-    const url = checkServiceUrl(input.url) ?? null
+    const url = checkServiceUrl(input.url, this.options.outbound) ?? null
     await this.assertLoads(input.code)
     if (input.states) this.options.states?.check(input.states)
     const webchat = applyWebchatInput(input, null) ?? null
@@ -251,7 +254,7 @@ export class BotService {
 
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
-    const url = checkServiceUrl(input.url)
+    const url = checkServiceUrl(input.url, this.options.outbound)
     const webchat = applyWebchatInput(input, bot.webchat)
     await this.assertLoads(input.code)
     if (input.states) await this.options.states?.declare(bot.id, input.states)

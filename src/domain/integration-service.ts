@@ -6,6 +6,7 @@ import { randomSecret, uuidv7 } from '../lib/ids.js'
 import type { IntegrationApiKeyRow, IntegrationDefinitionRow, IntegrationLogRow, InstallationRow } from '../store/integration-store.js'
 import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type Page, type Store } from '../store/store.js'
 import { checkServiceUrl } from './service-url.js'
+import type { OutboundPolicy } from '../lib/outbound-policy.js'
 
 /**
  * Integrations written with @botpress/sdk and served elsewhere (issue #19): their definitions
@@ -156,6 +157,8 @@ export class IntegrationService {
       clock?: () => number
       /** Told when an installation is enabled (register) or disabled or removed (unregister); in the background. */
       onInstalled?: (bot: BotRow, installation: Installation, operation: 'register' | 'unregister') => void
+      /** Where an integration's url may point (config.outbound); the built-in policy by default. */
+      outbound?: OutboundPolicy
     } = {},
   ) {
     this.clock = options.clock ?? Date.now
@@ -166,7 +169,7 @@ export class IntegrationService {
   async create(workspaceId: string, input: DefinitionInput): Promise<IntegrationDefinitionRow> {
     if (!NAME.test(input.name)) throw errors.invalidPayload('name must be 1 to 200 characters: lowercase letters, digits, -, _ and /')
     if (!VERSION.test(input.version)) throw errors.invalidPayload('version must be a semantic version (1.2.3)')
-    const url = checkServiceUrl(input.url) ?? null
+    const url = checkServiceUrl(input.url, this.options.outbound) ?? null
     const definition = checkDefinition(input)
     const now = this.clock()
     const row: IntegrationDefinitionRow = {
@@ -203,7 +206,7 @@ export class IntegrationService {
 
   async update(workspaceId: string, id: string, input: Record<string, unknown>): Promise<IntegrationDefinitionRow> {
     const current = await this.get(workspaceId, id)
-    const url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null)
+    const url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null, this.options.outbound)
     const parts = checkDefinition(input)
     // Secrets: the names given join the declared ones; a string sets a value, null removes it.
     if (parts.secrets !== undefined) parts.secrets = [...new Set([...((current.definition.secrets ?? []) as string[]), ...(parts.secrets as string[])])]

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
+import { answeredStatus, unansweredError } from '../lib/outbound-policy.js'
 import { diffState } from '../lib/state-patch.js'
 import { publishTyping } from '../domain/conversation-stream.js'
 import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
@@ -808,7 +809,7 @@ export class BotRuntime implements IncomingInterceptor {
       try {
         answer = await remote.callAction(bot, type, input)
       } catch (err) {
-        throw errors.timeout(`The bot at its url did not answer action "${type}": ${(err as Error).message}`)
+        throw unansweredError(`The bot at its url did not answer action "${type}"`, err)
       }
       let body: unknown
       try {
@@ -817,9 +818,10 @@ export class BotRuntime implements IncomingInterceptor {
         body = undefined
       }
       if (answer.status < 200 || answer.status >= 300) {
-        const message = typeof (body as { message?: unknown })?.message === 'string' ? (body as { message: string }).message : answer.body.slice(0, 300)
-        if (/Action .* not found/.test(message)) throw errors.notFound('Action', type)
-        throw errors.runtime(`Action "${type}" failed in the bot (status ${answer.status}): ${message}`)
+        // Its status only, never the answer's body: the url may not be a bot at all (README "Outbound requests").
+        const message = (body as { message?: unknown } | undefined)?.message
+        if (typeof message === 'string' && /Action .* not found/.test(message)) throw errors.notFound('Action', type)
+        throw errors.runtime(`Action "${type}" failed in the bot (it ${answeredStatus(answer.status)})`)
       }
       const output = (body as { output?: unknown })?.output
       if (typeof output !== 'object' || output === null || Array.isArray(output)) throw errors.runtime(`Action "${type}": the bot's answer has no JSON object \`output\``)

@@ -1,4 +1,5 @@
 import { uuidv7 } from '../lib/ids.js'
+import { answeredStatus, outboundFailure } from '../lib/outbound-policy.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
 import type { OutboxCursor } from '../store/integration-outbox-store.js'
@@ -209,10 +210,10 @@ export class OutgoingDeliveries {
       try {
         const answer = await this.sender.once(bot, install, 'message_created', 'message_created', body, hold)
         if (answer.status >= 200 && answer.status < 300) return { delivered: true }
-        reason = `answered ${answer.status}${answer.body ? `: ${answer.body.slice(0, 300)}` : ''}`
+        reason = answeredStatus(answer.status)
       } catch (err) {
         if (err instanceof DeliveryStopped || err instanceof LeaseLost) throw err
-        reason = (err as Error).message || String(err)
+        reason = outboundFailure(err)
       }
       this.attemptsFailed++
     }

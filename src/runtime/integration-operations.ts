@@ -1,6 +1,7 @@
 import AjvModule from 'ajv'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
+import { answeredStatus, outboundFailure, unansweredError } from '../lib/outbound-policy.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
 import type { StateDefinition } from '../domain/runtime-state-service.js'
 import type { CreateEventInput } from '../domain/runtime-event-service.js'
@@ -112,11 +113,11 @@ export class IntegrationOperations {
       const ok = answer.status >= 200 && answer.status < 300
       result = {
         ok, status: answer.status, latencyMs: Math.round(performance.now() - started),
-        message: ok ? 'The integration answered ping' : `The integration answered ${answer.status}: ${answer.body.slice(0, 300)}`,
+        message: ok ? 'The integration answered ping' : `The integration ${answeredStatus(answer.status)}`,
       }
     } catch (err) {
       if (err instanceof DeliveryStopped) throw errors.unavailable()
-      result = { ok: false, latencyMs: Math.round(performance.now() - started), message: `${install.definition.url} could not be reached: ${(err as Error).message}` }
+      result = { ok: false, latencyMs: Math.round(performance.now() - started), message: `${install.definition.url} could not be reached: ${outboundFailure(err)}` }
     }
     await this.service.log(install.definition.id, bot.id, result.ok ? 'info' : 'warn', `ping (bot ${bot.id}, alias ${alias}): ${result.message}`)
     return result
@@ -164,8 +165,8 @@ export class IntegrationOperations {
     try {
       answer = await this.send(bot, install, operation, body)
     } catch (err) {
-      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: ${(err as Error).message}`)
-      throw errors.timeout(`Integration "${alias}" did not answer ${operation}: ${(err as Error).message}`)
+      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: ${outboundFailure(err)}`)
+      throw unansweredError(`Integration "${alias}" did not answer ${operation}`, err)
     }
     let parsed: unknown
     try {
@@ -173,10 +174,10 @@ export class IntegrationOperations {
     } catch {
       parsed = undefined
     }
-    const message = isObject(parsed) && typeof parsed.message === 'string' ? parsed.message : answer.body.slice(0, 300)
     if (answer.status < 200 || answer.status >= 300) {
-      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: answered ${answer.status}: ${message}`)
-      throw errors.runtime(`Integration "${alias}" could not create the ${kind} (${operation} answered ${answer.status}): ${message}`)
+      // Its status only: the answer's body is the target's (README "Outbound requests").
+      await this.service.log(install.definition.id, bot.id, 'error', `${operation}: ${answeredStatus(answer.status)}`)
+      throw errors.runtime(`Integration "${alias}" could not create the ${kind} (${operation} ${answeredStatus(answer.status)})`)
     }
     const id = isObject(parsed) && isObject(parsed[kind]) ? parsed[kind].id : undefined
     if (typeof id !== 'string' || id === '') {

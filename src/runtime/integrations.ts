@@ -1,5 +1,6 @@
 import { integrationWebhookUrl } from '../domain/admin-views.js'
 import { errors } from '../lib/errors.js'
+import { answeredStatus, outboundFailure, unansweredError } from '../lib/outbound-policy.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
 import type { BotRow, Store } from '../store/store.js'
@@ -90,12 +91,12 @@ export class IntegrationDelivery {
     let line: string
     try {
       const answer = await this.once(bot, install, operation, operation, { webhookUrl: this.webhookUrl(install.integration.webhookId) })
-      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): answered ${answer.status}${answer.status >= 300 ? `: ${answer.body.slice(0, 300)}` : ''}`
+      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${answeredStatus(answer.status)}`
       if (answer.status < 200 || answer.status >= 300) level = 'warn'
     } catch (err) {
       if (err instanceof DeliveryStopped) return
       level = 'warn'
-      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${install.definition.url} could not be reached: ${(err as Error).message}`
+      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${install.definition.url} could not be reached: ${outboundFailure(err)}`
     }
     await this.service.log(install.definition.id, bot.id, level, line)
   }
@@ -113,10 +114,10 @@ export class IntegrationDelivery {
     try {
       answer = await this.once(bot, install, 'webhook_received', 'webhook_received', { req: call })
     } catch (err) {
-      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${(err as Error).message}`)
-      throw errors.timeout(`The integration did not answer: ${(err as Error).message}`)
+      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${outboundFailure(err)}`)
+      throw unansweredError('The integration did not answer', err)
     }
-    if (answer.status >= 400) await this.service.log(install.definition.id, bot.id, 'warn', `webhook_received (${call.method} ${call.path || '/'}): answered ${answer.status}: ${answer.body.slice(0, 300)}`)
+    if (answer.status >= 400) await this.service.log(install.definition.id, bot.id, 'warn', `webhook_received (${call.method} ${call.path || '/'}): ${answeredStatus(answer.status)}`)
     const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).filter(([k]) => !NOT_RELAYED.has(k)))
     return { ...answer, headers }
   }
@@ -134,19 +135,19 @@ export class IntegrationDelivery {
     try {
       answer = await this.once(bot, install, 'action_triggered', action, { type: action, input })
     } catch (err) {
-      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: ${(err as Error).message}`)
-      throw errors.timeout(`The integration did not answer action "${type}": ${(err as Error).message}`)
+      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: ${outboundFailure(err)}`)
+      throw unansweredError(`The integration did not answer action "${type}"`, err)
     }
-    let body: { output?: unknown; message?: unknown } | undefined
+    // A failure is told by its status only: the answer's body is the target's, which may not be an integration at all.
+    if (answer.status < 200 || answer.status >= 300) {
+      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: ${answeredStatus(answer.status)}`)
+      throw errors.runtime(`Action "${type}" failed in the integration (it ${answeredStatus(answer.status)})`)
+    }
+    let body: { output?: unknown } | undefined
     try {
       body = JSON.parse(answer.body) as typeof body
     } catch {
       body = undefined
-    }
-    if (answer.status < 200 || answer.status >= 300) {
-      const message = typeof body?.message === 'string' ? body.message : answer.body.slice(0, 300)
-      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: answered ${answer.status}: ${message}`)
-      throw errors.runtime(`Action "${type}" failed in the integration (status ${answer.status}): ${message}`)
     }
     const output = body?.output
     if (typeof output !== 'object' || output === null || Array.isArray(output)) throw errors.runtime(`Action "${type}": the integration's answer has no JSON object \`output\``)

@@ -2,6 +2,7 @@ import { setMaxListeners } from 'node:events'
 import http from 'node:http'
 import https from 'node:https'
 import { uuidv7 } from '../lib/ids.js'
+import { OutboundError, OutboundPolicy, answeredStatus, outboundFailure } from '../lib/outbound-policy.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { RuntimeConversationView, RuntimeMessageView, RuntimeUserView } from '../domain/runtime-views.js'
 import type { BotLogRow, BotRow, EventRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
@@ -124,8 +125,6 @@ export async function conversationEvent(views: ConversationViews, bot: BotRow, i
 
 // ---- delivery ----
 
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) }
-
 export class RemoteBots {
   private readonly perBot = new Map<string, { slots: Slots; users: number }>()
   private readonly all: Slots
@@ -136,13 +135,21 @@ export class RemoteBots {
   private readonly stopping = new AbortController()
   private readonly clock: () => number
   private viewsOf: ConversationViews | undefined
+  /** Where requests may connect (config.outbound): checked on IP-literal hosts in send, on resolved names by the agents' lookup. */
+  private readonly outbound: OutboundPolicy
+  private readonly agents: { 'http:': http.Agent; 'https:': https.Agent }
 
   constructor(
     private readonly store: Store,
     readonly settings: RemoteBotSettings,
-    options: { clock?: () => number } = {},
+    options: { clock?: () => number; outbound?: OutboundPolicy } = {},
   ) {
     this.all = new Slots(settings.concurrency)
+    this.outbound = options.outbound ?? new OutboundPolicy()
+    // The checked resolver on the agents: every new connection is made to an address the policy allows (at connect
+    // time, so a name that resolves elsewhere later is checked again). Answers are never followed (no redirects).
+    const { lookup } = this.outbound
+    this.agents = { 'http:': new http.Agent({ keepAlive: true, lookup }), 'https:': new https.Agent({ keepAlive: true, lookup }) }
     // One listener per request or wait in progress (bounded by the concurrency settings).
     setMaxListeners(0, this.stopping.signal)
     this.clock = options.clock ?? Date.now
@@ -161,6 +168,8 @@ export class RemoteBots {
   /** Ends waits and requests in progress: their events stay where they were, for the next start. */
   stop(): void {
     this.stopping.abort()
+    this.agents['http:'].destroy()
+    this.agents['https:'].destroy()
   }
 
   /** The longest one event can take (every attempt timing out, every backoff), plus a margin: a conversation's lease. */
@@ -218,11 +227,21 @@ export class RemoteBots {
     return this.send('POST', url, headers, body, timeoutMs)
   }
 
-  /** One request (the answer's headers included); rejects on a network error or the timeout, resolves with any status. */
+  /**
+   * One request (the answer's headers included); rejects on a network error, the timeout or a target the outbound
+   * policy refuses (OutboundRefused, before connecting), resolves with any status (a redirect is not followed).
+   * Tell a rejection with outboundFailure(err) and an answer with its status: never with the target's body.
+   */
   send(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
     return new Promise((resolve, reject) => {
       if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
       const target = new URL(url)
+      try {
+        // An IP-literal host is connected to without a lookup: checked here (a name is checked by the agent's lookup).
+        this.outbound.checkHost(target.hostname)
+      } catch (err) {
+        return reject(err)
+      }
       const transport = target.protocol === 'https:' ? https : http
       let settled = false
       const done = (fn: () => void) => {
@@ -234,7 +253,8 @@ export class RemoteBots {
       }
       const req = transport.request(target, {
         method,
-        agent: agents[target.protocol as 'http:' | 'https:'],
+        agent: this.agents[target.protocol as 'http:' | 'https:'],
+        lookup: this.outbound.lookup,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       }, (res) => {
         const chunks: Buffer[] = []
@@ -244,7 +264,7 @@ export class RemoteBots {
           if (size <= MAX_ANSWER_BYTES) chunks.push(chunk)
           else {
             req.destroy()
-            done(() => reject(new Error(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`)))
+            done(() => reject(new OutboundError(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`)))
           }
         })
         res.on('end', () => done(() => resolve({
@@ -256,7 +276,7 @@ export class RemoteBots {
       })
       const timer = setTimeout(() => {
         req.destroy()
-        done(() => reject(new Error(`no answer within ${timeoutMs} ms`)))
+        done(() => reject(new OutboundError(`timed out (no answer within ${timeoutMs} ms)`)))
       }, timeoutMs)
       const onStop = () => {
         req.destroy()
@@ -304,11 +324,11 @@ export class RemoteBots {
           return []
         }
         this.retried++
-        reason = `answered ${answer.status}${answer.body ? `: ${answer.body.slice(0, 300)}` : ''}`
+        reason = answeredStatus(answer.status)
       } catch (err) {
         if (err instanceof DeliveryStopped) throw err
         this.retried++
-        reason = (err as Error).message || String(err)
+        reason = outboundFailure(err)
       }
     }
     this.failed++
@@ -365,7 +385,7 @@ export class RemoteBots {
     } catch (err) {
       if (err instanceof DeliveryStopped) return
       level = 'warn'
-      line = `register: ${bot.url} could not be reached: ${(err as Error).message}`
+      line = `register: ${bot.url} could not be reached: ${outboundFailure(err)}`
     }
     await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level, message: line, conversationId: null }]).catch(() => {})
   }

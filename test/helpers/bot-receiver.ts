@@ -14,8 +14,8 @@ export interface ReceivedRequest {
   at: number
 }
 
-/** What to do with a request: answer `status` (after `delayMs`), or `drop` the connection without answering. */
-export type Answer = { status?: number; body?: string; delayMs?: number; drop?: boolean }
+/** What to do with a request: answer `status` (with `headers`, after `delayMs`), or `drop` the connection without answering. */
+export type Answer = { status?: number; body?: string; headers?: Record<string, string>; delayMs?: number; drop?: boolean }
 
 export interface BotReceiver {
   url: string
@@ -81,7 +81,7 @@ export async function startBotReceiver(answer: BotReceiver['answer'] = () => ({ 
         req.socket.destroy()
         return
       }
-      res.writeHead(a.status ?? 200, { 'content-type': 'application/json' }).end(a.body ?? '{}')
+      res.writeHead(a.status ?? 200, { 'content-type': 'application/json', ...a.headers }).end(a.body ?? '{}')
     })
   })
   await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve))

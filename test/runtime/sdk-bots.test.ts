@@ -75,7 +75,7 @@ describe('unchanged @botpress/sdk bots on Parley', () => {
     }
   })
 
-  it('callAction runs the SDK bot\'s action (action_triggered) and returns its output; a failing action is a 400 with its message', async () => {
+  it('callAction runs the SDK bot\'s action (action_triggered) and returns its output; a failing action is a 400 with its status, never the answer\'s body (#24)', async () => {
     const { bot, program } = await deploySdkBot(h, 'action-bot.mjs')
     programs.push(program)
     const client = await runtimeClient(h, bot.id)
@@ -85,7 +85,8 @@ describe('unchanged @botpress/sdk bots on Parley', () => {
     const err = await client.callAction({ type: 'fail', input: {} }).then(() => undefined, (e: { code?: number; type?: string; message?: string }) => e)
     expect(err?.code).toBe(400)
     expect(err?.type).toBe('Runtime')
-    expect(err?.message).toMatch(/this action always fails/)
+    expect(err?.message).toMatch(/^Action "fail" failed in the bot \(it answered \d{3}\)$/)
+    expect(err?.message).not.toMatch(/this action always fails/)
   })
 
   it('a bot posts a proactive message (on register, with no incoming message) that the chat client sees on its stream', async () => {

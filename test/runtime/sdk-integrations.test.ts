@@ -121,7 +121,7 @@ describe('an unchanged @botpress/sdk integration hosted by Parley', () => {
         logs = (await admin.getIntegrationLogs({ id: integrationId, timeStart: new Date(0).toISOString() })).logs
         if (!logs.some((l) => l.level === 'error')) await new Promise((r) => setTimeout(r, 100))
       }
-      expect(logs.find((l) => l.level === 'error')?.message).toMatch(/failed after 4 attempt\(s\): answered \d+: .*send answered 503/)
+      expect(logs.find((l) => l.level === 'error')?.message).toMatch(/failed after 4 attempt\(s\): answered \d+$/)
       expect(outside.sent.some((s) => s.text === 'bot says: lost')).toBe(false)
     } finally {
       outside.down = false
