@@ -277,6 +277,12 @@ export const SETTINGS = {
   PARLEY_REMOTE_BOT_MAX_BACKOFF_MS: integer(30_000, `Longest wait between two attempts of a remote-bot delivery, in ${MS}`),
   PARLEY_REMOTE_BOT_CONCURRENCY: integer(64, 'Conversations of one remote bot delivered at once (per instance)', { min: 1 }),
   PARLEY_REMOTE_BOTS_CONCURRENCY: integer(256, 'Deliveries in flight at once, all remote bots together (per instance)', { min: 1 }),
+  PARLEY_OUTBOUND_DENY: text(undefined, 'Address ranges a bot\'s or an integration\'s `url` may not reach, added to the built-in list (see [Outbound requests](security.md#outbound-requests)): CIDRs (`10.0.0.0/8`, `fd00::/8`), single addresses, or the names `loopback`, `private`, `link-local`, `metadata`; separated by commas or spaces', {
+    kind: 'address list', defaultText: 'empty', check: (name, raw) => (OutboundPolicy.fromSettings(undefined, raw), raw),
+  }),
+  PARLEY_OUTBOUND_ALLOW: text(undefined, 'Address ranges allowed even when denied (the built-in list included), same syntax', {
+    kind: 'address list', defaultText: 'empty', check: (name, raw) => (OutboundPolicy.fromSettings(raw, undefined), raw),
+  }),
   LOG_LEVEL: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info', 'pino log level'),
 } satisfies Record<string, Setting<unknown>>
 
@@ -408,7 +414,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       concurrency: s.PARLEY_REMOTE_BOTS_CONCURRENCY,
     },
     // CIDR lists: DENY adds to the built-in list (link-local, metadata, 0/8, multicast…), ALLOW overrides both.
-    outbound: OutboundPolicy.fromSettings(env.PARLEY_OUTBOUND_ALLOW, env.PARLEY_OUTBOUND_DENY),
+    outbound: OutboundPolicy.fromSettings(s.PARLEY_OUTBOUND_ALLOW, s.PARLEY_OUTBOUND_DENY),
     ...overrides,
   }
   return Object.freeze(config)
