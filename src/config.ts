@@ -11,6 +11,11 @@ export interface Config {
   host: string
   /** Base URL printed and written to credentials.json; defaults to http://HOST:PORT. */
   publicUrl: string
+  /**
+   * PARLEY_WEBHOOK_PUBLIC_URL: base URL of integration webhooks (their webhookUrl) on an origin of their own; that
+   * host then serves nothing else, and the main one no webhook. Unset: publicUrl (one origin; relayed answers stay inert).
+   */
+  webhookPublicUrl: string | undefined
   dataDir: string
   /** SQLite durability: NORMAL survives process crashes, FULL also power loss (~3.7x slower writes). */
   sqliteSynchronous: 'NORMAL' | 'FULL'
@@ -194,6 +199,24 @@ function embeddings(env: Env): EmbeddingsSettings | undefined {
   }
 }
 
+/** PARLEY_WEBHOOK_PUBLIC_URL: an http(s) URL whose host is not publicUrl's (else it separates nothing). */
+function webhookPublicUrl(env: Env, publicUrl: string): string | undefined {
+  const raw = env.PARLEY_WEBHOOK_PUBLIC_URL?.trim()
+  if (!raw) return undefined
+  let url: URL
+  try {
+    url = new URL(raw)
+  } catch {
+    throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL is not a valid URL (expected e.g. https://hooks.example.com), got "${raw}"`)
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL must start with http:// or https://, got ${url.protocol}//…`)
+  if (url.search || url.hash || url.username || url.password) throw new Error('PARLEY_WEBHOOK_PUBLIC_URL must have no query, fragment or credentials')
+  if (url.host === new URL(publicUrl).host) {
+    throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL must be on another host than PARLEY_PUBLIC_URL (${url.host}): a separate origin for integration webhooks`)
+  }
+  return raw.replace(/\/+$/, '')
+}
+
 function blobStore(env: Env, databaseUrl: string | undefined): 'local' | 'postgres' {
   const raw = env.PARLEY_BLOB_STORE?.trim().toLowerCase()
   if (!raw) return databaseUrl ? 'postgres' : 'local'
@@ -207,10 +230,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (port > 65535) throw new Error(`PORT must be <= 65535, got ${port}`)
   const host = env.HOST || '127.0.0.1'
   const displayHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host
+  const publicUrl = (env.PARLEY_PUBLIC_URL || `http://${displayHost}:${port}`).replace(/\/+$/, '')
   const config: Config = {
     port,
     host,
-    publicUrl: (env.PARLEY_PUBLIC_URL || `http://${displayHost}:${port}`).replace(/\/+$/, ''),
+    publicUrl,
+    webhookPublicUrl: webhookPublicUrl(env, publicUrl),
     dataDir: resolve(env.PARLEY_DATA_DIR || './data'),
     sqliteSynchronous: oneOf(env, 'PARLEY_SQLITE_SYNCHRONOUS', ['NORMAL', 'FULL'] as const, 'NORMAL'),
     databaseUrl: databaseUrl(env),

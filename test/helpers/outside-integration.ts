@@ -16,6 +16,8 @@ export interface IntegrationAnswer { status: number; headers: Record<string, str
 
 export interface OutsideIntegration {
   url: string
+  /** The webhookUrl of each `register` Parley sent (an installation enabled). */
+  registered: string[]
   /** What Parley sent for webhook_received: the caller's request as the integration sees it. */
   webhooks: { method: string; path: string; query: string; headers: Record<string, string>; body?: string }[]
   /** The answer to the next webhook_received requests (change it between requests). */
@@ -33,12 +35,14 @@ export async function startOutsideIntegration(answer: IntegrationAnswer): Promis
         res.writeHead(outside.answer.status, outside.answer.headers).end(outside.answer.body)
         return
       }
+      if (req.headers['x-bp-operation'] === 'register') outside.registered.push((JSON.parse(raw) as { webhookUrl: string }).webhookUrl)
       res.writeHead(200, { 'content-type': 'application/json' }).end('{}')
     })
   })
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const outside: OutsideIntegration = {
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    registered: [],
     webhooks: [],
     answer,
     close: () => new Promise<void>((resolve) => {

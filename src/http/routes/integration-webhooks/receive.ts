@@ -1,4 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { INTEGRATION_WEBHOOK_PREFIX } from '../../../domain/admin-views.js'
 import type { App } from '../../types.js'
 import { serveUntrusted } from '../../untrusted-content.js'
 
@@ -37,7 +38,7 @@ export default function receive(app: App): void {
     serveUntrusted(reply, { contentType: headers['content-type'], embeddable: false, relayed: headers })
     return reply.code(answer.status >= 200 && answer.status < 600 ? answer.status : 502).send(answer.body)
   }
-  for (const url of ['/integration-webhooks/:webhookId', '/integration-webhooks/:webhookId/*']) {
+  for (const url of [`${INTEGRATION_WEBHOOK_PREFIX}/:webhookId`, `${INTEGRATION_WEBHOOK_PREFIX}/:webhookId/*`]) {
     app.route({
       method: [...METHODS],
       url,
