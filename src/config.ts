@@ -171,16 +171,24 @@ function similarity(env: Env, name: string, fallback: number): number {
   return value
 }
 
-function embeddings(env: Env): EmbeddingsSettings | undefined {
-  const raw = env.PARLEY_EMBEDDINGS_URL?.trim()
+/** An http(s) URL setting (as written, and parsed), or undefined when unset. */
+function httpUrl(env: Env, name: string, example: string): { raw: string; url: URL } | undefined {
+  const raw = env[name]?.trim()
   if (!raw) return undefined
   let url: URL
   try {
     url = new URL(raw)
   } catch {
-    throw new Error('PARLEY_EMBEDDINGS_URL is not a valid URL (expected e.g. http://127.0.0.1:11434 for Ollama)')
+    throw new Error(`${name} is not a valid URL (expected e.g. ${example})`)
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PARLEY_EMBEDDINGS_URL must start with http:// or https://, got ${url.protocol}//…`)
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`${name} must start with http:// or https://, got ${url.protocol}//…`)
+  return { raw, url }
+}
+
+function embeddings(env: Env): EmbeddingsSettings | undefined {
+  const setting = httpUrl(env, 'PARLEY_EMBEDDINGS_URL', 'http://127.0.0.1:11434 for Ollama')
+  if (!setting) return undefined
+  const { raw } = setting
   const model = env.PARLEY_EMBEDDINGS_MODEL?.trim()
   if (!model) throw new Error('PARLEY_EMBEDDINGS_MODEL is required with PARLEY_EMBEDDINGS_URL (vectors are stored under the model name)')
   const batchSize = int(env, 'PARLEY_EMBEDDINGS_BATCH_SIZE', 32, 1)
@@ -201,15 +209,9 @@ function embeddings(env: Env): EmbeddingsSettings | undefined {
 
 /** PARLEY_WEBHOOK_PUBLIC_URL: an http(s) URL whose host is not publicUrl's (else it separates nothing). */
 function webhookPublicUrl(env: Env, publicUrl: string): string | undefined {
-  const raw = env.PARLEY_WEBHOOK_PUBLIC_URL?.trim()
-  if (!raw) return undefined
-  let url: URL
-  try {
-    url = new URL(raw)
-  } catch {
-    throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL is not a valid URL (expected e.g. https://hooks.example.com), got "${raw}"`)
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL must start with http:// or https://, got ${url.protocol}//…`)
+  const setting = httpUrl(env, 'PARLEY_WEBHOOK_PUBLIC_URL', 'https://hooks.example.com')
+  if (!setting) return undefined
+  const { raw, url } = setting
   if (url.search || url.hash || url.username || url.password) throw new Error('PARLEY_WEBHOOK_PUBLIC_URL must have no query, fragment or credentials')
   if (url.host === new URL(publicUrl).host) {
     throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL must be on another host than PARLEY_PUBLIC_URL (${url.host}): a separate origin for integration webhooks`)
