@@ -17,6 +17,7 @@ import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/err
 import { registerJsonBody } from './http/plugins/json-body.js'
 import { answerExpectation, clientErrorHandler, refuseTunnel, registerEarlyAnswers } from './http/plugins/connection.js'
 import { registerMetrics } from './http/plugins/metrics.js'
+import { registerWebhookOrigin } from './http/plugins/webhook-origin.js'
 import { registerValidation } from './http/plugins/validation.js'
 import { chatRoutes } from './http/routes/chat/index.js'
 import { webchatRoutes } from './http/routes/webchat/index.js'
@@ -123,6 +124,8 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     }
     done()
   })
+  // Integration webhooks on their own origin, when configured (PARLEY_WEBHOOK_PUBLIC_URL).
+  registerWebhookOrigin(app, config.webhookPublicUrl)
   // Bodyless POST/PUT/DELETE (curl, fetch without body) validate as `{}` rather than failing on `undefined`.
   app.addHook('preValidation', (request, _reply, done) => {
     if (request.body === undefined && request.method !== 'GET' && request.method !== 'HEAD') request.body = {}

@@ -197,7 +197,7 @@ export function createServices(deps: ServiceDeps): Domain {
     outbound: config.outbound,
     onInstalled: (bot, installation, operation) => void integrationDelivery?.lifecycle(bot, installation, operation),
   })
-  integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.publicUrl)
+  integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
   const delivery = integrationDelivery
   // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
   const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })

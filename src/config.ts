@@ -12,6 +12,11 @@ export interface Config {
   host: string
   /** Base URL printed and written to credentials.json; defaults to http://HOST:PORT. */
   publicUrl: string
+  /**
+   * PARLEY_WEBHOOK_PUBLIC_URL: base URL of integration webhooks (their webhookUrl) on an origin of their own; that
+   * host then serves nothing else, and the main one no webhook. Unset: publicUrl (one origin; relayed answers stay inert).
+   */
+  webhookPublicUrl: string | undefined
   dataDir: string
   /** SQLite durability: NORMAL survives process crashes, FULL also power loss (~3.7x slower writes). */
   sqliteSynchronous: 'NORMAL' | 'FULL'
@@ -224,6 +229,13 @@ export const SETTINGS = {
   PARLEY_PUBLIC_URL: text(undefined, 'Base URL written into webhook URLs, upload and download URLs, credentials', {
     kind: 'URL', defaultText: '`http://HOST:PORT`', check: (name, raw) => httpUrl(name, raw, 'https://parley.example.com'),
   }),
+  PARLEY_WEBHOOK_PUBLIC_URL: text(undefined, 'Base URL of integration webhooks on a host of their own (see [Serving untrusted bytes](security.md#serving-untrusted-bytes)): integrations get their `webhookUrl` there; that host serves only `/integration-webhooks/…` (and `/healthz`, `/readyz`), and other hosts refuse `/integration-webhooks/…`. No query, fragment or credentials; another host than `PARLEY_PUBLIC_URL`\'s', {
+    kind: 'URL', defaultText: 'unset (`PARLEY_PUBLIC_URL`)', check: (name, raw) => {
+      const url = new URL(httpUrl(name, raw, 'https://hooks.example.com'))
+      if (url.search || url.hash || url.username || url.password) throw new Error(`${name} must have no query, fragment or credentials`)
+      return url.href.replace(/\/+$/, '')
+    },
+  }),
   PARLEY_SQLITE_SYNCHRONOUS: choice(['NORMAL', 'FULL'] as const, 'NORMAL', '`NORMAL` (WAL; survives process crashes) or `FULL` (also power loss, ~3.7× slower writes)'),
   PARLEY_SSE_KEEPALIVE_MS: integer(2_500, `Interval of the stream's keep-alive data frame, in ${MS} (measured: the official Node listener drops a stream silent for about 4 s)`, { min: 10 }),
   PARLEY_HEADERS_TIMEOUT_MS: integer(10_000, `Time a client has to send its request headers, in ${MS} (slowloris protection); then 408`, { min: 100 }),
@@ -345,10 +357,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (s.PARLEY_EMBEDDINGS_URL && !s.PARLEY_EMBEDDINGS_MODEL) {
     throw new Error('PARLEY_EMBEDDINGS_MODEL is required with PARLEY_EMBEDDINGS_URL (vectors are stored under the model name)')
   }
+  const publicUrl = s.PARLEY_PUBLIC_URL ?? `http://${displayHost}:${s.PORT}`
+  if (s.PARLEY_WEBHOOK_PUBLIC_URL && new URL(s.PARLEY_WEBHOOK_PUBLIC_URL).host === new URL(publicUrl).host) {
+    throw new Error(`PARLEY_WEBHOOK_PUBLIC_URL must be on another host than PARLEY_PUBLIC_URL (${new URL(publicUrl).host}): a separate origin for integration webhooks`)
+  }
   const config: Config = {
     port: s.PORT,
     host,
-    publicUrl: s.PARLEY_PUBLIC_URL ?? `http://${displayHost}:${s.PORT}`,
+    publicUrl,
+    webhookPublicUrl: s.PARLEY_WEBHOOK_PUBLIC_URL,
     dataDir: resolve(s.PARLEY_DATA_DIR),
     sqliteSynchronous: s.PARLEY_SQLITE_SYNCHRONOUS,
     databaseUrl: s.PARLEY_DATABASE_URL,

@@ -82,14 +82,14 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
 }
 
 /** An installed integration served elsewhere, as Botpress shows it in bot.integrations[alias]: id = the definition's. */
-function installationView({ integration: i, link, definition: d }: Installation, publicUrl: string) {
+function installationView({ integration: i, link, definition: d }: Installation, webhookBase: string) {
   return {
     id: d.id,
     name: d.name,
     version: d.version,
     enabled: i.enabled,
     webhookId: i.webhookId,
-    webhookUrl: integrationWebhookUrl(publicUrl, i.webhookId),
+    webhookUrl: integrationWebhookUrl(webhookBase, i.webhookId),
     configurationType: link.configurationType,
     configuration: i.configuration,
     status: 'registered' as const,
@@ -108,7 +108,9 @@ function installationView({ integration: i, link, definition: d }: Installation,
 }
 
 /** Where an installed integration's webhooks arrive (any method and sub-path; relayed as webhook_received). */
-export const integrationWebhookUrl = (publicUrl: string, webhookId: string) => `${publicUrl.replace(/\/+$/, '')}/integration-webhooks/${encodeURIComponent(webhookId)}`
+/** The path under which installed integrations' webhookUrls are served. */
+export const INTEGRATION_WEBHOOK_PREFIX = '/integration-webhooks'
+export const integrationWebhookUrl = (base: string, webhookId: string) => `${base.replace(/\/+$/, '')}${INTEGRATION_WEBHOOK_PREFIX}/${encodeURIComponent(webhookId)}`
 
 /** An integration definition (createIntegration…); `signingSecret` only for roles that may change it; secret values never. */
 export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecrets: boolean) {
@@ -150,9 +152,10 @@ export const integrationApiKeyView = (k: IntegrationApiKeyRow) => ({ id: k.id, c
 
 /**
  * The full bot. `showSecrets` (roles that may change the bot) includes each integration's
- * encryption key: whoever holds it can mint user keys for any user of that integration.
+ * encryption key: whoever holds it can mint user keys for any user of that integration. `webhookBase`: the base of
+ * installed integrations' webhookUrls (config.webhookPublicUrl when set).
  */
-export function botView({ bot, integrations, installations, states }: BotWithIntegrations, publicUrl: string, showSecrets: boolean) {
+export function botView({ bot, integrations, installations, states }: BotWithIntegrations, publicUrl: string, showSecrets: boolean, webhookBase = publicUrl) {
   return {
     ...botSummaryView(bot),
     description: bot.description ?? undefined,
@@ -162,7 +165,7 @@ export function botView({ bot, integrations, installations, states }: BotWithInt
     webchat: bot.webchat ?? {},
     integrations: Object.fromEntries(integrations.map((i) => {
       const installed = installations?.find((x) => x.integration.id === i.id)
-      return [i.name, installed ? installationView(installed, publicUrl) : integrationView(i, publicUrl, showSecrets, bot.webchat)]
+      return [i.name, installed ? installationView(installed, webhookBase) : integrationView(i, publicUrl, showSecrets, bot.webchat)]
     })),
     plugins: {},
     user: { tags: {} },

@@ -545,8 +545,13 @@ function checkTagPatch(patch: Record<string, string | null>, current: Record<str
   return patch
 }
 
+/** A MIME type a file may declare (and Parley serves as is): RFC 6838 type/subtype, RFC 9110 parameters, at most 255 characters. */
+export function isMimeType(value: string): boolean {
+  return value.length <= MAX_CONTENT_TYPE_LENGTH && MIME_TYPE.test(value)
+}
+
 function checkContentType(value: string): string {
-  if (value.length > MAX_CONTENT_TYPE_LENGTH || !MIME_TYPE.test(value)) {
+  if (!isMimeType(value)) {
     throw errors.invalidPayload('contentType must be a valid MIME type such as "image/png" or "text/plain; charset=utf-8"')
   }
   return value

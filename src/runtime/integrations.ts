@@ -14,14 +14,12 @@ import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bo
  * signingSecret (x-parley-signature), and a JSON body per operation:
  * - register / unregister: { webhookUrl }
  * - webhook_received: { req: { method, path, query, headers, body } }; its answer { status, headers, body } is relayed
+ *   (src/http/routes/integration-webhooks/receive.ts: inert, an allowlist of its headers)
  * - message_created: { conversation, user, type, payload, message } (sent by OutgoingDeliveries, src/runtime/integration-delivery.ts)
  * - action_triggered: { type, input }; answer { output, meta }
  * The integration answers through the Runtime API with an integration API key (AuthService).
  * Transport, timeouts, backoff and the concurrency slots are RemoteBots' (one delivery machinery).
  */
-
-/** Headers of a webhook call that are not relayed back (hop-by-hop, or recomputed by Parley). */
-const NOT_RELAYED = new Set(['connection', 'keep-alive', 'transfer-encoding', 'content-length', 'date', 'server', 'upgrade', 'proxy-connection', 'trailer', 'te'])
 
 export interface WebhookCall {
   method: string
@@ -102,8 +100,9 @@ export class IntegrationDelivery {
   }
 
   /**
-   * A request on {webhookUrl}: forwarded as webhook_received (one attempt: the caller waits), the
-   * integration's status, headers and body relayed. 404 for an unknown or disabled installation.
+   * A request on {webhookUrl}: forwarded as webhook_received (one attempt: the caller waits); the integration's
+   * answer, which the HTTP layer relays as untrusted bytes (an allowlist of its headers). 404 for an unknown or
+   * disabled installation.
    */
   async webhook(webhookId: string, call: WebhookCall): Promise<RemoteAnswer> {
     const integration = webhookId.length <= 200 ? await this.store.getIntegrationByWebhookId(webhookId) : undefined
@@ -118,8 +117,7 @@ export class IntegrationDelivery {
       throw unansweredError('The integration did not answer', err)
     }
     if (answer.status >= 400) await this.service.log(install.definition.id, bot.id, 'warn', `webhook_received (${call.method} ${call.path || '/'}): ${answeredStatus(answer.status)}`)
-    const headers = Object.fromEntries(Object.entries(answer.headers ?? {}).filter(([k]) => !NOT_RELAYED.has(k)))
-    return { ...answer, headers }
+    return answer
   }
 
   /** action_triggered for `alias:action` when `alias` is an enabled installation of the bot; undefined otherwise. */

@@ -8,7 +8,7 @@ import { join } from 'node:path'
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { uuidv7 } from '../../src/lib/ids.js'
-import { contentDisposition } from '../../src/http/routes/files/common.js'
+import { contentDisposition } from '../../src/http/untrusted-content.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import {
   accountWithRole, blobFiles, botApiKey, createFile, download, expectError, listTree, ownerHeaders, secondBot, uniqueKey, upload, upsert,
@@ -219,8 +219,9 @@ describe('Files API security', () => {
         expect(res.statusCode, key).toBe(200)
         const header = String(res.headers['content-disposition'])
         expect(header).not.toMatch(/[\r\n]/)
-        // `inline; filename="<ascii without quotes>"; filename*=UTF-8''<attr-chars>`
-        const match = /^inline; filename="([\x20-\x7e]*)"; filename\*=UTF-8''([A-Za-z0-9!#$&+\-.^_`|~%]+)$/.exec(header)
+        // `inline|attachment; filename="<ascii without quotes>"; filename*=UTF-8''<attr-chars>` (attachment for the types a
+        // browser does not display: src/http/untrusted-content.ts)
+        const match = /^(?:inline|attachment); filename="([\x20-\x7e]*)"; filename\*=UTF-8''([A-Za-z0-9!#$&+\-.^_`|~%]+)$/.exec(header)
         expect(match, `${key} → ${header}`).not.toBeNull()
         expect(match![1]).not.toMatch(/["\\]/)
         // The name is the key's last path segment ('/' or '\\'), so a client saves "名前.txt", not "dir/sub/名前.txt".

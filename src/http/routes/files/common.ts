@@ -71,20 +71,3 @@ export const UploadableFileSchema = Type.Object(
   { ...FileSchema.properties, uploadUrl: Type.String({ description: 'Absolute signed URL: PUT the raw bytes there, no auth headers' }) },
   { additionalProperties: false },
 )
-
-/** RFC 3986 unreserved characters stay; everything else, including RFC 5987's excluded `'()*`, is %-encoded. */
-function rfc5987(value: string): string {
-  return encodeURIComponent(value).replace(/['()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
-}
-
-/**
- * `Content-Disposition` for a file key (RFC 6266): the last path segment of the key as
- * `filename*=UTF-8''…` (percent-encoded, so CR/LF/quotes can never reach the header), plus an
- * ASCII-only `filename="…"` fallback for old clients.
- */
-export function contentDisposition(key: string, type: 'inline' | 'attachment' = 'inline'): string {
-  const base = key.split(/[\\/]/).filter(Boolean).pop() ?? ''
-  const name = base.toWellFormed().replace(/[\u0000-\u001f\u007f-\u009f]/g, '') || 'file'
-  const fallback = name.replace(/[^\x20-\x7e]/g, '_').replace(/["\\%;]/g, '_')
-  return `${type}; filename="${fallback}"; filename*=UTF-8''${rfc5987(name)}`
-}

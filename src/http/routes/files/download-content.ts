@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import type { App } from '../../types.js'
-import { contentDisposition, filesSchema } from './common.js'
+import { serveUntrusted } from '../../untrusted-content.js'
+import { filesSchema } from './common.js'
 
 const Params = Type.Object({ botId: Type.String({ maxLength: 200 }), fileId: Type.String({ maxLength: 200 }) })
 const Query = Type.Object({
@@ -10,8 +11,8 @@ const Query = Type.Object({
 
 /**
  * GET {file.url}: the content of a file. public_content files have a stable unsigned URL; other
- * files a signed, expiring one. Uploaded HTML or SVG must never run on this origin, hence
- * nosniff and a sandboxing CSP; the file name comes from the key, RFC 6266-encoded.
+ * files a signed, expiring one. The bytes are the uploader's: served inert (src/http/untrusted-content.ts), the file
+ * name from the key.
  */
 export default function downloadContent(app: App): void {
   app.get('/content/:botId/:fileId', {
@@ -20,13 +21,8 @@ export default function downloadContent(app: App): void {
   }, async (request, reply) => {
     const { file, stream, size } = await app.services.files.openContent(request.params.botId, request.params.fileId, request.query)
     const isPublic = file.accessPolicies.includes('public_content')
-    return reply
-      .header('content-type', file.contentType)
+    return serveUntrusted(reply, { contentType: file.contentType, fileName: file.key, embeddable: true })
       .header('content-length', size)
-      .header('content-disposition', contentDisposition(file.key))
-      .header('x-content-type-options', 'nosniff')
-      .header('content-security-policy', "sandbox; default-src 'none'; img-src 'self' data:; media-src 'self'; style-src 'unsafe-inline'")
-      .header('referrer-policy', 'no-referrer')
       .header('cache-control', isPublic ? 'public, max-age=60' : 'private, max-age=60')
       .send(stream)
   })

@@ -5,6 +5,7 @@ import { Type } from 'typebox'
 import type { FastifyReply } from 'fastify'
 import { ApiError } from '../../../lib/errors.js'
 import { byteRange } from '../../byte-range.js'
+import { serveUntrusted } from '../../untrusted-content.js'
 import type { App } from '../../types.js'
 
 const require = createRequire(import.meta.url)
@@ -148,9 +149,9 @@ export function operatorRoutes(app: App): void {
     const { file } = request.params
     const type = DEMO_FILES[file]
     if (!type) throw new ApiError('ResourceNotFound', `Demo file "${file}" not found`)
-    // The SVG is an image: no script of it may run even when opened on its own.
-    hardened(reply, "default-src 'none'; style-src 'unsafe-inline'").header('cache-control', 'public, max-age=3600')
-      .header('access-control-allow-origin', '*').header('accept-ranges', 'bytes').type(type)
+    // Served like any untrusted bytes (the SVG is an image: no script of it may run even when opened on its own).
+    serveUntrusted(reply, { contentType: type, embeddable: true }).header('cache-control', 'public, max-age=3600')
+      .header('access-control-allow-origin', '*').header('accept-ranges', 'bytes')
     const body = readFileSync(new URL(file, DEMO_DIR))
     // Media elements ask for ranges (to seek, and to read a file's index at its end).
     const range = byteRange(request.headers.range, body.length)

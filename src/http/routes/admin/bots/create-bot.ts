@@ -11,6 +11,6 @@ export default function createBot(app: App): void {
       { 201: Type.Object({ bot: BotSchema }) }),
   }, async (request, reply) => {
     const bot = await app.services.bots.createBot(request.workspace.id, request.body)
-    return reply.code(201).send({ bot: botView(bot, app.services.config.publicUrl, true) })
+    return reply.code(201).send({ bot: botView(bot, app.services.config.publicUrl, true, app.services.config.webhookPublicUrl) })
   })
 }

@@ -2,6 +2,7 @@ import { Readable } from 'node:stream'
 import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { adminSchema } from '../common.js'
+import { serveUntrusted } from '../../../untrusted-content.js'
 import { ArchiveQuery } from './archive-schemas.js'
 import { EXPORT_COLUMNS, csvField, type ExportRow } from '../../../../domain/conversation-archive-service.js'
 
@@ -33,9 +34,13 @@ export default function exportBotConversations(app: App): void {
       for await (const rows of pages) yield emit(rows)
     }
     const stamp = new Date().toISOString().slice(0, 10)
-    return reply
-      .type(format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8')
-      .header('content-disposition', `attachment; filename="conversations-${stamp}.${format === 'csv' ? 'csv' : 'jsonl'}"`)
+    // Users' words: served like any untrusted bytes, always as a download.
+    return serveUntrusted(reply, {
+      contentType: format === 'csv' ? 'text/csv; charset=utf-8' : 'application/x-ndjson; charset=utf-8',
+      fileName: `conversations-${stamp}.${format === 'csv' ? 'csv' : 'jsonl'}`,
+      attachment: true,
+      embeddable: false,
+    })
       .header('cache-control', 'no-store')
       .send(Readable.from(lines()))
   })

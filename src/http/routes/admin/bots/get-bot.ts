@@ -12,6 +12,6 @@ export default function getBot(app: App): void {
       { params: Type.Object({ id: Type.String() }) }, { 200: Type.Object({ bot: BotSchema }) }),
   }, async (request) => {
     const bot = await app.services.bots.getBot(request.workspace.id, request.params.id)
-    return { bot: botView(bot, app.services.config.publicUrl, can(request.role, 'bots.write')) }
+    return { bot: botView(bot, app.services.config.publicUrl, can(request.role, 'bots.write'), app.services.config.webhookPublicUrl) }
   })
 }

@@ -11,6 +11,6 @@ export default function updateBot(app: App): void {
       { params: Type.Object({ id: Type.String() }), body: BotInputSchema }, { 200: Type.Object({ bot: BotSchema }) }),
   }, async (request) => {
     const bot = await app.services.bots.updateBot(request.workspace.id, request.params.id, request.body)
-    return { bot: botView(bot, app.services.config.publicUrl, true) }
+    return { bot: botView(bot, app.services.config.publicUrl, true, app.services.config.webhookPublicUrl) }
   })
 }
