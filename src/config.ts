@@ -52,6 +52,8 @@ export interface Config {
   maxFileBytes: number
   /** Lifetime of signed upload and download URLs. */
   signedUrlTtlSeconds: number
+  /** Upload quotas (README "Upload quotas"); 0 turns a limit off. */
+  uploadQuota: UploadQuota
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
   /** Worker threads running bot code (the ordinary pool; quarantined bots get their own). */
@@ -104,6 +106,17 @@ export interface WebhookConfig {
   workers: number
   /** How often the queue is polled for deliveries queued by other instances or left by a dead one. */
   pollMs: number
+}
+
+export interface UploadQuota {
+  /** Uploads one webchat user may start per window (PARLEY_UPLOAD_QUOTA_USER_FILES; 429 RateLimited beyond). */
+  userFiles: number
+  /** Bytes one webchat user may upload per window, counted at the declared size (PARLEY_UPLOAD_QUOTA_USER_BYTES; 429). */
+  userBytes: number
+  /** The webchat users' window, rolling (PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS). */
+  windowSeconds: number
+  /** Bytes one bot's files may hold, pending uploads at their declared size (PARLEY_UPLOAD_QUOTA_BOT_BYTES; 403 QuotaExceeded). */
+  botBytes: number
 }
 
 type Env = Record<string, string | undefined>
@@ -231,6 +244,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tablesJobs: { workers: int(env, 'PARLEY_TABLE_JOB_WORKERS', 1, 0), pollMs: int(env, 'PARLEY_TABLE_JOB_POLL_MS', 1_000, 10), leaseMs: 30_000 },
     maxFileBytes: int(env, 'PARLEY_MAX_FILE_BYTES', 100 * 1024 * 1024, 1),
     signedUrlTtlSeconds: int(env, 'PARLEY_SIGNED_URL_TTL_SECONDS', 3600, 10),
+    uploadQuota: {
+      userFiles: int(env, 'PARLEY_UPLOAD_QUOTA_USER_FILES', 30, 0),
+      userBytes: int(env, 'PARLEY_UPLOAD_QUOTA_USER_BYTES', 50 * 1024 * 1024, 0),
+      windowSeconds: int(env, 'PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS', 3600, 1),
+      botBytes: int(env, 'PARLEY_UPLOAD_QUOTA_BOT_BYTES', 10 * 1024 * 1024 * 1024, 0),
+    },
     sandboxLimits: {
       budgetMs: int(env, 'PARLEY_BOT_TIMEOUT_MS', 5_000, 10),
       timeoutMs: int(env, 'PARLEY_BOT_TURN_TIMEOUT_MS', 30_000, 10),

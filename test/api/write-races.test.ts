@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { parseJson } from '../helpers/admin-client.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { beforeNextCall, deleteRaceBot, expectGone, raceBot, type RaceBot } from '../helpers/races.js'
+import { beforeNextCall, deleteRaceBot, expectGone, newChatBot, type RaceBot } from '../helpers/races.js'
 import { tableName } from '../helpers/tables.js'
 
 interface Op {
@@ -96,7 +96,7 @@ describe('a write racing the delete of its bot or workspace answers 404', () => 
   for (const parent of ['bot', 'workspace'] as const) {
     for (const op of OPS) {
       it(`${op.name}, its ${parent} deleted between the service's checks and its insert`, async () => {
-        const bot = await raceBot(h, parent === 'workspace')
+        const bot = await newChatBot(h, parent === 'workspace')
         const fixture = (await op.prepare?.(h, bot)) ?? {}
         const [target, method] = op.seam(h.store)
         const seam = beforeNextCall(target, method as never, () => deleteRaceBot(h, bot, parent))

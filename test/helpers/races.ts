@@ -31,7 +31,7 @@ export interface RaceBot {
 }
 
 /** A new bot with a chat webhook (webchat uploads of images allowed); `ownWorkspace` puts it in a new workspace. */
-export async function raceBot(h: Harness, ownWorkspace = false): Promise<RaceBot> {
+export async function newChatBot(h: Harness, ownWorkspace = false): Promise<RaceBot> {
   const admin = adminClient(h)
   let workspaceId = h.credentials.workspaceId
   if (ownWorkspace) {
@@ -41,7 +41,7 @@ export async function raceBot(h: Harness, ownWorkspace = false): Promise<RaceBot
   }
   const res = await admin('POST', '/bots', {
     workspaceId,
-    body: { name: 'race', integrations: { chat: { enabled: true, configuration: { webchat: { uploadTypes: 'image/*', uploadMaxBytes: 100_000 } } } } },
+    body: { name: 'race', integrations: { chat: { enabled: true, configuration: { webchat: { uploadTypes: 'image/*', uploadMaxBytes: 1_000_000 } } } } },
   })
   if (res.status !== 201) throw new Error(`createBot: ${res.text}`)
   return { botId: res.body.bot.id, workspaceId, webhookId: res.body.bot.integrations.chat.webhookId }
