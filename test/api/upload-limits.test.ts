@@ -6,16 +6,10 @@
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { newChatBot, type RaceBot } from '../helpers/races.js'
+import { chatUserKey, newChatBot, type RaceBot } from '../helpers/races.js'
 import { blobFiles, download, expectError, ownerHeaders, pathOf, uniqueKey, upload, upsert } from './files-helpers.js'
 
 interface Upload { id: string; uploadUrl: string; url: string }
-
-async function chatUserKey(h: Harness, bot: RaceBot): Promise<string> {
-  const res = await h.app.inject({ method: 'POST', url: `/${bot.webhookId}/users`, payload: {} })
-  expect(res.statusCode, res.body).toBe(201)
-  return (res.json() as { key: string }).key
-}
 
 const webchatUpload = (h: Harness, bot: RaceBot, key: string, size: number) =>
   h.app.inject({ method: 'POST', url: `/${bot.webhookId}/files`, headers: { 'x-user-key': key }, payload: { name: 'a.png', contentType: 'image/png', size } })

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { parseJson } from '../helpers/admin-client.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { beforeNextCall, deleteRaceBot, expectGone, newChatBot, type RaceBot } from '../helpers/races.js'
+import { beforeNextCall, chatUserKey, deleteRaceBot, expectGone, newChatBot, type RaceBot } from '../helpers/races.js'
 import { tableName } from '../helpers/tables.js'
 
 interface Op {
@@ -26,9 +26,7 @@ interface Op {
 const member = (h: Harness, bot: RaceBot) => ({ authorization: `Bearer ${h.credentials.token}`, 'x-bot-id': bot.botId })
 
 async function chatUser(h: Harness, bot: RaceBot): Promise<Record<string, string>> {
-  const res = await h.app.inject({ method: 'POST', url: `/${bot.webhookId}/users`, payload: {} })
-  if (res.statusCode !== 201) throw new Error(`chat createUser: ${res.body}`)
-  return { key: (res.json() as { key: string }).key }
+  return { key: await chatUserKey(h, bot) }
 }
 
 async function table(h: Harness, bot: RaceBot): Promise<Record<string, string>> {

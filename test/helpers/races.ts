@@ -5,6 +5,7 @@
 import { expect } from 'vitest'
 import type { Harness } from './harness.js'
 import { adminClient, expectError, type Res } from './admin-client.js'
+import { ChatClient } from './chat-client.js'
 
 /**
  * Runs `action` just before the next call of `target[method]`, then lets that call through to the real method;
@@ -45,6 +46,11 @@ export async function newChatBot(h: Harness, ownWorkspace = false): Promise<Race
   })
   if (res.status !== 201) throw new Error(`createBot: ${res.text}`)
   return { botId: res.body.bot.id, workspaceId, webhookId: res.body.bot.integrations.chat.webhookId }
+}
+
+/** A new user of the bot's chat webhook, and its key. */
+export async function chatUserKey(h: Harness, bot: RaceBot): Promise<string> {
+  return (await ChatClient.of(h).withWebhook(bot.webhookId).createUser()).key
 }
 
 /** Deletes the bot, or its whole workspace, through the Admin API. */
