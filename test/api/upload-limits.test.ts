@@ -6,6 +6,7 @@
 import { Readable } from 'node:stream'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { handoffFixture } from '../helpers/handoffs.js'
 import { chatUserKey, newChatBot, type RaceBot } from '../helpers/races.js'
 import { blobFiles, download, expectError, ownerHeaders, pathOf, uniqueKey, upload, upsert } from './files-helpers.js'
 
@@ -55,6 +56,21 @@ describe('upload URLs: the declared size and a single use', () => {
     const file = created.json().file as Upload
     expectError(await upload(h, file.uploadUrl, Buffer.alloc(600 * 1024, 1), 'image/png'), 413, 'PayloadTooLarge')
     expect((await fileOf(h, bot, file.id)).json().file).toMatchObject({ status: 'upload_pending', size: null })
+  })
+
+  it('an agent\'s handoff attachment: the declared size bounds it, and its URL works once', async () => {
+    const f = await handoffFixture(h, h.credentials.token, h.credentials.workspaceId)
+    const created = await h.app.inject({
+      method: 'POST', url: `/v1/admin/bots/${f.botId}/handoffs/${f.conversationId}/files`,
+      headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId },
+      payload: { name: 'a.txt', contentType: 'text/plain', size: 3 },
+    })
+    expect(created.statusCode, created.body).toBe(200)
+    const file = created.json().file as Upload
+    expectError(await upload(h, file.uploadUrl, 'four', 'text/plain'), 413, 'PayloadTooLarge')
+    expect((await upload(h, file.uploadUrl, 'abc', 'text/plain')).statusCode).toBe(200)
+    expectError(await upload(h, file.uploadUrl, 'xyz', 'text/plain'), 410, 'ResourceGone')
+    expect((await download(h, file.url)).body).toBe('abc')
   })
 
   it('an upload URL works once: a second PUT is 410 ResourceGone and the first content stays', async () => {
