@@ -343,7 +343,7 @@ export class FileService {
   async receiveUpload(token: string, contentLength: number | undefined, body: AsyncIterable<Uint8Array>): Promise<FileRow> {
     const now = this.clock()
     const claims = this.verifyUploadToken(await this.secret(), token, now)
-    let file = await this.files.getFile(claims.botId, claims.fileId)
+    const file = await this.files.getFile(claims.botId, claims.fileId)
     if (!file || this.isExpired(file, now)) throw errors.notFound('File', claims.fileId)
     if (file.uploadNonce !== claims.nonce) throw superseded()
     if (file.status !== 'upload_pending') throw alreadyUsed()
