@@ -58,6 +58,8 @@ export interface Config {
   maxFileBytes: number
   /** Lifetime of signed upload and download URLs. */
   signedUrlTtlSeconds: number
+  /** Upload quotas (docs/security.md "Upload limits and quotas"); 0 turns a limit off. */
+  uploadQuota: UploadQuota
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
   /** Worker threads running bot code (the ordinary pool; quarantined bots get their own). */
@@ -112,6 +114,17 @@ export interface WebhookConfig {
   workers: number
   /** How often the queue is polled for deliveries queued by other instances or left by a dead one. */
   pollMs: number
+}
+
+export interface UploadQuota {
+  /** Uploads one webchat user may start per window (PARLEY_UPLOAD_QUOTA_USER_FILES; 429 RateLimited beyond). */
+  userFiles: number
+  /** Bytes one webchat user may upload per window, counted at the declared size (PARLEY_UPLOAD_QUOTA_USER_BYTES; 429). */
+  userBytes: number
+  /** The webchat users' window, rolling (PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS). */
+  windowSeconds: number
+  /** Bytes one bot's files may hold, pending uploads at their declared size (PARLEY_UPLOAD_QUOTA_BOT_BYTES; 403 QuotaExceeded). */
+  botBytes: number
 }
 
 type Env = Record<string, string | undefined>
@@ -242,6 +255,10 @@ export const SETTINGS = {
   PARLEY_REQUEST_TIMEOUT_MS: integer(120_000, `Time a client has to send a whole request, body included, in ${MS} (file uploads and webhooks of 100 MB need it); then 408. Also bounds the reading of a body after an early answer`, { min: 100 }),
   PARLEY_MAX_FILE_BYTES: integer(100 * 1024 * 1024, 'Largest file content accepted by an upload URL, in bytes', { min: 1 }),
   PARLEY_SIGNED_URL_TTL_SECONDS: integer(3600, 'Lifetime of signed upload and download URLs, in seconds', { min: 10 }),
+  PARLEY_UPLOAD_QUOTA_USER_FILES: integer(30, 'Uploads one webchat user may start per window (`PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS`); beyond: 429 (see [Upload limits and quotas](security.md#upload-limits-and-quotas)); `0` = no limit'),
+  PARLEY_UPLOAD_QUOTA_USER_BYTES: integer(50 * 1024 * 1024, 'Bytes one webchat user may upload per window, counted at the declared size; beyond: 429; `0` = no limit'),
+  PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS: integer(3600, 'The webchat users\' upload window (rolling), in seconds', { min: 1 }),
+  PARLEY_UPLOAD_QUOTA_BOT_BYTES: integer(10 * 1024 * 1024 * 1024, 'Bytes one bot\'s files may hold (pending uploads at their declared size); beyond: 403 `QuotaExceeded`; `0` = no limit'),
   PARLEY_KB_ANSWER_URL: text(undefined, 'OpenAI-compatible base URL (`…/v1`): knowledge cards compose their answer with `POST {url}/chat/completions`. Unset: off', {
     kind: 'URL', defaultText: 'unset (off)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434/v1'),
   }),
@@ -386,6 +403,12 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     tablesJobs: { workers: s.PARLEY_TABLE_JOB_WORKERS, pollMs: s.PARLEY_TABLE_JOB_POLL_MS, leaseMs: 30_000 },
     maxFileBytes: s.PARLEY_MAX_FILE_BYTES,
     signedUrlTtlSeconds: s.PARLEY_SIGNED_URL_TTL_SECONDS,
+    uploadQuota: {
+      userFiles: s.PARLEY_UPLOAD_QUOTA_USER_FILES,
+      userBytes: s.PARLEY_UPLOAD_QUOTA_USER_BYTES,
+      windowSeconds: s.PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS,
+      botBytes: s.PARLEY_UPLOAD_QUOTA_BOT_BYTES,
+    },
     sandboxLimits: {
       budgetMs: s.PARLEY_BOT_TIMEOUT_MS,
       timeoutMs: s.PARLEY_BOT_TURN_TIMEOUT_MS,

@@ -100,6 +100,9 @@ export interface ListFilesInput {
   indexed?: boolean | undefined
 }
 
+/** Whose upload this is, for the per-user quota: a webchat user's files are the bot's files under `keyPrefix`. */
+export interface Uploader { keyPrefix: string }
+
 /** A file with its download URL (signed and expiring, or stable for public_content). */
 export type LocatedFile = FileRow & { url: string; indexingProgress?: { passagesIndexed: number; passagesTotal: number } | undefined }
 
@@ -160,7 +163,11 @@ export class FileService {
 
   // ---- operations of the Files API ----
 
-  async upsertFile(botId: string, principal: Principal, input: UpsertFileInput): Promise<LocatedFile & { uploadUrl: string }> {
+  /**
+   * `uploader`: the webchat user an upload is for (its files' key prefix), whose per-window quota applies too.
+   * The quotas are checked and the upload reserved under the bot's lock, so concurrent upserts cannot overshoot.
+   */
+  async upsertFile(botId: string, principal: Principal, input: UpsertFileInput, uploader?: Uploader): Promise<LocatedFile & { uploadUrl: string }> {
     const now = this.clock()
     const key = checkKey(input.key)
     if (input.size > this.deps.config.maxFileBytes) {
@@ -172,12 +179,13 @@ export class FileService {
     await this.purgeExpired(now)
     const existing = await this.files.getFileByKey(botId, key)
     if (existing && this.isExpired(existing, now)) await this.remove(existing)
-    const { file } = await this.files.upsertFile({
+    const { file } = await this.withQuota(botId, { key, bytes: input.size, now, uploader }, () => this.files.upsertFile({
       id: uuidv7(),
       botId,
       key,
       contentType,
       uploadNonce: randomBytes(16).toString('hex'),
+      declaredSize: input.size,
       tags,
       metadata: (input.metadata ?? {}) as JsonObject,
       accessPolicies: uniquePolicies(input.accessPolicies ?? []),
@@ -185,7 +193,7 @@ export class FileService {
       expiresAt,
       ...ownerOf(principal),
       now,
-    })
+    }))
     const secret = await this.secret()
     return { ...file, url: this.downloadUrl(secret, file, now), uploadUrl: this.uploadUrl(secret, file, now) }
   }
@@ -268,21 +276,22 @@ export class FileService {
         throw errors.forbidden('A bot API key may only overwrite files that its bot created')
       }
     }
-    const blob = await this.blobs.copy(source.blobName)
-    if (!blob) throw errors.notFound('File content', idOrKey)
-    let created: Awaited<ReturnType<FileStore['createStoredFile']>>
-    try {
-      created = await this.files.createStoredFile({
-        id: uuidv7(), botId: to.botId, key, contentType: source.contentType, uploadNonce: randomBytes(16).toString('hex'),
-        tags: source.tags, metadata: source.metadata, accessPolicies: source.accessPolicies, index: source.index, expiresAt: null,
-        ...ownerOf(principal), now: this.clock(), blobName: blob.name, size: blob.size,
-      }, existing?.id)
-    } catch (err) {
-      await this.deleteBlob(blob.name, { fileId: source.id })
-      // The key was taken meanwhile (a concurrent upsert or copy).
-      if (err instanceof UniqueViolation) throw errors.alreadyExists('File', key)
-      throw err
-    }
+    const created = await this.withQuota(to.botId, { key, bytes: source.size ?? 0, now }, async () => {
+      const blob = await this.blobs.copy(source.blobName!)
+      if (!blob) throw errors.notFound('File content', idOrKey)
+      try {
+        return await this.files.createStoredFile({
+          id: uuidv7(), botId: to.botId, key, contentType: source.contentType, uploadNonce: randomBytes(16).toString('hex'), declaredSize: blob.size,
+          tags: source.tags, metadata: source.metadata, accessPolicies: source.accessPolicies, index: source.index, expiresAt: null,
+          ...ownerOf(principal), now: this.clock(), blobName: blob.name, size: blob.size,
+        }, existing?.id)
+      } catch (err) {
+        await this.deleteBlob(blob.name, { fileId: source.id })
+        // The key was taken meanwhile (a concurrent upsert or copy).
+        if (err instanceof UniqueViolation) throw errors.alreadyExists('File', key)
+        throw err
+      }
+    })
     if (created.replaced) await this.discard(created.replaced)
     return this.locate(await this.knowledge.copied(source, created.file))
   }
@@ -327,46 +336,81 @@ export class FileService {
   // ---- signed URLs: upload and download ----
 
   /**
-   * Receives the content sent to an upload URL. The limit is checked against Content-Length first,
-   * then while streaming; on 413 or any failure the file keeps its previous state and no blob is left.
+   * Receives the content sent to an upload URL, once: the URL is spent when an upload lands (410 after). The limit
+   * (the declared size, the webchat bot's limit, maxFileBytes) is checked against Content-Length first, then while
+   * streaming; on 413 or any failure the file keeps its previous state, no blob is left and the URL still works.
    */
   async receiveUpload(token: string, contentLength: number | undefined, body: AsyncIterable<Uint8Array>): Promise<FileRow> {
     const now = this.clock()
     const claims = this.verifyUploadToken(await this.secret(), token, now)
-    let file = await this.files.getFile(claims.botId, claims.fileId)
+    const file = await this.files.getFile(claims.botId, claims.fileId)
     if (!file || this.isExpired(file, now)) throw errors.notFound('File', claims.fileId)
     if (file.uploadNonce !== claims.nonce) throw superseded()
-    // A webchat user's upload carries its bot's limit (WebchatUploadService).
-    const own = file.metadata.webchatMaxBytes
-    const limit = typeof own === 'number' && own > 0 ? Math.min(own, this.deps.config.maxFileBytes) : this.deps.config.maxFileBytes
-    if (contentLength !== undefined && contentLength > limit) throw errors.payloadTooLarge(limit)
+    if (file.status !== 'upload_pending') throw alreadyUsed()
+    const limit = this.uploadLimit(file)
+    if (contentLength !== undefined && contentLength > limit.bytes) throw limit.error()
     let blob: { name: string; size: number }
     try {
-      blob = await this.blobs.put(body, { maxBytes: limit })
+      blob = await this.blobs.put(body, { maxBytes: limit.bytes })
     } catch (err) {
-      if (err instanceof BlobTooLargeError) throw errors.payloadTooLarge(limit)
+      if (err instanceof BlobTooLargeError) throw limit.error()
       throw err
     }
-    // Compare-and-set on (nonce, previous blob): a concurrent upload to the same URL may have
-    // landed in between; re-read and retry so the last writer wins and no blob is orphaned.
-    for (let attempt = 0; attempt < 10; attempt++) {
-      const done = await this.files.completeUpload({
-        botId: file.botId, id: file.id, uploadNonce: claims.nonce, expectedBlobName: file.blobName,
-        blobName: blob.name, size: blob.size, now: this.clock(),
-      })
-      if (done) {
-        if (file.blobName) await this.deleteBlob(file.blobName, { fileId: file.id })
-        return this.knowledge.uploaded(done)
-      }
-      const current: FileRow | undefined = await this.files.getFile(claims.botId, claims.fileId)
-      if (!current || current.uploadNonce !== claims.nonce) {
-        await this.deleteBlob(blob.name, { fileId: claims.fileId })
-        throw current ? superseded() : errors.notFound('File', claims.fileId)
-      }
-      file = current
+    // Compare-and-set on (nonce, still pending, previous blob): of concurrent uploads to the same URL, the first to
+    // land wins; the others find the URL spent (or superseded, or the file gone) and leave no blob behind.
+    const done = await this.files.completeUpload({
+      botId: file.botId, id: file.id, uploadNonce: claims.nonce, expectedBlobName: file.blobName,
+      blobName: blob.name, size: blob.size, now: this.clock(),
+    })
+    if (done) {
+      if (file.blobName) await this.deleteBlob(file.blobName, { fileId: file.id })
+      return this.knowledge.uploaded(done)
     }
     await this.deleteBlob(blob.name, { fileId: claims.fileId })
-    throw new ApiError('ResourceLockedConflict', 'The file is being uploaded concurrently; retry the upload')
+    const current = await this.files.getFile(claims.botId, claims.fileId)
+    if (!current) throw errors.notFound('File', claims.fileId)
+    throw current.uploadNonce === claims.nonce ? alreadyUsed() : superseded()
+  }
+
+  /** The most an upload to `file` may send: its declared size, a webchat bot's own limit, maxFileBytes; and its 413. */
+  private uploadLimit(file: FileRow): { bytes: number; error: () => ApiError } {
+    const max = this.deps.config.maxFileBytes
+    // A webchat user's upload carries its bot's limit (WebchatUploadService).
+    const own = file.metadata.webchatMaxBytes
+    const bytes = Math.min(max, typeof own === 'number' && own > 0 ? own : max, file.declaredSize ?? max)
+    if (file.declaredSize === bytes) {
+      return { bytes, error: () => new ApiError('PayloadTooLarge', `The upload exceeds its declared size of ${bytes} bytes (upsertFile's size); upsert again with the right size`) }
+    }
+    return { bytes, error: () => errors.payloadTooLarge(bytes) }
+  }
+
+  /**
+   * Runs `write` (which stores up to `bytes` more under `key`) under the bot's upload lock, after checking the quotas
+   * (config.uploadQuota): the bot's stored and reserved bytes (403 QuotaExceeded), and the webchat user's files and
+   * bytes of the window (429 RateLimited).
+   */
+  private async withQuota<T>(botId: string, upload: { key: string; bytes: number; now: number; uploader?: Uploader | undefined }, write: () => Promise<T>): Promise<T> {
+    const quota = this.deps.config.uploadQuota
+    if (quota.botBytes === 0 && (!upload.uploader || (quota.userFiles === 0 && quota.userBytes === 0))) return write()
+    return this.deps.store.withLock(`files:quota:${botId}`, async () => {
+      if (quota.botBytes > 0) {
+        const used = await this.files.storedBytes(botId, upload.now - this.deps.config.signedUrlTtlSeconds * 1000, upload.key)
+        if (used + upload.bytes > quota.botBytes) {
+          throw new ApiError('QuotaExceeded', `The bot's files may hold ${quota.botBytes} bytes; ${used} are stored or reserved by pending uploads, and this upload declares ${upload.bytes}`)
+        }
+      }
+      if (upload.uploader && (quota.userFiles > 0 || quota.userBytes > 0)) {
+        const window = quota.windowSeconds
+        const recent = await this.files.createdSince(botId, upload.uploader.keyPrefix, upload.now - window * 1000)
+        if (quota.userFiles > 0 && recent.files + 1 > quota.userFiles) {
+          throw new ApiError('RateLimited', `This user may upload ${quota.userFiles} files per ${window} s; retry later`)
+        }
+        if (quota.userBytes > 0 && recent.bytes + upload.bytes > quota.userBytes) {
+          throw new ApiError('RateLimited', `This user may upload ${quota.userBytes} bytes per ${window} s (${recent.bytes} used, this upload declares ${upload.bytes}); retry later`)
+        }
+      }
+      return write()
+    })
   }
 
   /**
@@ -504,6 +548,7 @@ const ownerOf = (principal: Principal): { ownerType: 'bot' | 'user'; ownerId: st
 const pageRequest = (input: PageInput) => ({ after: input.nextToken, limit: Math.min(input.pageSize ?? FILES_PAGE_SIZE.default, FILES_PAGE_SIZE.max) })
 
 const superseded = () => errors.forbidden('This upload URL was superseded by a later upsertFile of the same key')
+const alreadyUsed = () => new ApiError('ResourceGone', 'This upload URL was already used (an upload URL works once); call upsertFile again for a new one')
 
 function checkKey(key: string): string {
   if (key.length === 0 || [...key].length > MAX_KEY_LENGTH) throw errors.invalidPayload(`key must be 1 to ${MAX_KEY_LENGTH} characters`)

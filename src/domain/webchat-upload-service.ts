@@ -24,7 +24,8 @@ export interface WebchatUpload {
  * A webchat user's file upload, through the Files API: a file of the bot (key `webchat/<userId>/<uuid>/<name>`,
  * tagged `source: webchat` and with the user and integration), readable by its stable URL, created only when the bot's
  * webchat settings allow that content type and size (`uploadTypes`, `uploadMaxBytes`); the upload URL enforces the
- * size again. The user then sends a message whose `image`/`file` payload points at `url`.
+ * size again. The user's uploads count against the per-user quota of config.uploadQuota (by their key prefix), and
+ * the bot's stored bytes against the per-bot one. The user then sends a message whose `image`/`file` payload points at `url`.
  */
 export class WebchatUploadService {
   constructor(
@@ -52,7 +53,7 @@ export class WebchatUploadService {
       accessPolicies: ['public_content'],
       tags: { source: 'webchat', userId: user.id },
       metadata: { webchatMaxBytes: maxBytes, name },
-    })
+    }, { keyPrefix: `webchat/${user.id}/` })
     return { uploadUrl: file.uploadUrl, url: file.url, fileId: file.id, contentType: file.contentType, size: input.size }
   }
 }

@@ -114,6 +114,30 @@ export function isUnavailableError(err: unknown): boolean {
   return typeof message === 'string' && /Connection terminated|timeout exceeded when trying to connect|connection error|Query read timeout/i.test(message)
 }
 
+/**
+ * SQLite's and PostgreSQL's (SQLSTATE 23503) foreign-key violation. Every foreign key of the schema cascades on
+ * delete, so it is always a row written after its parent (bot, integration, table…) was deleted.
+ */
+export function isForeignKeyViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | undefined)?.code
+  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503'
+}
+
+/**
+ * The one translation of a write that raced the delete of its parent (both engines): 404, naming the parent where the
+ * engine names the constraint (PostgreSQL's `<table>_<column>_fkey`: `files_bot_id_fkey` → "bot"); SQLite names none.
+ */
+export function fromConstraintError(err: unknown): ApiError | undefined {
+  if (!isForeignKeyViolation(err)) return undefined
+  const { constraint, table } = err as { constraint?: unknown; table?: unknown }
+  const column = typeof constraint === 'string' && typeof table === 'string' && constraint.startsWith(`${table}_`) && constraint.endsWith('_id_fkey')
+    ? constraint.slice(table.length + 1, -'_id_fkey'.length).replace(/_/g, ' ')
+    : undefined
+  return errors.notFoundBecause(column
+    ? `The ${column} this request writes to no longer exists (it was deleted while the request ran)`
+    : 'What this request writes to (its bot, integration, conversation or table) no longer exists (it was deleted while the request ran)')
+}
+
 /** The wire body of every non-2xx response. */
 export interface ErrorBody {
   id: string

@@ -23,6 +23,8 @@ export interface FileRow {
   contentType: string
   /** Bytes of the current content; null until an upload lands (and again after a re-upsert). */
   size: number | null
+  /** The size upsertFile declared: the upload may not exceed it (null on files from before it was kept). */
+  declaredSize: number | null
   status: FileStatus
   failedStatusReason: string | null
   /** Name of the current content in the BlobStore; null before the first upload. */
@@ -47,6 +49,8 @@ export interface NewFile {
   key: string
   contentType: string
   uploadNonce: string
+  /** The size the upload may have (upsertFile's `size`); none: no bound but maxFileBytes. */
+  declaredSize?: number | undefined
   tags: Record<string, string>
   metadata: JsonObject
   accessPolicies: AccessPolicy[]
@@ -111,8 +115,19 @@ export interface FileStore {
   updateFile(botId: string, id: string, patch: FilePatch, now: number): Promise<FileRow | undefined>
   /** Deletes the row (and its tags); returns it so that the caller can delete its blob. */
   deleteFile(botId: string, id: string): Promise<FileRow | undefined>
-  /** Points the file at newly uploaded content; undefined when the nonce or the expected blob no longer match. */
+  /**
+   * Points the file at newly uploaded content; undefined when the nonce or the expected blob no longer match, or when
+   * an upload already landed for this nonce (the file is no longer upload_pending: an upload URL works once).
+   */
   completeUpload(upload: CompleteUpload): Promise<FileRow | undefined>
+  /**
+   * Bytes the bot's files hold or have reserved: each landed file's size, and the declared size of each upload still
+   * pending whose URL was issued after `pendingSince` (an expired URL reserves nothing). The file `exceptKey` is left
+   * out (an upsert of that key replaces it).
+   */
+  storedBytes(botId: string, pendingSince: number, exceptKey?: string): Promise<number>
+  /** The bot's files whose key starts with `keyPrefix`, created after `since`: how many, and their bytes (size, else declared). */
+  createdSince(botId: string, keyPrefix: string, since: number): Promise<{ files: number; bytes: number }>
   /**
    * Creates a file whose content is already stored (status upload_completed). In one transaction, the
    * bot's file `replaceId` is deleted first (overwrite) and returned so that the caller can drop its blob

@@ -105,12 +105,12 @@ describe('Files API: operations', () => {
       const key = uniqueKey('re')
       const first = await createFile(h, key, 'first version', { tags: { v: '1', keep: 'no' }, metadata: { m: 1 }, accessPolicies: ['public_content'] })
       expect(first).toMatchObject({ status: 'upload_completed', size: 13 })
-      const again = await upsert(h, { key, size: 14, tags: { v: '2' }, contentType: 'text/markdown' })
+      const again = await upsert(h, { key, size: 15, tags: { v: '2' }, contentType: 'text/markdown' })
       const pending = again.json().file
       expect(pending).toMatchObject({ id: first.id, key, status: 'upload_pending', size: null, tags: { v: '2' }, metadata: {}, accessPolicies: [], contentType: 'text/markdown' })
       expect(pending.createdAt).toBe(first.createdAt)
       // Replayed upserts (axios-retry replays PUT) keep a single file for the key.
-      const replay = (await upsert(h, { key, size: 14 })).json().file
+      const replay = (await upsert(h, { key, size: 15 })).json().file
       expect(replay.id).toBe(first.id)
       const listed = await list(`ids=${first.id}`)
       expect(listed.json().files).toHaveLength(1)

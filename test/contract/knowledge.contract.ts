@@ -128,7 +128,9 @@ export function describeKnowledgeContract(name: string, factory: StoreFactory): 
 
       // A failure marks the file and drops the attempt's passages.
       const failing = await indexedFile(botId, [passage(0, 'okapi')])
-      await store.files.completeUpload({ botId, id: failing.id, uploadNonce: 'n', expectedBlobName: failing.blobName, blobName: 'blob-f2', size: 1, now: T0 })
+      // A new upload needs a new upload URL (nonce): a URL works once.
+      await store.files.upsertFile({ id: uid('x'), botId, key: failing.key, contentType: 'text/markdown', uploadNonce: 'n3', tags: {}, metadata: {}, accessPolicies: [], index: true, expiresAt: null, ownerType: 'bot', ownerId: botId, now: T0 })
+      await store.files.completeUpload({ botId, id: failing.id, uploadNonce: 'n3', expectedBlobName: failing.blobName, blobName: 'blob-f2', size: 1, now: T0 })
       await store.knowledge.markIndexingPending(botId, failing.id, 'blob-f2', T0)
       await store.knowledge.addPassages(botId, failing.id, 'blob-f2', [passage(0, 'okapi two')])
       expect(await store.knowledge.completeIndexing(botId, failing.id, 'blob-f2', 'bad file', T0)).toBe(true)

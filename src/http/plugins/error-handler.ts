@@ -1,5 +1,5 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { ApiError, errors, isUnavailableError, type ErrorBody } from '../../lib/errors.js'
+import { ApiError, errors, fromConstraintError, isUnavailableError, type ErrorBody } from '../../lib/errors.js'
 import { payloadTypeProblem } from '../schemas/chat.js'
 
 /** An unknown message `type` (ajv: `must be in oneOf` of a discriminator) says which types there are. */
@@ -69,7 +69,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   const existsWithOtherMethod = routeMatcher(app)
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const apiError = err instanceof ApiError ? err : fromFastifyError(err)
+    const apiError = err instanceof ApiError ? err : fromFastifyError(err) ?? fromConstraintError(err)
     if (apiError) {
       if (apiError.status >= 500) request.log.error({ err }, 'request failed')
       return sendError(request, reply, apiError)

@@ -17,6 +17,7 @@ const toFile = (r: FileRecord, tags: Record<string, string>): FileRow => ({
   key: r.key,
   contentType: r.content_type,
   size: r.size === null ? null : Number(r.size),
+  declaredSize: r.declared_size === null ? null : Number(r.declared_size),
   status: r.status as FileStatus,
   failedStatusReason: r.failed_status_reason,
   blobName: r.blob_name,
@@ -65,6 +66,7 @@ const fileValues = (f: NewFile) => ({
   status: 'upload_pending',
   failed_status_reason: null,
   upload_nonce: f.uploadNonce,
+  declared_size: f.declaredSize ?? null,
   metadata: JSON.stringify(f.metadata),
   access_policies: JSON.stringify(f.accessPolicies),
   indexed: f.index ? 1 : 0,
@@ -267,9 +269,35 @@ export class KyselyFileStore implements FileStore {
       .where('bot_id', '=', u.botId)
       .where('id', '=', u.id)
       .where('upload_nonce', '=', u.uploadNonce)
+      .where('status', '=', 'upload_pending')
     q = u.expectedBlobName === null ? q.where('blob_name', 'is', null) : q.where('blob_name', '=', u.expectedBlobName)
     const r = await q.returningAll().executeTakeFirst()
     return this.withTags(this.db, r)
+  }
+
+  async storedBytes(botId: string, pendingSince: number, exceptKey?: string): Promise<number> {
+    let q = this.db
+      .selectFrom('files')
+      .select(sql<string | number>`coalesce(sum(case when size is not null then size when updated_at > ${pendingSince} then coalesce(declared_size, 0) else 0 end), 0)`.as('bytes'))
+      .where('bot_id', '=', botId)
+    if (exceptKey !== undefined) q = q.where('key', '<>', exceptKey)
+    const r = await q.executeTakeFirstOrThrow()
+    return Number(r.bytes)
+  }
+
+  async createdSince(botId: string, keyPrefix: string, since: number): Promise<{ files: number; bytes: number }> {
+    // files_bot_created narrows to the window; the prefix is compared as a substring (no LIKE wildcards to escape).
+    const r = await this.db
+      .selectFrom('files')
+      .select([
+        sql<string | number>`count(*)`.as('files'),
+        sql<string | number>`coalesce(sum(coalesce(size, declared_size, 0)), 0)`.as('bytes'),
+      ])
+      .where('bot_id', '=', botId)
+      .where('created_at', '>', since)
+      .where(sql<boolean>`substr(${sql.ref('key')}, 1, ${[...keyPrefix].length}) = ${keyPrefix}`)
+      .executeTakeFirstOrThrow()
+    return { files: Number(r.files), bytes: Number(r.bytes) }
   }
 
   async listBlobNames(botId: string): Promise<string[]> {

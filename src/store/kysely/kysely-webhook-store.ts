@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
+import { isForeignKeyViolation } from '../../lib/errors.js'
 import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookDeliveryStatus, WebhookStore } from '../webhook-store.js'
 
 /** The table of migrations/<dialect>/0005_webhooks.sql (kept here so schema.ts stays untouched). */
@@ -21,12 +22,6 @@ interface WebhookTables {
 }
 
 type Record = Selectable<WebhookTables['webhook_deliveries']>
-
-/** SQLite's and PostgreSQL's (SQLSTATE 23503) foreign key violation. */
-const isForeignKeyViolation = (err: unknown) => {
-  const code = (err as { code?: unknown } | undefined)?.code
-  return code === 'SQLITE_CONSTRAINT_FOREIGNKEY' || code === '23503'
-}
 
 // PostgreSQL BIGINT columns come back as strings: Number() for both engines.
 const toRow = (r: Record): WebhookDeliveryRow => ({

@@ -111,6 +111,8 @@ export interface Database {
     key: string
     content_type: string
     size: number | null
+    /** What upsertFile declared (0021_file_declared_size.sql); NULL on older rows. */
+    declared_size: number | null
     status: string
     failed_status_reason: string | null
     blob_name: string | null

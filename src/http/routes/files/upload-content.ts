@@ -22,7 +22,7 @@ const Uploaded = Type.Object({
  */
 export default function uploadContent(app: App): void {
   app.put('/uploads/:token', {
-    schema: filesSchema('uploadFileContent', 'Upload the content of a file to the uploadUrl returned by upsertFile', { params: Params },
+    schema: filesSchema('uploadFileContent', 'Upload the content of a file to the uploadUrl returned by upsertFile: at most the declared size (413), once (410 ResourceGone after an upload landed)', { params: Params },
       { 200: Uploaded }, { authenticated: false }),
   }, async (request) => {
     const header = request.headers['content-length']

@@ -7,7 +7,7 @@ import { AccessPolicySchema, FileKey, UploadableFileSchema, filesSchema } from '
 const Body = Type.Object(
   {
     key: FileKey,
-    size: Type.Integer({ minimum: 0, description: 'Bytes that will be uploaded; at most the server\'s maxFileBytes (else 413)' }),
+    size: Type.Integer({ minimum: 0, description: 'Bytes that will be uploaded: at most the server\'s maxFileBytes (else 413); the upload may not exceed it (413); reserved against the bot\'s storage quota (else 403 QuotaExceeded)' }),
     tags: Type.Optional(StringMap(Type.String())),
     index: Type.Optional(Type.Boolean({ description: 'Stored and returned; Parley does not index files' })),
     indexing: Type.Optional(JsonObjectSchema),

@@ -6,7 +6,7 @@ import { chatParams, chatSchema } from '../common.js'
 export default function createFileUpload(app: App): void {
   app.post('/files', {
     schema: chatSchema('createFileUpload',
-      'A signed upload URL for a file the caller will send (allowed by the bot\'s webchat settings uploadTypes/uploadMaxBytes); PUT the content there, then send an image or file message with `url`',
+      'A signed upload URL for a file the caller will send (allowed by the bot\'s webchat settings uploadTypes/uploadMaxBytes); PUT the content there, then send an image or file message with `url`. Quotas: files and bytes per user per window (429 RateLimited), bytes per bot (403 QuotaExceeded)',
       {
         params: chatParams(),
         body: Type.Object({
