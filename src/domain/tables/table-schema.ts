@@ -162,7 +162,7 @@ const BUILT_IN = new Set(['id', 'createdAt', 'updatedAt', 'computed', 'stale', '
  * ignores them), built-in fields ignored. `base` is the stored row an update merges into. Throws a
  * message (string) for the first problem.
  */
-export function checkRow(cols: Map<string, Column>, input: Record<string, unknown>, factor: number, base?: JsonObject): { data: JsonObject; warnings: string[] } {
+export function checkRow(cols: Map<string, Column>, input: Record<string, unknown>, factor: number, base?: JsonObject): { data: JsonObject; warnings: string[]; bytes: number } {
   const data: JsonObject = { ...(base ?? {}) }
   const warnings: string[] = []
   for (const [k, v] of Object.entries(input)) {
@@ -180,7 +180,7 @@ export function checkRow(cols: Map<string, Column>, input: Record<string, unknow
   const bytes = Buffer.byteLength(JSON.stringify(data))
   const limit = TABLE_LIMITS.rowBytesPerFactor * factor
   if (bytes > limit) throw `the row is ${bytes} bytes, above the table's limit of ${limit} bytes (4 KB × factor ${factor})`
-  return { data, warnings }
+  return { data, warnings, bytes }
 }
 
 /** The lower-cased text of the searchable string columns (null when the table has none). */

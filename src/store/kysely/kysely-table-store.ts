@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto'
 import { sql, type Generated, type Kysely, type RawBuilder, type Transaction } from 'kysely'
 import { errors } from '../../lib/errors.js'
 import { LINEAR_REGEX_LIMITS, toPostgresRegex } from '../../lib/linear-regex.js'
+import { nextTurn, Slices, WRITE_SLICE_BYTES } from '../../lib/slices.js'
 import type { JsonObject } from '../store.js'
 import { UniqueViolation } from '../store.js'
 import {
@@ -19,6 +20,18 @@ interface TablesSchema {
     id: string; bot_id: string; table_id: string; type: string; status: string; progress: number; params: string
     input_file_id: string | null; output_file_id: string | null; error: string | null; attempts: number
     lease_owner: string | null; lease_until: number; created_at: number; updated_at: number
+  }
+}
+
+/** `rows` in order, in batches of at most `count` rows and about WRITE_SLICE_BYTES of document JSON (one row at least). */
+function* byteBatches(rows: NewRecord[], count: number): Generator<NewRecord[]> {
+  let start = 0
+  while (start < rows.length) {
+    let end = start
+    let bytes = 0
+    while (end < rows.length && end - start < count && (end === start || bytes < WRITE_SLICE_BYTES)) bytes += JSON.stringify(rows[end++]!.data).length
+    yield rows.slice(start, end)
+    start = end
   }
 }
 
@@ -222,9 +235,11 @@ export class KyselyTableStore implements TableStore {
     // NOTHING. RETURNING gives the inserted rows' ids, in id (= input) order: they are matched back to the
     // input in order, a skipped row being one the next returned row is not. The documents are the caller's
     // (what was stored), not read back.
+    // Batches of at most `chunk` rows and about WRITE_SLICE_BYTES of JSON, with a turn of the event loop between
+    // them (inside the one transaction: the call stays all-or-nothing; SQLite's other statements wait for it).
     const chunk = this.dialect === 'postgres' ? 1000 : 200
-    for (let i = 0; i < rows.length; i += chunk) {
-      const batch = rows.slice(i, i + chunk)
+    for (const batch of byteBatches(rows, chunk)) {
+      if (out.length > 0) await nextTurn()
       const inserted = this.dialect === 'postgres'
         // One statement of three array parameters whatever the batch size (a multi-row VALUES of 1,000 rows
         // is 6,000 parameters to parse and plan on every call): prepared once per connection by the pool.
@@ -272,7 +287,10 @@ export class KyselyTableStore implements TableStore {
     // only (PostgreSQL would abort a surrounding transaction on the violation).
     {
       const out: (TableRecord | undefined)[] = []
+      const slices = new Slices()
       for (const row of rows) {
+        slices.count(JSON.stringify(row.data).length)
+        await slices.yieldIfDue()
         try {
           const r = await this.db.updateTable('bot_table_rows')
             .set({ data: this.dataParam(row.data), key_value: row.keyValue, search_text: row.searchText, updated_at: now })
