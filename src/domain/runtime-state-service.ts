@@ -1,14 +1,15 @@
-import { createRequire } from 'node:module'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormatsModule from 'ajv-formats'
 import { errors } from '../lib/errors.js'
+import { compileLinearRegex } from '../lib/linear-regex.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { NewRuntimeEvent } from '../store/runtime-event-store.js'
 import type { RuntimeStateRow, StateKey, StateType } from '../store/state-store.js'
 import type { BotRow, JsonObject, Store } from '../store/store.js'
 
 const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
-const safeRegex = createRequire(import.meta.url)('safe-regex2') as (re: string | RegExp) => boolean
+/** Schema `pattern`s and `patternProperties` run on RE2 (linear time), never on JavaScript's backtracking RegExp. */
+const linearRegExp = Object.assign((source: string) => compileLinearRegex(source), { code: 'compileLinearRegex' })
 
 export const STATE_TYPES: readonly StateType[] = ['conversation', 'user', 'bot', 'integration', 'workflow']
 /** A state's payload, serialized (Botpress's own bound is of this order). */
@@ -84,11 +85,10 @@ function checkPatterns(name: string, schema: unknown): void {
   const check = (source: unknown) => {
     if (typeof source !== 'string') return
     try {
-      new RegExp(source, 'u')
-    } catch {
-      throw errors.invalidPayload(`states.${name}.schema has an invalid pattern ${JSON.stringify(source.slice(0, 100))}`)
+      compileLinearRegex(source)
+    } catch (err) {
+      throw errors.invalidPayload(`states.${name}.schema has a pattern ${JSON.stringify(source.slice(0, 100))} that is refused: ${(err as Error).message}`)
     }
-    if (!safeRegex(source)) throw errors.invalidPayload(`states.${name}.schema has a pattern that can take exponential time (${JSON.stringify(source.slice(0, 100))}); simplify it`)
   }
   while (stack.length > 0) {
     const value = stack.pop()
@@ -102,7 +102,7 @@ function checkPatterns(name: string, schema: unknown): void {
 
 function newAjv(): Ajv {
   // A fresh instance per bot version: one bot's `$id`s never meet another's; no remote `$ref` is loaded.
-  const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: true, addUsedSchema: false })
+  const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: true, addUsedSchema: false, code: { regExp: linearRegExp } })
   addFormats(ajv)
   return ajv
 }

@@ -1,5 +1,6 @@
 import { ApiError, errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
+import { Slices } from '../lib/slices.js'
 import type { Json, JsonObject, Store } from '../store/store.js'
 import { UniqueViolation } from '../store/store.js'
 import type {
@@ -210,10 +211,12 @@ export class TablesService {
     this.checkCount(rows)
     const out: RowsResult = { rows: [], errors: [], warnings: [] }
     const accepted: { index: number; row: NewRecord }[] = []
-    rows.forEach((input, index) => {
-      const checked = this.check(table, cols, input, index, out)
+    const slices = new Slices()
+    for (const [index, input] of rows.entries()) {
+      const checked = this.check(table, cols, input, index, out, slices)
       if (checked) accepted.push({ index, row: this.record(table, cols, checked) })
-    })
+      await slices.yieldIfDue()
+    }
     const inserted = await this.tables.insertRows(table.id, accepted.map((a) => a.row), this.clock())
     inserted.forEach((r, i) => {
       if (r) out.rows.push(r)
@@ -231,12 +234,14 @@ export class TablesService {
     if (bad >= 0) throw errors.invalidPayload(`rows[${bad}].id must be an integer row id`)
     const existing = new Map((await this.tables.getRows(table.id, ids as number[])).map((r) => [r.id, r]))
     const replaced: { index: number; row: NewRecord & { id: number } }[] = []
-    rows.forEach((input, index) => {
+    const slices = new Slices()
+    for (const [index, input] of rows.entries()) {
       const base = existing.get(input.id as number)
-      if (!base) { out.errors.push(`Row ${index}: no row ${String(input.id)} in table "${table.name}"`); return }
-      const checked = this.check(table, cols, input, index, out, base.data)
+      if (!base) { out.errors.push(`Row ${index}: no row ${String(input.id)} in table "${table.name}"`); continue }
+      const checked = this.check(table, cols, input, index, out, slices, base.data)
       if (checked) replaced.push({ index, row: { ...this.record(table, cols, checked), id: base.id } })
-    })
+      await slices.yieldIfDue()
+    }
     const results = await this.tables.replaceRows(table.id, replaced.map((r) => r.row), this.clock())
     results.forEach((r, i) => {
       if (r) out.rows.push(r)
@@ -258,18 +263,20 @@ export class TablesService {
     const byId = new Map((await this.tables.getRows(table.id, rows.flatMap((r) => (Number.isSafeInteger(r.id) ? [r.id as number] : []))).then((x) => x)).map((r) => [r.id, r]))
     const inserts: { index: number; row: NewRecord }[] = []
     const updates: { index: number; row: NewRecord & { id: number } }[] = []
-    rows.forEach((input, index) => {
+    const slices = new Slices()
+    for (const [index, input] of rows.entries()) {
       const target = Number.isSafeInteger(input.id) ? byId.get(input.id as number)
         : keyColumn !== 'id' && input[keyColumn] !== undefined && input[keyColumn] !== null ? byKey.get(JSON.stringify(input[keyColumn])) : undefined
       if (!target && keyColumn !== 'id' && (input[keyColumn] === undefined || input[keyColumn] === null) && input.id === undefined) {
         out.errors.push(`Row ${index}: the key column "${keyColumn}" has no value`)
-        return
+        continue
       }
-      const checked = this.check(table, cols, input, index, out, target?.data)
-      if (!checked) return
+      const checked = this.check(table, cols, input, index, out, slices, target?.data)
+      await slices.yieldIfDue()
+      if (!checked) continue
       if (target) updates.push({ index, row: { ...this.record(table, cols, checked), id: target.id } })
       else inserts.push({ index, row: this.record(table, cols, checked) })
-    })
+    }
     const now = this.clock()
     const updated = await this.tables.replaceRows(table.id, updates.map((u) => u.row), now)
     updated.forEach((r, i) => { if (r) out.updated.push(r); else out.errors.push(`Row ${updates[i]!.index}: not updated (deleted meanwhile, or its key value is used by another row)`) })
@@ -420,12 +427,13 @@ export class TablesService {
     return { data, keyValue: kv, searchText: searchTextOf(cols, data) }
   }
 
-  /** checkRow, reporting a problem in `out.errors` (undefined then). */
-  check(table: TableRow, cols: Map<string, Column>, input: unknown, index: number, out: { errors: string[]; warnings: string[] }, base?: JsonObject): JsonObject | undefined {
+  /** checkRow, reporting a problem in `out.errors` (undefined then); the row's bytes count towards `slices`. */
+  check(table: TableRow, cols: Map<string, Column>, input: unknown, index: number, out: { errors: string[]; warnings: string[] }, slices?: Slices, base?: JsonObject): JsonObject | undefined {
     if (typeof input !== 'object' || input === null || Array.isArray(input)) { out.errors.push(`Row ${index}: must be an object`); return undefined }
     try {
       const r = checkRow(cols, input as Record<string, unknown>, table.definition.factor, base)
       for (const w of r.warnings) if (!out.warnings.includes(w)) out.warnings.push(w)
+      slices?.count(r.bytes)
       return r.data
     } catch (problem) {
       if (typeof problem !== 'string') throw problem

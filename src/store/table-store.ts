@@ -69,7 +69,7 @@ export type RowCondition =
   | { op: 'isNull'; field: FieldRef }
   | { op: 'in'; field: FieldRef; values: Scalar[] }
   | { op: 'exists'; field: FieldRef }
-  /** A pattern the domain checked (safe-regex.ts); flags: 'i' or ''. */
+  /** A pattern the domain checked (src/lib/linear-regex.ts: RE2 syntax, the accepted subset); flags: 'i' or ''. */
   | { op: 'regex'; field: FieldRef; pattern: string; flags: string }
   /** The field's JSON type is one of `types` (schema changes: find rows a new type would break). */
   | { op: 'typeIn'; field: FieldRef; types: JsonType[] }

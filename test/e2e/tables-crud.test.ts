@@ -64,7 +64,7 @@ describe('Tables API: tables and rows', () => {
     expect((await failure(client.createTable({ name: tableName(), schema, keyColumn: 'nope' }))).message).toMatch(/keyColumn "nope"/)
     expect((await failure(client.createTable({ name: tableName(), schema, keyColumn: 'meta' }))).message).toMatch(/string or number/)
     expect((await failure(client.createTable({ name: tableName(), schema: { x: { type: 'date' } } }))).message).toMatch(/type must be one of/)
-    expect((await failure(client.createTable({ name: tableName(), schema: { x: { type: 'string', pattern: '(a+)+$' } } }))).message).toMatch(/nested quantifiers/)
+    expect((await failure(client.createTable({ name: tableName(), schema: { x: { type: 'string', pattern: '(?=a)a' } } }))).message).toMatch(/lookarounds are not supported/)
   })
 
   it('creates rows with per-row errors, gets, updates and deletes them', async () => {

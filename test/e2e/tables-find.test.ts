@@ -162,13 +162,10 @@ describe('Tables API: findTableRows', () => {
       [{ 'meta.col or(1)': 'x' }, /invalid path segment/],
       [deep, /nested deeper than 8/],
       [{ price: { $in: Array.from({ length: 1001 }, (_, i) => i) } }, /more than 1000 values/],
-      [{ name: { $regex: '(a+)+$' } }, /nested quantifiers/],
-      [{ name: { $regex: '(a|aa)*b' } }, /nested quantifiers/],
       [{ name: { $regex: '(.*)\\1' } }, /backreferences/],
       [{ name: { $regex: '(?=a)a' } }, /lookarounds/],
-      [{ name: { $regex: 'a*a*a*b' } }, /more than two unbounded/],
       [{ name: { $regex: 'x'.repeat(300) } }, /longer than 256/],
-      [{ name: { $regex: '[' } }, /not a valid regular expression/],
+      [{ name: { $regex: '[' } }, /an unterminated \[ class/],
       [{ name: { $regex: 'a', $options: 'g' } }, /\$options/],
       [{ name: { a: 1 } }, /unknown operator "a"/],
       [{ meta: { color: 'red' } }, /unknown operator "color"/],
@@ -185,12 +182,13 @@ describe('Tables API: findTableRows', () => {
     expect(await ids(many)).toEqual(rows.filter((r) => r.price === 299).map((r) => r.id))
     const wide = { $or: Array.from({ length: 250 }, (_, i) => ({ price: i })) }
     expect((await failure(client.findTableRows({ table, filter: wide }))).message).toMatch(/more than 200 conditions/)
-    // A long value against an accepted pattern: bounded work, an answer.
+    // A long value against accepted patterns (RE2: nested quantifiers are linear too): bounded work, an answer.
     const t = tableName('regex')
     await client.createTable({ name: t, schema: { s: { type: 'string' } } })
     await client.createTableRows({ table: t, rows: [{ s: 'a'.repeat(3000) + '!' }] })
-    const r = await client.findTableRows({ table: t, filter: { s: { $regex: '^a+a+$' } } })
-    expect(r.rows).toEqual([])
+    for (const pattern of ['^a+a+$', '(a+)+$', '(a|aa)*b', 'a*a*a*b']) {
+      expect((await client.findTableRows({ table: t, filter: { s: { $regex: pattern } } })).rows).toEqual([])
+    }
     expect((await failure(client.findTableRows({ table, orderBy: 'nope' }))).message).toMatch(/orderBy: unknown column/)
     expect((await failure(client.findTableRows({ table, group: { price: 'median' } }))).message).toMatch(/each operation is one of/)
     expect((await failure(client.findTableRows({ table, group: { name: 'sum' } }))).message).toMatch(/needs a number column/)

@@ -98,7 +98,7 @@ export function parseFilter(filter: unknown, ctx: FilterContext): RowCondition {
           if (f.kind !== 'json') throw errors.invalidQuery('filter: $regex applies to text columns')
           const options = spec.$options ?? ''
           if (typeof options !== 'string' || !/^i?$/.test(options)) throw errors.invalidQuery('filter: $options may only be "i" (case-insensitive)')
-          checkSafeRegex(v)
+          checkSafeRegex(v, '$regex', options)
           items.push({ op: 'regex', field: f, pattern: v, flags: options })
           break
         }

@@ -1,6 +1,7 @@
 import { errors } from '../../lib/errors.js'
 import type { Json, JsonObject } from '../../store/store.js'
 import { COLUMN_NAME, type JsonType } from '../../store/table-store.js'
+import { compileLinearRegex, type LinearRegex } from '../../lib/linear-regex.js'
 import { checkSafeRegex } from './safe-regex.js'
 
 export const TABLE_LIMITS = {
@@ -22,7 +23,8 @@ export interface Column {
   required: boolean
   searchable: boolean
   enum?: string[] | undefined
-  pattern?: RegExp | undefined
+  /** The schema `pattern`, compiled by the linear-time engine; or why a stored one is no longer accepted. */
+  pattern?: LinearRegex | { refused: string } | undefined
   dateTime: boolean
   itemsType?: JsonType | undefined
   /** Types of nested properties of an object column (for dot paths). */
@@ -105,13 +107,17 @@ export function columnsOf(schema: JsonObject): Map<string, Column> {
       required: required.has(name),
       searchable: zui.searchable === true,
       enum: p.enum as string[] | undefined,
-      pattern: typeof p.pattern === 'string' ? new RegExp(p.pattern, 'u') : undefined,
+      pattern: typeof p.pattern === 'string' ? compiledPattern(p.pattern) : undefined,
       dateTime: p.format === 'date-time',
       itemsType: isObject(p.items) ? p.items.type as JsonType : undefined,
       properties: nested,
     })
   }
   return cols
+}
+
+function compiledPattern(pattern: string): LinearRegex | { refused: string } {
+  try { return compileLinearRegex(pattern) } catch (err) { return { refused: (err as Error).message } }
 }
 
 export function jsonTypeOf(v: Json | undefined): JsonType | undefined {
@@ -132,7 +138,8 @@ export function columnProblem(col: Column, v: Json): string | undefined {
   if (t === 'number' && !Number.isFinite(v)) return `column "${col.name}" must be a finite number`
   if (typeof v === 'string') {
     if (col.enum && !col.enum.includes(v)) return `column "${col.name}" must be one of ${col.enum.slice(0, 10).map((e) => JSON.stringify(e)).join(', ')}`
-    if (col.pattern && !col.pattern.test(v.slice(0, 10_000))) return `column "${col.name}" does not match its pattern`
+    if (col.pattern && 'refused' in col.pattern) return `column "${col.name}": its schema pattern is no longer accepted (${col.pattern.refused}); update the table's schema`
+    if (col.pattern && !col.pattern.test(v)) return `column "${col.name}" does not match its pattern`
     if (col.dateTime && Number.isNaN(Date.parse(v))) return `column "${col.name}" must be an ISO 8601 date-time`
   }
   if (Array.isArray(v) && col.itemsType) {
@@ -155,7 +162,7 @@ const BUILT_IN = new Set(['id', 'createdAt', 'updatedAt', 'computed', 'stale', '
  * ignores them), built-in fields ignored. `base` is the stored row an update merges into. Throws a
  * message (string) for the first problem.
  */
-export function checkRow(cols: Map<string, Column>, input: Record<string, unknown>, factor: number, base?: JsonObject): { data: JsonObject; warnings: string[] } {
+export function checkRow(cols: Map<string, Column>, input: Record<string, unknown>, factor: number, base?: JsonObject): { data: JsonObject; warnings: string[]; bytes: number } {
   const data: JsonObject = { ...(base ?? {}) }
   const warnings: string[] = []
   for (const [k, v] of Object.entries(input)) {
@@ -173,7 +180,7 @@ export function checkRow(cols: Map<string, Column>, input: Record<string, unknow
   const bytes = Buffer.byteLength(JSON.stringify(data))
   const limit = TABLE_LIMITS.rowBytesPerFactor * factor
   if (bytes > limit) throw `the row is ${bytes} bytes, above the table's limit of ${limit} bytes (4 KB × factor ${factor})`
-  return { data, warnings }
+  return { data, warnings, bytes }
 }
 
 /** The lower-cased text of the searchable string columns (null when the table has none). */

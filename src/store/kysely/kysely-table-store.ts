@@ -1,5 +1,8 @@
 import { createHash } from 'node:crypto'
 import { sql, type Generated, type Kysely, type RawBuilder, type Transaction } from 'kysely'
+import { errors } from '../../lib/errors.js'
+import { LINEAR_REGEX_LIMITS, toPostgresRegex } from '../../lib/linear-regex.js'
+import { nextTurn, Slices, WRITE_SLICE_BYTES } from '../../lib/slices.js'
 import type { JsonObject } from '../store.js'
 import { UniqueViolation } from '../store.js'
 import {
@@ -19,6 +22,21 @@ interface TablesSchema {
     lease_owner: string | null; lease_until: number; created_at: number; updated_at: number
   }
 }
+
+/** `rows` in order, in batches of at most `count` rows and about WRITE_SLICE_BYTES of document JSON (one row at least). */
+function* byteBatches(rows: NewRecord[], count: number): Generator<NewRecord[]> {
+  let start = 0
+  while (start < rows.length) {
+    let end = start
+    let bytes = 0
+    while (end < rows.length && end - start < count && (end === start || bytes < WRITE_SLICE_BYTES)) bytes += JSON.stringify(rows[end++]!.data).length
+    yield rows.slice(start, end)
+    start = end
+  }
+}
+
+const hasRegex = (c: RowCondition): boolean =>
+  c.op === 'regex' || ((c.op === 'and' || c.op === 'or') && c.items.some(hasRegex)) || (c.op === 'not' && hasRegex(c.item))
 
 const isUniqueViolation = (err: unknown) => {
   const code = (err as { code?: unknown } | undefined)?.code
@@ -217,9 +235,11 @@ export class KyselyTableStore implements TableStore {
     // NOTHING. RETURNING gives the inserted rows' ids, in id (= input) order: they are matched back to the
     // input in order, a skipped row being one the next returned row is not. The documents are the caller's
     // (what was stored), not read back.
+    // Batches of at most `chunk` rows and about WRITE_SLICE_BYTES of JSON, with a turn of the event loop between
+    // them (inside the one transaction: the call stays all-or-nothing; SQLite's other statements wait for it).
     const chunk = this.dialect === 'postgres' ? 1000 : 200
-    for (let i = 0; i < rows.length; i += chunk) {
-      const batch = rows.slice(i, i + chunk)
+    for (const batch of byteBatches(rows, chunk)) {
+      if (out.length > 0) await nextTurn()
       const inserted = this.dialect === 'postgres'
         // One statement of three array parameters whatever the batch size (a multi-row VALUES of 1,000 rows
         // is 6,000 parameters to parse and plan on every call): prepared once per connection by the pool.
@@ -267,7 +287,10 @@ export class KyselyTableStore implements TableStore {
     // only (PostgreSQL would abort a surrounding transaction on the violation).
     {
       const out: (TableRecord | undefined)[] = []
+      const slices = new Slices()
       for (const row of rows) {
+        slices.count(JSON.stringify(row.data).length)
+        await slices.yieldIfDue()
         try {
           const r = await this.db.updateTable('bot_table_rows')
             .set({ data: this.dataParam(row.data), key_value: row.keyValue, search_text: row.searchText, updated_at: now })
@@ -290,8 +313,8 @@ export class KyselyTableStore implements TableStore {
   }
 
   async deleteRowsWhere(tableId: string, where: RowCondition, limit: number): Promise<number> {
-    const r = await this.hinted(tableId, where, (hint) => sql`DELETE FROM bot_table_rows WHERE id IN (
-      SELECT id FROM bot_table_rows${hint} WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)} ORDER BY id LIMIT ${limit})`.execute(this.db))
+    const r = await this.hinted(tableId, where, (hint, db) => sql`DELETE FROM bot_table_rows WHERE id IN (
+      SELECT id FROM bot_table_rows${hint} WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)} ORDER BY id LIMIT ${limit})`.execute(db))
     return Number(r.numAffectedRows ?? 0)
   }
 
@@ -306,10 +329,10 @@ export class KyselyTableStore implements TableStore {
     // An uncorrelated scalar subquery: evaluated once per statement, in the rows' snapshot.
     const e = q.expect
     const check = e ? sql`, (SELECT 1 FROM bot_tables WHERE id = ${tableId} AND bot_id = ${e.botId} AND name = ${e.name} AND definition = ${e.definition}) AS t_current` : sql``
-    const { rows } = await this.hinted(tableId, q.where, (hint) => sql<{ id: number; data: unknown; created_at: number; updated_at: number; similarity?: number; t_current?: number | null }>`
+    const { rows } = await this.hinted(tableId, q.where, (hint, db) => sql<{ id: number; data: unknown; created_at: number; updated_at: number; similarity?: number; t_current?: number | null }>`
       SELECT id, data, created_at, updated_at${similarity ? sql`, ${similarity} AS similarity` : sql``}${check}
       FROM bot_table_rows${hint} WHERE table_id = ${tableLit(tableId)} AND ${where}
-      ORDER BY ${sql.join(order)} LIMIT ${q.limit + 1} OFFSET ${q.offset}`.execute(this.db))
+      ORDER BY ${sql.join(order)} LIMIT ${q.limit + 1} OFFSET ${q.offset}`.execute(db))
     const out: { rows: TableRecord[]; hasMore: boolean; current?: boolean } = { rows: rows.slice(0, q.limit).map(this.toRecord), hasMore: rows.length > q.limit }
     if (e && rows.length > 0) out.current = rows[0]!.t_current !== null && rows[0]!.t_current !== undefined
     return out
@@ -342,8 +365,8 @@ export class KyselyTableStore implements TableStore {
     }
     if (selects.length === 0) return { rows: [], hasMore: false }
     const groupBy = keys.length > 0 ? sql` GROUP BY ${sql.join(keys.flatMap((_, i) => [sql.raw(`k${i}`), sql.raw(`t${i}`)]))} ORDER BY ${sql.join(keys.map((_, i) => sql.raw(`k${i} ASC NULLS FIRST`)))}` : sql``
-    const { rows } = await this.hinted(tableId, where, (hint) => sql<Record<string, unknown>>`SELECT ${sql.join(selects)} FROM bot_table_rows${hint}
-      WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)}${groupBy} LIMIT ${limit + 1} OFFSET ${offset}`.execute(this.db))
+    const { rows } = await this.hinted(tableId, where, (hint, db) => sql<Record<string, unknown>>`SELECT ${sql.join(selects)} FROM bot_table_rows${hint}
+      WHERE table_id = ${tableLit(tableId)} AND ${this.cond(where)}${groupBy} LIMIT ${limit + 1} OFFSET ${offset}`.execute(db))
     const out = rows.slice(0, limit).map((r) => {
       const o: JsonObject = {}
       keys.forEach((_, i) => {
@@ -425,15 +448,29 @@ export class KyselyTableStore implements TableStore {
   /**
    * Runs `query` with the SQLite index hint, and again without it should the index be missing (dropped
    * by a concurrent schema change or table deletion, or never created): a hint only ever speeds up.
+   * On PostgreSQL a condition with a regex runs under a statement timeout (LINEAR_REGEX_LIMITS.postgresMs):
+   * its engine can still blow up on some nested quantifiers, in a backend and a pool connection, never
+   * on the event loop; a cancelled statement answers 400.
    */
-  private async hinted<T>(tableId: string, where: RowCondition, query: (hint: RawBuilder<unknown>) => Promise<T>): Promise<T> {
+  private async hinted<T>(tableId: string, where: RowCondition, query: (hint: RawBuilder<unknown>, db: Kysely<TablesSchema>) => Promise<T>): Promise<T> {
+    if (this.dialect === 'postgres' && hasRegex(where)) {
+      try {
+        return await this.db.transaction().execute(async (trx) => {
+          await sql`SET LOCAL statement_timeout = ${sql.lit(LINEAR_REGEX_LIMITS.postgresMs)}`.execute(trx)
+          return query(sql``, trx)
+        })
+      } catch (err) {
+        if ((err as { code?: unknown }).code !== '57014') throw err
+        throw errors.invalidQuery(`$regex: PostgreSQL stopped the filter after ${LINEAR_REGEX_LIMITS.postgresMs} ms; simplify the pattern (fewer nested quantifiers) or add a narrower condition`)
+      }
+    }
     const name = this.dialect === 'sqlite' ? indexHint(tableId, where) : undefined
-    if (!name) return query(sql``)
+    if (!name) return query(sql``, this.db)
     try {
-      return await query(sql` INDEXED BY ${sql.id(name)}`)
+      return await query(sql` INDEXED BY ${sql.id(name)}`, this.db)
     } catch (err) {
       if (!/no such index|no query solution/i.test(String((err as Error)?.message))) throw err
-      return query(sql``)
+      return query(sql``, this.db)
     }
   }
 
@@ -560,7 +597,7 @@ const sqliteSql: DocumentSql = {
   isBool: (p, b) => sql`((json_type(data, ${sqlitePath(p)}) = ${b ? 'true' : 'false'}) IS 1)`,
   isNull: (p) => sql`(json_type(data, ${sqlitePath(p)}) IS NULL OR json_type(data, ${sqlitePath(p)}) = 'null')`,
   isTrue: (e) => sql`((${e}) IS 1)`,
-  // parley_regexp is registered on the connection (src/store/sqlite.ts) with bounds on pattern and input.
+  // parley_regexp is registered on the connection (src/store/sqlite-regexp.ts): RE2, with a bound on the work.
   regex: (p, pattern, flags) => sql`parley_regexp(${pattern}, ${flags}, (CASE WHEN json_type(data, ${sqlitePath(p)}) = 'text' THEN json_extract(data, ${sqlitePath(p)}) END))`,
   similarity: (terms) => sql`((${sql.join(terms.map((t) => sql`(instr(search_text, ${t}) > 0)`), sql.raw(' + '))}) * 1.0 / ${terms.length})`,
   renameKey: (from, to) => sql`json_set(json_remove(data, ${sqlitePath([from])}), ${sqlitePath([to])}, json_extract(data, ${sqlitePath([from])}))`,
@@ -580,7 +617,9 @@ const postgresSql: DocumentSql = {
   isBool: (p, b) => sql`((data #> ${pgPath(p)}) = ${sql.lit(b ? 'true' : 'false')}::jsonb) IS TRUE`,
   isNull: (p) => sql`((data #> ${pgPath(p)}) IS NULL OR (data #> ${pgPath(p)}) = 'null'::jsonb)`,
   isTrue: (e) => sql`((${e}) IS TRUE)`,
-  regex: (p, pattern, flags) => sql`((CASE WHEN jsonb_typeof(data #> ${pgPath(p)}) = 'string' THEN (data #>> ${pgPath(p)}) END) ${sql.raw(flags.includes('i') ? '~*' : '~')} ${pattern})`,
+  // PostgreSQL's own engine (it runs off the event loop and is not exponential without backreferences, which
+  // the domain refuses), on the pattern rewritten to read in ARE as RE2 reads it (src/lib/linear-regex.ts).
+  regex: (p, pattern, flags) => sql`((CASE WHEN jsonb_typeof(data #> ${pgPath(p)}) = 'string' THEN (data #>> ${pgPath(p)}) END) ${sql.raw(flags.includes('i') ? '~*' : '~')} ${toPostgresRegex(pattern)})`,
   similarity: (terms) => sql`((${sql.join(terms.map((t) => sql`(strpos(search_text, ${t}) > 0)::int`), sql.raw(' + '))})::float8 / ${terms.length})`,
   renameKey: (from, to) => sql`((data - ${from}::text) || jsonb_build_object(${to}::text, data -> ${from}::text))`,
 }
