@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import type { RemoteBotSettings } from './runtime/remote-bots.js'
+import type { EndpointSlotSettings } from './runtime/endpoint-slots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
 import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 import { KB_MIN_SCORE_DEFAULT } from './domain/knowledge/relevance.js'
@@ -91,6 +92,8 @@ export interface Config {
   webhook: WebhookConfig
   /** Deliveries to remote bots (bots with a `url`; README "Bring a Botpress bot"). */
   remoteBots: RemoteBotSettings
+  /** Slots, queues and circuit breaker per remote bot and per integration (src/runtime/endpoint-slots.ts). */
+  delivery: EndpointSlotSettings
 }
 
 export interface WebhookConfig {
@@ -265,8 +268,18 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       attempts: int(env, 'PARLEY_REMOTE_BOT_ATTEMPTS', 5, 1),
       backoffMs: int(env, 'PARLEY_REMOTE_BOT_BACKOFF_MS', 500, 0),
       maxBackoffMs: int(env, 'PARLEY_REMOTE_BOT_MAX_BACKOFF_MS', 30_000, 0),
-      concurrencyPerBot: int(env, 'PARLEY_REMOTE_BOT_CONCURRENCY', 64, 1),
-      concurrency: int(env, 'PARLEY_REMOTE_BOTS_CONCURRENCY', 256, 1),
+    },
+    delivery: {
+      // Deliveries in flight to one remote bot or one integration (PARLEY_REMOTE_BOT_CONCURRENCY: its former name).
+      perEndpoint: int(env, 'PARLEY_DELIVERY_SLOTS_PER_ENDPOINT', int(env, 'PARLEY_REMOTE_BOT_CONCURRENCY', 8, 1), 1),
+      // All endpoints together (an endpoint with none in flight still gets one); PARLEY_REMOTE_BOTS_CONCURRENCY: its former name.
+      total: int(env, 'PARLEY_DELIVERY_SLOTS', int(env, 'PARLEY_REMOTE_BOTS_CONCURRENCY', 256, 1), 1),
+      // Callers waiting for one integration's slots (public webhook relays, actions); more answer 429 with Retry-After.
+      queuePerEndpoint: int(env, 'PARLEY_DELIVERY_QUEUE_PER_ENDPOINT', 32, 0),
+      // Consecutive timeouts or connection failures that pause an endpoint (its circuit opens); 0 = never.
+      breakerFailures: int(env, 'PARLEY_DELIVERY_BREAKER_FAILURES', 5, 0),
+      // How long a paused endpoint gets nothing before one probe request is let through.
+      breakerCooldownMs: int(env, 'PARLEY_DELIVERY_BREAKER_COOLDOWN_MS', 30_000, 10),
     },
     ...overrides,
   }
