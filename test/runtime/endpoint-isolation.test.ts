@@ -173,12 +173,11 @@ describe('the circuit breaker of a remote bot', () => {
       const talk = await Talk.open(bot, { userId: uid('user') })
       try {
         for (const text of ['m1', 'm2', 'm3']) await talk.say(text)
-        const slots = h.app.services.remote.slots
-        const key = botEndpoint({ id: bot.id, url: receiver.url })
         // Two timeouts of m1 open the circuit: its third attempt is not sent, m2 and m3 are not tried.
         const paused = await waitForLog(h, bot.id, (l) => /paused/.test(l.message))
         expect(paused.message).toMatch(/^Requests to the bot's url are paused for 0\.5 s after 2 consecutive failures/)
         expect(receiver.events().map(textOf)).toEqual(['m1', 'm1'])
+        const slots = h.app.services.remote.slots
         expect(slots.counts.opened).toBe(1)
         const metrics = parsePrometheus(await (await fetch(`${h.baseUrl}/metrics`)).text())
         expect(sampleValue(metrics, 'parley_delivery_circuit_changes_total', { change: 'opened' })).toBe(1)
@@ -191,7 +190,7 @@ describe('the circuit breaker of a remote bot', () => {
           .toEqual([['info', "Requests to the bot's url resumed: it an"], ['warn', "Requests to the bot's url are paused for"]])
         // Deferred, not failed: no delivery failure was recorded.
         expect(logs.filter((l) => l.level === 'error')).toEqual([])
-        expect(slots.stats(key).state).toBe('closed')
+        expect(slots.stats(botEndpoint({ id: bot.id, url: receiver.url })).state).toBe('closed')
       } finally {
         await talk.close()
       }
