@@ -146,7 +146,7 @@ export function createServices(deps: ServiceDeps): Domain {
     ? KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, log)
     : config.kbSentenceModel ? KnowledgeEmbeddings.sentenceModel(store.passageVectors, log)
     : config.kbWordVectors ? KnowledgeEmbeddings.builtin(store.passageVectors, log) : undefined
-  const remote = new RemoteBots(store, config.remoteBots, { outbound: config.outbound })
+  const remote = new RemoteBots(store, config.remoteBots, config.delivery, { outbound: config.outbound })
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
   embeddings?.registerMetrics(metrics)
@@ -203,7 +203,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   botChat.onOutgoing((integration, message) => outgoing.notify(integration, message))
   // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
-  const integrationOps = new IntegrationOperations(store, integrations, remote, delivery)
+  const integrationOps = new IntegrationOperations(store, integrations, delivery)
   botChat.useIntegrationOperations(integrationOps)
   runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
   runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))

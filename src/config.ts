@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import type { RemoteBotSettings } from './runtime/remote-bots.js'
+import type { EndpointSlotSettings } from './runtime/endpoint-slots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
 import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 import { KB_MIN_SCORE_DEFAULT } from './domain/knowledge/relevance.js'
@@ -99,6 +100,8 @@ export interface Config {
   webhook: WebhookConfig
   /** Deliveries to remote bots (bots with a `url`; README "Bring a Botpress bot"). */
   remoteBots: RemoteBotSettings
+  /** Slots, queues and circuit breaker per remote bot and per integration (src/runtime/endpoint-slots.ts). */
+  delivery: EndpointSlotSettings
   /** Where remote-bot and integration urls may connect (PARLEY_OUTBOUND_DENY / PARLEY_OUTBOUND_ALLOW, README "Outbound requests"). */
   outbound: OutboundPolicy
 }
@@ -158,6 +161,12 @@ function integer(fallback: number, doc: string, options: { min?: number; max?: n
       return value
     },
   }
+}
+
+/** An integer whose default another setting may give (a former name of it, read when set), else `fallback`. */
+function optionalInteger(doc: string, min: number, fallbackText = 'unset'): Setting<number | undefined> {
+  const { read } = integer(0, doc, { min })
+  return { kind: `integer ≥ ${min}`, default: undefined, defaultText: fallbackText, doc, read }
 }
 
 function decimal(fallback: number, doc: string, min: number, max: number): Setting<number> {
@@ -304,8 +313,13 @@ export const SETTINGS = {
   PARLEY_REMOTE_BOT_ATTEMPTS: integer(5, 'POSTs of one event before it is recorded as failed in the bot\'s logs (`1` = no retry)', { min: 1 }),
   PARLEY_REMOTE_BOT_BACKOFF_MS: integer(500, `Wait before the first retry, in ${MS}; doubled for each next one, at most \`PARLEY_REMOTE_BOT_MAX_BACKOFF_MS\``),
   PARLEY_REMOTE_BOT_MAX_BACKOFF_MS: integer(30_000, `Longest wait between two attempts of a remote-bot delivery, in ${MS}`),
-  PARLEY_REMOTE_BOT_CONCURRENCY: integer(64, 'Conversations of one remote bot delivered at once (per instance)', { min: 1 }),
-  PARLEY_REMOTE_BOTS_CONCURRENCY: integer(256, 'Deliveries in flight at once, all remote bots together (per instance)', { min: 1 }),
+  PARLEY_DELIVERY_SLOTS_PER_ENDPOINT: optionalInteger('Requests in flight to one remote bot or one integration at once, per instance (see [Delivery isolation](security.md#delivery-isolation))', 1, '`8`'),
+  PARLEY_DELIVERY_SLOTS: optionalInteger('Requests in flight to all remote bots and integrations together, per instance; a bot or integration with nothing in flight always gets one', 1, '`256`'),
+  PARLEY_DELIVERY_QUEUE_PER_ENDPOINT: integer(32, 'Calls someone waits for (public webhook relays, actions, pings) that may wait for one integration\'s or bot\'s slots; more are answered `429` with `Retry-After`'),
+  PARLEY_DELIVERY_BREAKER_FAILURES: integer(5, 'Consecutive timeouts or connection failures that pause a remote bot or integration (its circuit opens); `0` = never'),
+  PARLEY_DELIVERY_BREAKER_COOLDOWN_MS: integer(30_000, `How long a paused bot or integration gets no request before one probe is sent, in ${MS}; an answer resumes it`, { min: 10 }),
+  PARLEY_REMOTE_BOT_CONCURRENCY: optionalInteger('Former name of `PARLEY_DELIVERY_SLOTS_PER_ENDPOINT`, read when that one is unset', 1),
+  PARLEY_REMOTE_BOTS_CONCURRENCY: optionalInteger('Former name of `PARLEY_DELIVERY_SLOTS`, read when that one is unset', 1),
   PARLEY_OUTBOUND_DENY: text(undefined, 'Address ranges a bot\'s or an integration\'s `url` may not reach, added to the built-in list (see [Outbound requests](security.md#outbound-requests)): CIDRs (`10.0.0.0/8`, `fd00::/8`), single addresses, or the names `loopback`, `private`, `link-local`, `metadata`; separated by commas or spaces', {
     kind: 'address list', defaultText: 'empty', check: (name, raw) => (OutboundPolicy.fromSettings(undefined, raw), raw),
   }),
@@ -450,8 +464,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       attempts: s.PARLEY_REMOTE_BOT_ATTEMPTS,
       backoffMs: s.PARLEY_REMOTE_BOT_BACKOFF_MS,
       maxBackoffMs: s.PARLEY_REMOTE_BOT_MAX_BACKOFF_MS,
-      concurrencyPerBot: s.PARLEY_REMOTE_BOT_CONCURRENCY,
-      concurrency: s.PARLEY_REMOTE_BOTS_CONCURRENCY,
+    },
+    delivery: {
+      perEndpoint: s.PARLEY_DELIVERY_SLOTS_PER_ENDPOINT ?? s.PARLEY_REMOTE_BOT_CONCURRENCY ?? 8,
+      total: s.PARLEY_DELIVERY_SLOTS ?? s.PARLEY_REMOTE_BOTS_CONCURRENCY ?? 256,
+      queuePerEndpoint: s.PARLEY_DELIVERY_QUEUE_PER_ENDPOINT,
+      breakerFailures: s.PARLEY_DELIVERY_BREAKER_FAILURES,
+      breakerCooldownMs: s.PARLEY_DELIVERY_BREAKER_COOLDOWN_MS,
     },
     // CIDR lists: DENY adds to the built-in list (link-local, metadata, 0/8, multicast…), ALLOW overrides both.
     outbound: OutboundPolicy.fromSettings(s.PARLEY_OUTBOUND_ALLOW, s.PARLEY_OUTBOUND_DENY),

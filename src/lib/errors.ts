@@ -39,6 +39,8 @@ export type ErrorType = keyof typeof ERROR_STATUS
 
 export class ApiError extends Error {
   readonly status: number
+  /** Sent as the Retry-After header (seconds), when set. */
+  retryAfterSeconds: number | undefined
   constructor(
     readonly type: ErrorType,
     message: string,
@@ -76,6 +78,9 @@ export const errors = {
   internal: () => new ApiError('Internal', 'An internal error occurred; quote the error id when reporting it'),
   unavailable: () => new ApiError('ServiceUnavailable', 'The database is unreachable; nothing was lost, retry in a moment'),
   shuttingDown: () => new ApiError('ServiceUnavailable', 'This instance is shutting down; retry (another instance, or this one once restarted, answers)'),
+  /** Nothing was sent to a remote bot or integration: `busy` (its queue is full: 429) or paused (its circuit is open: 503). */
+  endpointRefused: (busy: boolean, message: string, retryAfterSeconds: number) =>
+    Object.assign(new ApiError(busy ? 'RateLimited' : 'ServiceUnavailable', message), { retryAfterSeconds }),
 }
 
 /**

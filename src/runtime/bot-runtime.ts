@@ -18,7 +18,9 @@ import { BUDGET_EXCEEDED, type BeforeIncomingOutput, type BotSummary, type LogLe
 import { previewOf } from './preview.js'
 import { searchForBotScored, type AnswerComposer, type KbResult } from './knowledge.js'
 import type { SemanticRanking } from '../domain/knowledge/embeddings/fusion.js'
-import { conversationEvent, DeliveryStopped, type RemoteBots } from './remote-bots.js'
+import { botEndpoint, DeliveryStopped, type RemoteBots } from './remote-bots.js'
+import { conversationEvent } from './remote-events.js'
+import { refusedError } from './endpoint-slots.js'
 import { SandboxError, type BotSandbox, type SandboxHost, type SandboxLimits } from './sandbox.js'
 import { mapDeployedPositions, SourceMap } from './source-map.js'
 import { MetricsRegistry, type Counter, type Histogram } from '../lib/metrics.js'
@@ -159,7 +161,7 @@ export class BotRuntime implements IncomingInterceptor {
     const remote = options.remote
     this.remoteTurns = remote && {
       leaseMs: () => remote.leaseMs(),
-      admit: (bot) => remote.admit(bot.id),
+      admit: (bot) => remote.admit(botEndpoint(bot)),
       turn: async (bot, integration, incoming) => {
         // The start of a conversation runs a sandboxed bot's conversationStarted triggers; a remote bot gets no such turn.
         if (incoming.kind === 'started') return { states: [], logs: [], ownSeqs: [] }
@@ -809,7 +811,7 @@ export class BotRuntime implements IncomingInterceptor {
       try {
         answer = await remote.callAction(bot, type, input)
       } catch (err) {
-        throw unansweredError(`The bot at its url did not answer action "${type}"`, err)
+        throw refusedError(err, `Action "${type}" was not sent to the bot`) ?? unansweredError(`The bot at its url did not answer action "${type}"`, err)
       }
       let body: unknown
       try {

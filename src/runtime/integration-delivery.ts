@@ -208,7 +208,7 @@ export class OutgoingDeliveries {
         await this.remote.wait(this.remote.backoff(attempt - 1))
       }
       try {
-        const answer = await this.sender.once(bot, install, 'message_created', 'message_created', body, hold)
+        const answer = await this.sender.once(bot, install, 'message_created', 'message_created', body, { beforeSend: hold })
         if (answer.status >= 200 && answer.status < 300) return { delivered: true }
         reason = answeredStatus(answer.status)
       } catch (err) {

@@ -8,7 +8,8 @@ import type { CreateEventInput } from '../domain/runtime-event-service.js'
 import { integrationScope } from '../domain/bot-chat-service.js'
 import type { Tags } from '../store/bot-chat-store.js'
 import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
-import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
+import { DeliveryStopped, type RemoteAnswer } from './remote-bots.js'
+import { refusedError } from './endpoint-slots.js'
 import type { IntegrationDelivery } from './integrations.js'
 
 /**
@@ -53,21 +54,12 @@ export class IntegrationOperations {
   constructor(
     private readonly store: Store,
     private readonly service: IntegrationService,
-    private readonly remote: RemoteBots,
     private readonly delivery: IntegrationDelivery,
   ) {}
 
   /** One request to the integration (the same headers and signature as every other operation). */
   private async send(bot: BotRow, install: Installation, operation: string, body: unknown): Promise<RemoteAnswer> {
-    const url = install.definition.url
-    if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
-    const request = this.delivery.request(bot, install, operation, operation, body)
-    const release = await this.remote.admit(`integration:${install.definition.id}`)
-    try {
-      return await this.remote.post(url, request.headers, request.body)
-    } finally {
-      release()
-    }
+    return this.delivery.once(bot, install, operation, operation, body)
   }
 
   private async installationOf(bot: BotRow, alias: string): Promise<Installation> {
@@ -166,7 +158,7 @@ export class IntegrationOperations {
       answer = await this.send(bot, install, operation, body)
     } catch (err) {
       await this.service.log(install.definition.id, bot.id, 'error', `${operation}: ${outboundFailure(err)}`)
-      throw unansweredError(`Integration "${alias}" did not answer ${operation}`, err)
+      throw refusedError(err, `Integration "${alias}" was not asked to ${operation}`) ?? unansweredError(`Integration "${alias}" did not answer ${operation}`, err)
     }
     let parsed: unknown
     try {

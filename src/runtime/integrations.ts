@@ -4,7 +4,8 @@ import { answeredStatus, outboundFailure, unansweredError } from '../lib/outboun
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
 import type { BotRow, Store } from '../store/store.js'
-import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
+import { breakerLine, DeliveryStopped, integrationEndpoint, type BreakerReport, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
+import { refusedError } from './endpoint-slots.js'
 
 /**
  * The protocol @botpress/sdk's integration server reads (its `Integration` handler): every request is
@@ -18,7 +19,8 @@ import { DeliveryStopped, type RemoteAnswer, type RemoteBots } from './remote-bo
  * - message_created: { conversation, user, type, payload, message } (sent by OutgoingDeliveries, src/runtime/integration-delivery.ts)
  * - action_triggered: { type, input }; answer { output, meta }
  * The integration answers through the Runtime API with an integration API key (AuthService).
- * Transport, timeouts, backoff and the concurrency slots are RemoteBots' (one delivery machinery).
+ * Transport, timeouts, backoff, the concurrency slots and the circuit breaker are RemoteBots' (one delivery
+ * machinery; one endpoint per integration definition and url).
  */
 
 export interface WebhookCall {
@@ -66,19 +68,35 @@ export class IntegrationDelivery {
   }
 
   /**
-   * One request to the integration under its concurrency slots; `beforeSend` runs once a slot is held, right before
-   * the POST (outgoing delivery renews its lease there: src/runtime/integration-delivery.ts).
+   * One request to the integration under its slots and circuit breaker. Someone waits for it by default: refused at
+   * once (EndpointBusy, EndpointPaused) when its queue is full or it is paused. A `durable` one (outgoing delivery:
+   * src/runtime/integration-delivery.ts) waits its turn, then `beforeSend` runs (it renews its lease) right before
+   * the POST; while the integration is paused it is deferred (DeliveryDeferred).
    */
-  async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown, beforeSend?: () => Promise<void>): Promise<RemoteAnswer> {
+  async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown, durable?: { beforeSend: () => Promise<void> }): Promise<RemoteAnswer> {
     const url = install.definition.url
     if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
-    const release = await this.remote.admit(`integration:${install.definition.id}`)
-    try {
-      await beforeSend?.()
+    const key = integrationEndpoint(install.definition)
+    const report = this.breakerReport(bot, install)
+    if (!durable) {
       const request = this.request(bot, install, operation, type, body)
-      return await this.remote.post(url, request.headers, request.body)
+      return this.remote.call(key, report, url, request.headers, request.body)
+    }
+    const release = await this.remote.admit(key)
+    try {
+      await durable.beforeSend()
+      const request = this.request(bot, install, operation, type, body)
+      return await this.remote.postTo(key, report, url, request.headers, request.body)
     } finally {
       release()
+    }
+  }
+
+  /** The integration's breaker changes, in its logs (getIntegrationLogs). */
+  private breakerReport(bot: BotRow, install: Installation): BreakerReport {
+    return (change) => {
+      const { level, message } = breakerLine(change, `integration ${install.definition.name}`, this.remote.slots.settings)
+      void this.service.log(install.definition.id, bot.id, level, message).catch(() => {})
     }
   }
 
@@ -113,6 +131,9 @@ export class IntegrationDelivery {
     try {
       answer = await this.once(bot, install, 'webhook_received', 'webhook_received', { req: call })
     } catch (err) {
+      // Refused without sending (queue full, paused): not logged per request (the breaker logs once).
+      const refused = refusedError(err, `Integration ${install.definition.name} was not called`)
+      if (refused) throw refused
       await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${outboundFailure(err)}`)
       throw unansweredError('The integration did not answer', err)
     }
@@ -133,6 +154,8 @@ export class IntegrationDelivery {
     try {
       answer = await this.once(bot, install, 'action_triggered', action, { type: action, input })
     } catch (err) {
+      const refused = refusedError(err, `Action "${type}" was not sent to the integration`)
+      if (refused) throw refused
       await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${action}: ${outboundFailure(err)}`)
       throw unansweredError(`The integration did not answer action "${type}"`, err)
     }

@@ -4,9 +4,10 @@ import https from 'node:https'
 import { uuidv7 } from '../lib/ids.js'
 import { OutboundError, OutboundPolicy, answeredStatus, outboundFailure } from '../lib/outbound-policy.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
-import type { RuntimeConversationView, RuntimeMessageView, RuntimeUserView } from '../domain/runtime-views.js'
-import type { BotLogRow, BotRow, EventRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
+import type { BotLogRow, BotRow, Store } from '../store/store.js'
+import type { ConversationViews, RemoteEvent } from './remote-events.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
+import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSettings } from './endpoint-slots.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -16,8 +17,10 @@ import type { MetricsRegistry } from '../lib/metrics.js'
  *
  * The bot runtime schedules (one conversation at a time, in order, conversations in parallel, the
  * cursor moved after each 2xx); this module only runs a delivery: retries with backoff, then a
- * failure in the bot's logs. Concurrency is bounded per bot and overall (admit), so a slow or dead
- * bot holds its own slots and never the other bots'.
+ * failure in the bot's logs. Every request goes through the endpoint's slots and circuit breaker
+ * (src/runtime/endpoint-slots.ts; an endpoint is a bot, key its id, or an integration, key
+ * `integration:<id>`), so a slow or dead endpoint holds its own slots and never another's, and one that
+ * keeps failing is paused: a durable delivery to it waits (DeliveryDeferred), a caller is refused at once.
  */
 
 export interface RemoteBotSettings {
@@ -28,10 +31,6 @@ export interface RemoteBotSettings {
   /** Wait before the first retry; doubled for each next one, capped at maxBackoffMs. */
   backoffMs: number
   maxBackoffMs: number
-  /** Conversations of one bot delivered at once. */
-  concurrencyPerBot: number
-  /** Deliveries in flight at once, all bots together (per instance). */
-  concurrency: number
 }
 
 /** Largest answer read from a remote bot (an action's output): the Runtime API's 1 MB. */
@@ -48,86 +47,37 @@ export class DeliveryStopped extends Error {
   }
 }
 
-/** A counting semaphore: `take` resolves with a release function once a slot is free (FIFO). */
-class Slots {
-  private used = 0
-  private readonly waiting: (() => void)[] = []
-  constructor(private readonly size: number) {}
-
-  async take(): Promise<() => void> {
-    if (this.used >= this.size) await new Promise<void>((resolve) => this.waiting.push(resolve))
-    else this.used++
-    let released = false
-    return () => {
-      if (released) return
-      released = true
-      const next = this.waiting.shift()
-      if (next) next() // the slot passes on as is
-      else this.used--
-    }
-  }
-
-  get busy(): number {
-    return this.used
-  }
-}
-
-// ---- the event in Runtime API shapes (src/domain/runtime-views.ts, the same objects the Runtime API returns) ----
-
-const iso = (ms: number) => new Date(ms).toISOString()
-
-/** Where an event's message, user and conversation are read, as the Runtime API shows them (BotChatService in compose.ts). */
-export interface ConversationViews {
-  message(integration: IntegrationRow, row: MessageRow): Promise<RuntimeMessageView>
-  user(integration: IntegrationRow, id: string): Promise<RuntimeUserView>
-  conversation(integration: IntegrationRow, id: string): Promise<RuntimeConversationView>
-  /** A Runtime API event of this id (createEvent), when the conversation's event is one. */
-  runtimeEvent(bot: BotRow, id: string): Promise<{ type: string; payload: Record<string, unknown> } | undefined>
-}
-
-/** A Runtime API Event as a remote bot receives it (`event_received`, x-bp-type = its type). */
-export interface RemoteEvent {
-  id: string
-  type: string
-  payload: Record<string, unknown>
-  createdAt: string
-  conversationId?: string
-  userId?: string
-  messageId?: string
-  status: 'pending'
-  failureReason: null
-}
-
 /**
- * A conversation's incoming message (`message_created`: payload { message, user, conversation }) or
- * custom event of the chat integration (`chat:custom`: payload { userId, conversationId, payload },
- * as Botpress's chat integration emits it).
+ * The endpoint is paused (its circuit is open): the durable delivery was not attempted and stays where it is (the
+ * conversation's cursor, the event's or the outbox's queue), to be sent once the endpoint answers again.
  */
-export async function conversationEvent(views: ConversationViews, bot: BotRow, integration: IntegrationRow, incoming: { kind: 'message'; message: MessageRow } | { kind: 'event'; event: EventRow }): Promise<RemoteEvent> {
-  const row = incoming.kind === 'message' ? incoming.message : incoming.event
-  const base = { conversationId: row.conversationId, userId: row.userId, createdAt: iso(row.createdAt), status: 'pending' as const, failureReason: null }
-  if (incoming.kind === 'event') {
-    // An event the Runtime API created in this conversation (createEvent with conversationId) keeps its type
-    // and payload; any other is the chat client's custom event.
-    const created = await views.runtimeEvent(bot, row.id)
-    if (created) return { id: row.id, type: created.type, payload: created.payload, ...base }
-    return { id: row.id, type: `${integration.name}:custom`, payload: { userId: row.userId, conversationId: row.conversationId, payload: row.payload }, ...base }
-  }
-  const [message, user, conversation] = await Promise.all([views.message(integration, incoming.message), views.user(integration, row.userId), views.conversation(integration, row.conversationId)])
-  return {
-    id: row.id,
-    type: 'message_created',
-    payload: { message, user, conversation },
-    messageId: row.id,
-    ...base,
+export class DeliveryDeferred extends DeliveryStopped {
+  constructor(readonly retryAfterMs: number) {
+    super()
+    this.message = 'The endpoint is paused after repeated failures; the delivery waits'
   }
 }
+
+/** The key of a bot's slots and breaker: its id and url (a new url starts with a closed breaker, on every instance). */
+export const botEndpoint = (bot: Pick<BotRow, 'id' | 'url'>) => `bot:${bot.id}:${bot.url}`
+/** The key of an integration's slots and breaker (the definition's id and url). */
+export const integrationEndpoint = (definition: { id: string; url: string | null }) => `integration:${definition.id}:${definition.url}`
+
+/** The log lines of a breaker's changes (no answer of the endpoint is quoted). */
+export function breakerLine(change: BreakerChange, what: string, settings: EndpointSlotSettings): { level: string; message: string } {
+  return change === 'open'
+    ? { level: 'warn', message: `Requests to ${what} are paused for ${settings.breakerCooldownMs / 1000} s after ${settings.breakerFailures} consecutive failures (no answer in time, or no connection); `
+      + 'deliveries wait and go out in order once a probe request is answered' }
+    : { level: 'info', message: `Requests to ${what} resumed: it answered again` }
+}
+
+/** Where an endpoint's breaker changes are told (its logs: one line when it opens, one when it closes). */
+export type BreakerReport = (change: BreakerChange) => void
 
 // ---- delivery ----
 
 export class RemoteBots {
-  private readonly perBot = new Map<string, { slots: Slots; users: number }>()
-  private readonly all: Slots
+  readonly slots: EndpointSlots
   /** Events this instance delivered (answered 2xx), attempts that failed, events given up (logged as failed). */
   private delivered = 0
   private retried = 0
@@ -142,17 +92,18 @@ export class RemoteBots {
   constructor(
     private readonly store: Store,
     readonly settings: RemoteBotSettings,
+    slotSettings: EndpointSlotSettings,
     options: { clock?: () => number; outbound?: OutboundPolicy } = {},
   ) {
-    this.all = new Slots(settings.concurrency)
     this.outbound = options.outbound ?? new OutboundPolicy()
     // The checked resolver on the agents: every new connection is made to an address the policy allows (at connect
     // time, so a name that resolves elsewhere later is checked again). Answers are never followed (no redirects).
     const { lookup } = this.outbound
     this.agents = { 'http:': new http.Agent({ keepAlive: true, lookup }), 'https:': new https.Agent({ keepAlive: true, lookup }) }
-    // One listener per request or wait in progress (bounded by the concurrency settings).
-    setMaxListeners(0, this.stopping.signal)
     this.clock = options.clock ?? Date.now
+    this.slots = new EndpointSlots(slotSettings, this.clock)
+    // One listener per request or wait in progress (bounded by the slot settings).
+    setMaxListeners(0, this.stopping.signal)
   }
 
   /** The domain that shows messages, users and conversations (set once by the composition root). */
@@ -185,20 +136,54 @@ export class RemoteBots {
     return Math.min(this.settings.maxBackoffMs, this.settings.backoffMs * 2 ** (retry - 1))
   }
 
-  /** A delivery slot of this bot, then one of all bots: released by the returned function. */
-  async admit(botId: string): Promise<() => void> {
-    let entry = this.perBot.get(botId)
-    if (!entry) {
-      entry = { slots: new Slots(this.settings.concurrencyPerBot), users: 0 }
-      this.perBot.set(botId, entry)
+  /**
+   * A slot of a durable delivery to `key` (a bot's id, integrationEndpoint(id)), released by the returned function:
+   * waits its turn; rejects with DeliveryDeferred while the endpoint is paused.
+   */
+  async admit(key: string): Promise<() => void> {
+    try {
+      return await this.slots.acquire(key)
+    } catch (err) {
+      throw err instanceof EndpointPaused ? new DeliveryDeferred(err.retryAfterMs) : err
     }
-    entry.users++
-    const own = await entry.slots.take()
-    const shared = await this.all.take()
-    return () => {
-      shared()
-      own()
-      if (--entry.users === 0) this.perBot.delete(botId)
+  }
+
+  /**
+   * One POST to `key`'s endpoint under a slot already held (admit): refused with DeliveryDeferred while the endpoint
+   * is paused; its outcome counts for the endpoint's breaker (any answer closes it; a timeout or a network error
+   * counts toward opening it). `report` is told when the breaker opens or closes.
+   */
+  async postTo(key: string, report: BreakerReport, url: string, headers: Record<string, string>, body: string): Promise<RemoteAnswer> {
+    let settle: (outcome: 'answered' | 'failed' | 'none') => void
+    try {
+      settle = this.slots.begin(key, report)
+    } catch (err) {
+      throw err instanceof EndpointPaused ? new DeliveryDeferred(err.retryAfterMs) : err
+    }
+    try {
+      const answer = await this.post(url, headers, body)
+      settle('answered')
+      return answer
+    } catch (err) {
+      settle(err instanceof DeliveryStopped ? 'none' : 'failed')
+      throw err
+    }
+  }
+
+  /**
+   * One request someone waits for (an action, a webhook relay, a ping…) to `key`'s endpoint: a slot (its queue is
+   * bounded) and the POST. Rejects with EndpointBusy (queue full) or EndpointPaused (circuit open) without sending.
+   */
+  async call(key: string, report: BreakerReport, url: string, headers: Record<string, string>, body: string): Promise<RemoteAnswer> {
+    const release = await this.slots.acquire(key, { bounded: true })
+    try {
+      try {
+        return await this.postTo(key, report, url, headers, body)
+      } catch (err) {
+        throw err instanceof DeliveryDeferred ? new EndpointPaused(key, err.retryAfterMs) : err
+      }
+    } finally {
+      release()
     }
   }
 
@@ -312,13 +297,15 @@ export class RemoteBots {
   async deliver(bot: BotRow, event: RemoteEvent, conversationId: string | null): Promise<BotLogRow[]> {
     const url = bot.url
     if (url === null) return []
+    const key = botEndpoint(bot)
+    const report = this.botReport(bot)
     let reason = ''
     for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
       if (attempt > 1) await this.wait(this.backoff(attempt - 1))
       const { headers, body } = this.request(bot, 'event_received', event.type, { event }, event.id)
       headers['x-parley-attempt'] = String(attempt)
       try {
-        const answer = await this.post(url, headers, body)
+        const answer = await this.postTo(key, report, url, headers, body)
         if (answer.status >= 200 && answer.status < 300) {
           this.delivered++
           return []
@@ -343,12 +330,13 @@ export class RemoteBots {
    * background under the bot's slots; a failure is written to the bot's logs.
    */
   async deliverBotEvent(bot: BotRow, event: RemoteEvent): Promise<void> {
-    const release = await this.admit(bot.id)
+    const release = await this.admit(botEndpoint(bot))
     try {
       const logs = await this.deliver(bot, event, null)
       if (logs.length > 0) await this.store.appendBotLogs(logs).catch(() => {})
-    } catch {
-      // stopped
+    } catch (err) {
+      // Stopped: nothing; paused: the caller's queue (the webhook's) delivers it again.
+      if (err instanceof DeliveryDeferred) throw err
     } finally {
       release()
     }
@@ -357,11 +345,11 @@ export class RemoteBots {
   /**
    * A bot-level event handed over by the runtime's seam (BotRuntime.deliverBotEvent: scheduled events,
    * bot-level createEvent, state_expired): delivered under the bot's slots with retries; its outcome
-   * is the event's final status. Rejects with DeliveryStopped when the instance stops (the event's
-   * queue delivers it again).
+   * is the event's final status. Rejects with DeliveryStopped when the instance stops, or DeliveryDeferred while
+   * the bot's url is paused (the event's queue delivers it again).
    */
   async deliverBotLevel(bot: BotRow, event: RemoteEvent): Promise<{ status: 'processed' } | { status: 'failed'; reason: string }> {
-    const release = await this.admit(bot.id)
+    const release = await this.admit(botEndpoint(bot))
     try {
       const logs = await this.deliver(bot, event, null)
       if (logs.length === 0) return { status: 'processed' }
@@ -379,7 +367,7 @@ export class RemoteBots {
     let line: string
     let level = 'info'
     try {
-      const answer = await this.post(bot.url, headers, body)
+      const answer = await this.call(botEndpoint(bot), this.botReport(bot), bot.url, headers, body)
       line = `register: ${bot.url} answered ${answer.status}`
       if (answer.status < 200 || answer.status >= 300) level = 'warn'
     } catch (err) {
@@ -393,11 +381,25 @@ export class RemoteBots {
   /** `action_triggered`: body `{ type, input }`, the bot answers 200 `{ output }`. One attempt (the caller waits). */
   async callAction(bot: BotRow, type: string, input: unknown): Promise<RemoteAnswer> {
     const { headers, body } = this.request(bot, 'action_triggered', type, { type, input })
-    return this.post(bot.url!, headers, body)
+    return this.call(botEndpoint(bot), this.botReport(bot), bot.url!, headers, body)
+  }
+
+  /** A bot's breaker changes, in its logs. */
+  private botReport(bot: BotRow): BreakerReport {
+    return (change) => {
+      const { level, message } = breakerLine(change, "the bot's url", this.slots.settings)
+      void this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level, message, conversationId: null }]).catch(() => {})
+    }
   }
 
   registerMetrics(metrics: MetricsRegistry): void {
-    metrics.collect('parley_remote_deliveries_in_flight', 'Remote-bot POSTs in flight on this instance', () => this.all.busy)
+    metrics.collect('parley_remote_deliveries_in_flight', 'Delivery slots in use on this instance (remote bots and integrations)', () => this.slots.inFlight)
+    metrics.collect('parley_delivery_slots_waiting', 'Deliveries and calls waiting for a slot of their remote bot or integration', () => this.slots.waiting)
+    metrics.collect('parley_delivery_endpoints_paused', 'Remote bots and integrations whose circuit is open (paused after consecutive failures) on this instance', () => this.slots.open)
+    metrics.collect('parley_delivery_circuit_changes_total', 'Circuit breaker changes of remote bots and integrations: opened (paused) and closed (answered again)',
+      () => [{ labels: { change: 'opened' }, value: this.slots.counts.opened }, { labels: { change: 'closed' }, value: this.slots.counts.closed }], 'counter')
+    metrics.collect('parley_delivery_refused_total', 'Requests not sent because their endpoint was paused (circuit open) or its queue was full (busy)',
+      () => [{ labels: { reason: 'paused' }, value: this.slots.counts.refusedPaused }, { labels: { reason: 'busy' }, value: this.slots.counts.refusedBusy }], 'counter')
     metrics.collect('parley_remote_deliveries_total', 'Events this instance delivered to remote bots (answered 2xx)', () => this.delivered, 'counter')
     metrics.collect('parley_remote_delivery_attempts_failed_total', 'Delivery attempts to remote bots that failed (retried or given up)', () => this.retried, 'counter')
     metrics.collect('parley_remote_deliveries_failed_total', 'Events given up after the last attempt (recorded as failed in the bot\'s logs)', () => this.failed, 'counter')

@@ -7,9 +7,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBotReceiver, type BotReceiver, type ReceivedRequest } from '../helpers/bot-receiver.js'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { loadConfig } from '../../src/config.js'
 import { adminClient, allLogs, createBot, newDataPlace, startOn, STREAM_CONFIG, Talk, uid, waitForLog, chatUrl } from './helpers.js'
 
-const REMOTE = { timeoutMs: 400, attempts: 4, backoffMs: 50, maxBackoffMs: 200, concurrencyPerBot: 4, concurrency: 16 }
+const REMOTE = { timeoutMs: 400, attempts: 4, backoffMs: 50, maxBackoffMs: 200 }
+/** Slots per bot (src/runtime/endpoint-slots.ts); the breaker off: these faults are about retries and order. */
+const SLOTS = { ...loadConfig({}).delivery, perEndpoint: 4, total: 16, breakerFailures: 0 }
 
 const textOf = (r: ReceivedRequest) => r.body?.event?.payload?.message?.payload?.text as string | undefined
 
@@ -37,7 +40,7 @@ describe('remote bots: faults', () => {
   let h: Harness
 
   beforeAll(async () => {
-    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE } })
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE, delivery: SLOTS } })
   })
   afterAll(async () => {
     await h?.close()
@@ -156,10 +159,10 @@ describe('remote bots: faults', () => {
         for (const t of fineTalks) await t.say('to the healthy bot')
         // All of the healthy bot's events arrive while the stuck bot has acknowledged none of its own.
         await healthy.until((r) => r.filter((q) => q.headers['x-bp-operation'] === 'event_received').length >= 3, 'the healthy bot\'s events')
-        expect(stuck.events().length).toBeLessThanOrEqual(REMOTE.concurrencyPerBot * REMOTE.attempts)
+        expect(stuck.events().length).toBeLessThanOrEqual(SLOTS.perEndpoint * REMOTE.attempts)
         // The stuck bot holds at most its own slots at a time (bounded per bot).
         const inFlightAtOnce = stuck.events().filter((q) => q.headers['x-parley-attempt'] === '1').length
-        expect(inFlightAtOnce).toBeLessThanOrEqual(REMOTE.concurrencyPerBot)
+        expect(inFlightAtOnce).toBeLessThanOrEqual(SLOTS.perEndpoint)
       } finally {
         releaseStuck()
         await Promise.all([...slowTalks, ...fineTalks].map((t) => t.close()))
@@ -175,7 +178,7 @@ describe('remote bots: faults', () => {
 describe('remote bots: Parley restarted with deliveries pending', () => {
   it('delivers them after the restart, in order', async () => {
     const place = await newDataPlace()
-    const config = { remoteBots: { ...REMOTE, attempts: 50, backoffMs: 100, maxBackoffMs: 100 } }
+    const config = { remoteBots: { ...REMOTE, attempts: 50, backoffMs: 100, maxBackoffMs: 100 }, delivery: SLOTS }
     let parley = await startOn(place, config)
     // The bot's url answers nothing yet: deliveries stay pending.
     const down = await startBotReceiver(() => ({ status: 503 }))

@@ -19,6 +19,7 @@ import { closeAdapters, createAdapters } from '../../src/compose.js'
 import { DELIVERY_ERROR_TAG, DELIVERY_TAG } from '../../src/runtime/integration-delivery.js'
 import definition from '../fixtures/sdk-integrations/outside-chat.definition.mjs'
 import { restartParley, startParley, type Harness } from '../helpers/harness.js'
+import { loadConfig } from '../../src/config.js'
 import { startParleyProcess } from '../helpers/parley-process.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
 import type { SdkBot } from '../helpers/sdk-bot.js'
@@ -26,7 +27,7 @@ import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpe
 import { adminClient, allLogs, sleep, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
 // A retry budget of about 3 s (backoff 200, 400, 800, 800, 800 ms): an outage of a second is ridden out.
-const REMOTE = { timeoutMs: 10_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800, concurrencyPerBot: 8, concurrency: 32 }
+const REMOTE = { timeoutMs: 10_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800 }
 
 const CODE = String.raw`
 export const hooks = {
@@ -70,7 +71,8 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
   }
 
   beforeAll(async () => {
-    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE, botSweepMs: 300 } })
+    // The breaker off: these cases are about retries and giving up (a paused integration's replies wait instead: test/runtime/endpoint-isolation.test.ts).
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: REMOTE, botSweepMs: 300, delivery: { ...loadConfig({}).delivery, breakerFailures: 0 } } })
     outside = await startOutsideChat()
     ;({ integrationId, integrationKey, program, bot, webhookUrl } = await hostSdkIntegration(h, {
       definition, script: '../sdk-integrations/outside-chat.mjs', alias: 'outside', code: CODE,

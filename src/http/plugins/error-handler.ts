@@ -44,6 +44,7 @@ export function errorBody(request: FastifyRequest, err: ApiError): ErrorBody {
 }
 
 export function sendError(request: FastifyRequest, reply: FastifyReply, err: ApiError): FastifyReply {
+  if (err.retryAfterSeconds !== undefined) reply.header('retry-after', String(err.retryAfterSeconds))
   return reply.code(err.status).type('application/json; charset=utf-8').send(errorBody(request, err))
 }
 
