@@ -4,6 +4,7 @@ import type { BlobStore } from './blobs/blob-store.js'
 import { LocalBlobStore } from './blobs/local.js'
 import type { Config } from './config.js'
 import { AuthService } from './domain/auth-service.js'
+import { InstallationScope } from './domain/installation-scope.js'
 import { BotService } from './domain/bot-service.js'
 import { BotChatService } from './domain/bot-chat-service.js'
 import { ChatService } from './domain/chat-service.js'
@@ -243,6 +244,7 @@ export function createServices(deps: ServiceDeps): Domain {
     webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
+    installationScope: new InstallationScope(store),
     workspaces: new WorkspaceService(store, bots),
   }
   return {

@@ -6,7 +6,8 @@ import { assertCan, isRole, type Permission, type Role } from './permissions.js'
 
 /** Who is calling the Admin or Files API. */
 export type Principal =
-  | { kind: 'account'; account: AccountRow; tokenId: string }
+  /** `session`: signed in through the console (its public id, and the PAT it was made from). */
+  | { kind: 'account'; account: AccountRow; tokenId: string; session?: { id: string; accessTokenId: string | null } }
   | { kind: 'bot'; botId: string; keyId: string }
   /** An integration API key (`iak_…`): the Runtime API only, for bots that have that integration installed. */
   | { kind: 'integration'; definitionId: string; keyId: string }
@@ -51,10 +52,16 @@ export class AuthService {
       const sessionId = readCookie(typeof headers.cookie === 'string' ? headers.cookie : undefined, CONSOLE_COOKIE)
       const session = sessionId && sessionId.length <= 128 ? await this.store.consoleSessions.find('session', hashSecret(sessionId), now) : undefined
       const account = session && (await this.store.getAccount(session.accountId))
-      if (!account) throw errors.unauthorized('No console session, or it expired: sign in again')
-      return { kind: 'account', account, tokenId: 'console-session' }
+      if (!session || !account) throw errors.unauthorized('No console session, or it expired or was ended: sign in again')
+      return { kind: 'account', account, tokenId: 'console-session', session: { id: session.id, accessTokenId: session.accessTokenId } }
     }
     return this.authenticate(authorization)
+  }
+
+  /** The personal access token behind an account's request: its Bearer PAT, or the PAT its console session was made from. */
+  accessTokenOf(principal: Principal): string | null {
+    if (principal.kind !== 'account') return null
+    return principal.session ? principal.session.accessTokenId : principal.tokenId
   }
 
   requireAccount(principal: Principal): AccountRow {

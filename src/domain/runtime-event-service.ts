@@ -4,6 +4,7 @@ import { uuidv7 } from '../lib/ids.js'
 import type { RuntimeEventFilter, RuntimeEventRow, RuntimeEventStatus } from '../store/runtime-event-store.js'
 import type { BotRow, EventRow, IntegrationRow, JsonObject, Page, Store } from '../store/store.js'
 import type { ChatService } from './chat-service.js'
+import { integrationScope } from './bot-chat-service.js'
 import type { RuntimeStateService } from './runtime-state-service.js'
 import type { RuntimeWorkflowService } from './runtime-workflow-service.js'
 
@@ -134,6 +135,7 @@ export class RuntimeEventService {
     const row = await this.store.runtimeEvents.insert({
       id: uuidv7(), botId: bot.id, type: input.type, payload: input.payload,
       conversationId: input.conversationId, userId: input.userId, messageId: input.messageId, workflowId: input.workflowId,
+      installationId: integrationScope(bot)?.id ?? null,
       status: scheduled ? 'scheduled' : 'pending', dueAt: dueAt ?? now, createdAt: now,
       ...(deliverNow && { lease: { owner: this.owner, until: now + LEASE_MS } }),
     })
@@ -158,9 +160,11 @@ export class RuntimeEventService {
     // Runtime API events and the Chat API's custom events are two keyset lists in the same order: one page takes
     // the newest of both, and its token (the last item's createdAt and id) continues both.
     const limit = pageSize ?? EVENT_PAGE_SIZE.default
-    const integrationIds = (await this.store.listIntegrations(bot.id)).map((i) => i.id)
+    // An integration key: the events its installation created and the Chat API events of its conversations (src/domain/installation-scope.ts).
+    const scope = integrationScope(bot)
+    const integrationIds = scope ? [scope.id] : (await this.store.listIntegrations(bot.id)).map((i) => i.id)
     const [own, chat] = await Promise.all([
-      this.store.runtimeEvents.list(bot.id, filter, { after: nextToken, limit }),
+      this.store.runtimeEvents.list(bot.id, { ...filter, installationId: scope?.id }, { after: nextToken, limit }),
       this.store.runtimeEvents.listChatEvents(bot.id, integrationIds, filter, { after: nextToken, limit }),
     ])
     const newestFirst = (a: RuntimeEventRow, b: RuntimeEventRow) => b.createdAt - a.createdAt || (a.id < b.id ? 1 : a.id > b.id ? -1 : 0)

@@ -1,6 +1,7 @@
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { BotLogRow, BotRow, JsonObject, Store } from '../store/store.js'
+import { integrationScope } from './bot-chat-service.js'
 
 /** What a log line quotes of an observation's data. */
 const LOG_DATA_CHARS = 2_000
@@ -63,10 +64,11 @@ export class RuntimeTelemetryService {
    * scheduled.
    */
   async configureIntegration(bot: BotRow, integrationRef: string | undefined, input: IntegrationConfiguration): Promise<void> {
+    // An integration key configures its own installation (whatever the headers name: they were checked against the key).
     const integrations = await this.store.listIntegrations(bot.id)
-    const integration = integrationRef === undefined
+    const integration = integrationScope(bot) ?? (integrationRef === undefined
       ? (integrations.length === 1 ? integrations[0] : undefined)
-      : integrations.find((i) => i.id === integrationRef || i.name === integrationRef)
+      : integrations.find((i) => i.id === integrationRef || i.name === integrationRef))
     if (!integration) {
       if (integrationRef === undefined) throw errors.invalidPayload('Name the integration to configure with the x-integration-id (or x-integration-alias) header')
       throw errors.notFound('Integration', integrationRef)

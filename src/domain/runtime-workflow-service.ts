@@ -1,6 +1,7 @@
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { BotRow, JsonObject, Page, Store } from '../store/store.js'
+import { integrationScope } from './bot-chat-service.js'
 import { ACTIVE_WORKFLOW_STATUSES, FINISHED_WORKFLOW_STATUSES, type WorkflowFilter, type WorkflowRow, type WorkflowStatus } from '../store/workflow-store.js'
 
 /** A workflow created without timeoutAt times out after this long. */
@@ -98,7 +99,7 @@ export class RuntimeWorkflowService {
     return {
       id: uuidv7(), botId: bot.id, name: input.name, status: input.status as WorkflowStatus, input: input.input ?? {},
       parentWorkflowId: input.parentWorkflowId ?? null, conversationId: input.conversationId ?? null, userId: input.userId ?? null,
-      eventId: input.eventId ?? null, tags: input.tags ?? {},
+      eventId: input.eventId ?? null, tags: input.tags ?? {}, installationId: integrationScope(bot)?.id ?? null,
       timeoutAt: input.timeoutAt !== undefined ? this.parseDate('timeoutAt', input.timeoutAt) : now + DEFAULT_WORKFLOW_TIMEOUT_MS,
       createdAt: now,
     }
@@ -126,6 +127,7 @@ export class RuntimeWorkflowService {
       ...(workflow.conversationId !== null && { conversationId: workflow.conversationId }),
       ...(workflow.userId !== null && { userId: workflow.userId }),
       ...(workflow.parentWorkflowId !== null && { parentWorkflowId: workflow.parentWorkflowId }),
+      ...(workflow.installationId !== null && { installationId: workflow.installationId }),
       ...(input.discriminateByStatusGroup && { statuses: [...(input.discriminateByStatusGroup === 'active' ? ACTIVE_WORKFLOW_STATUSES : FINISHED_WORKFLOW_STATUSES)] }),
     }
     return this.store.workflows.getOrCreate(workflow, match)
@@ -152,8 +154,10 @@ export class RuntimeWorkflowService {
     if (!(await this.store.workflows.delete(bot.id, id))) throw errors.notFound('Workflow', id)
   }
 
+  /** The bot's workflows; for an integration key, those its installation created (src/domain/installation-scope.ts). */
   list(bot: BotRow, filter: WorkflowFilter, nextToken: string | undefined, pageSize: number | undefined): Promise<Page<WorkflowRow>> {
-    return this.store.workflows.list(bot.id, filter, { after: nextToken, limit: pageSize ?? WORKFLOW_PAGE_SIZE.default })
+    const scope = integrationScope(bot)
+    return this.store.workflows.list(bot.id, { ...filter, installationId: scope?.id }, { after: nextToken, limit: pageSize ?? WORKFLOW_PAGE_SIZE.default })
   }
 
   /** Active workflows past their timeoutAt become `timedout` (run by the event dispatcher's sweep). */

@@ -155,7 +155,10 @@ export class WorkspaceService {
     this.assertMayAssign(callerRole, role)
     if (member.role === 'owner' && callerRole !== 'owner') throw errors.forbidden('Only an owner may change an owner\'s role')
     await this.assertNotLastOwner(workspaceId, member)
-    return (await this.store.updateMemberRole(workspaceId, accountId, role, this.clock()))!
+    const updated = (await this.store.updateMemberRole(workspaceId, accountId, role, this.clock()))!
+    // A console session does not outlive the role it was signed in with (README "Console sessions").
+    await this.store.consoleSessions.deleteForAccount(accountId)
+    return updated
   }
 
   async removeMember(workspaceId: string, caller: AccountRow, callerRole: Role, accountId: string): Promise<void> {
@@ -167,5 +170,6 @@ export class WorkspaceService {
     }
     await this.assertNotLastOwner(workspaceId, member)
     await this.store.removeMember(workspaceId, accountId)
+    await this.store.consoleSessions.deleteForAccount(accountId)
   }
 }

@@ -6,6 +6,7 @@ import type { WebchatUploadService } from '../domain/webchat-upload-service.js'
 import type { FastifyBaseLogger, FastifyInstance, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { Config } from '../config.js'
+import type { InstallationDeclaration, InstallationScope } from '../domain/installation-scope.js'
 import type { AuthService, Principal } from '../domain/auth-service.js'
 import type { BotService } from '../domain/bot-service.js'
 import type { ChatService } from '../domain/chat-service.js'
@@ -60,6 +61,8 @@ export interface Services {
   runtimeWorkflows: RuntimeWorkflowService
   /** Runtime API events and their delivery (scheduled, bot-level, state_expired). */
   runtimeEvents: RuntimeEventService
+  /** Whether a resource named by a Runtime request belongs to the calling integration key's installation. */
+  installationScope: InstallationScope
   /** trackAnalytics, captureObservation, configureIntegration. */
   runtimeTelemetry: RuntimeTelemetryService
   /** Integrations served elsewhere: definitions, keys, installations (issue #19). */
@@ -95,5 +98,7 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** What the caller's workspace role must allow for this route (checked by the scope's hook). */
     permission?: Permission
+    /** Runtime API: the resources the route names, checked for an integration key (src/domain/installation-scope.ts). */
+    installation?: InstallationDeclaration
   }
 }

@@ -220,10 +220,7 @@ export class IntegrationOperations {
     if (!scope) return input
     const install = await this.service.installation(scope)
     if (!install) throw errors.forbidden('This integration is not installed in this bot')
-    // Its own installation's conversations only (the bot's others: 404, as everywhere for its key).
-    if (input.conversationId !== undefined && !(input.conversationId.length <= 200 && (await this.store.getConversation(scope.id, input.conversationId)))) {
-      throw errors.notFound('Conversation', input.conversationId)
-    }
+    // The conversation, user, message and workflow it names were checked to be its installation's (src/domain/installation-scope.ts).
     const name = input.type.startsWith(`${scope.name}:`) ? input.type.slice(scope.name.length + 1) : input.type
     const events = (defOf(install).events ?? {}) as Record<string, { schema?: unknown }>
     if (!Object.hasOwn(events, name)) {

@@ -30,6 +30,8 @@ export interface RuntimeEventRow {
   /** Set once appended to its conversation's log (of that integration's conversation). */
   conversationSeq: number | null
   integrationId: string | null
+  /** The integration installation whose API key created it (null: the bot or Parley); an integration key sees only its own. */
+  installationId: string | null
   createdAt: number
   processedAt: number | null
 }
@@ -39,6 +41,7 @@ export type NewRuntimeEvent = Pick<RuntimeEventRow, 'id' | 'botId' | 'type' | 'p
   userId?: string | null | undefined
   messageId?: string | null | undefined
   workflowId?: string | null | undefined
+  installationId?: string | null | undefined
   status: 'pending' | 'scheduled'
   /** Inserted already claimed by `owner` until `until` (the creating request delivers it itself). */
   lease?: { owner: string; until: number } | undefined
@@ -51,6 +54,8 @@ export interface RuntimeEventFilter {
   messageId?: string | undefined
   workflowId?: string | undefined
   status?: RuntimeEventStatus | undefined
+  /** Only the events created by that installation's key. */
+  installationId?: string | undefined
 }
 
 /** How a claimed event ended: a final status, or appended to its conversation's log at `conversationSeq`. */

@@ -20,6 +20,8 @@ export interface WorkflowRow {
   conversationId: string | null
   userId: string | null
   eventId: string | null
+  /** The integration installation whose API key created it (null: the bot's own); an integration key sees only its own. */
+  installationId: string | null
   failureReason: string | null
   tags: Record<string, string>
   timeoutAt: number
@@ -28,7 +30,7 @@ export interface WorkflowRow {
   updatedAt: number
 }
 
-export type NewWorkflow = Omit<WorkflowRow, 'output' | 'failureReason' | 'completedAt' | 'updatedAt'>
+export type NewWorkflow = Omit<WorkflowRow, 'output' | 'failureReason' | 'completedAt' | 'updatedAt' | 'installationId'> & { installationId?: string | null | undefined }
 
 export interface WorkflowPatch {
   output?: JsonObject | undefined
@@ -48,6 +50,8 @@ export interface WorkflowFilter {
   parentWorkflowId?: string | undefined
   statuses?: WorkflowStatus[] | undefined
   name?: string | undefined
+  /** Only the workflows created by that installation's key. */
+  installationId?: string | undefined
 }
 
 export interface WorkflowStore {

@@ -17,6 +17,8 @@ export interface MatrixOp<Ids> {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
   url: (ids: Ids) => string
   body?: (ids: Ids) => unknown
+  /** Headers the operation needs on top of the credentials (e.g. x-integration-alias). */
+  headers?: (ids: Ids) => Headers
 }
 
 export interface BotScopeMatrix<Ids> {
@@ -40,7 +42,7 @@ export function describeBotScopeMatrix<Ids>(
   const matrix: BotScopeMatrix<Ids> = {
     call(op, headers, ids, payload) {
       const body = payload ?? op.body?.(ids)
-      return h().app.inject({ method: op.method, url: op.url(ids), headers: { ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { payload: JSON.stringify(body) }) })
+      return h().app.inject({ method: op.method, url: op.url(ids), headers: { ...op.headers?.(ids), ...headers, ...(body !== undefined && { 'content-type': 'application/json' }) }, ...(body !== undefined && { payload: JSON.stringify(body) }) })
     },
     asBot: (over = {}) => ({ authorization: `Bearer ${botKey!.value}`, 'x-bot-id': h().credentials.botId, ...over }),
     fresh: () => fixture(h(), h().credentials.botId),

@@ -127,6 +127,17 @@ describe('Admin API security', () => {
     { name: 'getAccount', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/account/me' }) },
     { name: 'listPersonalAccessTokens', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/account/pats' }) },
     { name: 'createConsoleSignInLink', scope: 'account', minRole: 'billing', ok: 201, prepare: async () => ({ method: 'POST', path: '/account/console-links', body: {} }) },
+    { name: 'listConsoleSessions', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/account/console-sessions' }) },
+    {
+      name: 'revokeConsoleSession', scope: 'account', minRole: 'billing', ok: 200,
+      prepare: async ({ selfToken }) => {
+        const signed = await h.app.inject({ method: 'POST', url: '/console/session', headers: { 'x-parley-console': '1' }, payload: { token: selfToken } })
+        expect(signed.statusCode, signed.body).toBe(200)
+        const listed = await send({ method: 'GET', path: '/account/console-sessions' }, { authorization: `Bearer ${selfToken}` })
+        return { method: 'DELETE', path: `/account/console-sessions/${listed.body.sessions[0].id}` }
+      },
+    },
+    { name: 'revokeConsoleSessions', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'DELETE', path: '/account/console-sessions', body: {} }) },
     {
       name: 'createPersonalAccessToken', scope: 'account', minRole: 'billing', ok: 201,
       prepare: async () => ({ method: 'POST', path: '/account/pats', body: { note: 'matrix' } }),

@@ -4,8 +4,12 @@
  * how to call the operation on a set of resource ids (`RuntimeIds`), whether it writes, and whether
  * it names a resource (then another bot's or workspace's ids must give 404).
  */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { uuidv7 } from '../../src/lib/ids.js'
 import type { Harness } from '../helpers/harness.js'
 import type { BotRow } from '../../src/store/store.js'
+import { integrationScope } from '../../src/domain/bot-chat-service.js'
 
 /** Resources of one bot, created fresh for a row that needs them (deletes consume theirs). */
 export interface RuntimeIds {
@@ -17,6 +21,8 @@ export interface RuntimeIds {
   workflowId: string
   /** A scheduled (not yet due) event of the bot. */
   eventId: string
+  /** An action callAction may call (`alias:action` of an installed integration). */
+  action: string
 }
 
 export interface RuntimeOp {
@@ -25,8 +31,15 @@ export interface RuntimeOp {
   method: 'GET' | 'POST' | 'PUT' | 'DELETE' | 'PATCH'
   url: (ids: RuntimeIds) => string
   body?: (ids: RuntimeIds) => unknown
+  headers?: (ids: RuntimeIds) => Record<string, string>
   /** The operation addresses resources by id (path or body): another bot's ids answer 404. */
   scoped: boolean
+  /** It names something an integration key must own (default: `scoped`): outside its installation, 404. */
+  installationScoped?: boolean
+  /** What an integration key gets on its own installation's ids when that is not 200 (and why). */
+  installationStatus?: number
+  /** What an integration key gets on another installation's ids when that is not 404 (and why). */
+  foreignStatus?: number
 }
 
 const text = (t: string) => ({ text: t })
@@ -39,6 +52,9 @@ export const RUNTIME_OPS: RuntimeOp[] = [
   { name: 'getOrCreateConversation', write: true, method: 'POST', url: () => '/v1/chat/conversations/get-or-create', body: () => ({ channel: 'channel', tags: { sec: 'x' } }), scoped: false },
   { name: 'updateConversation', write: true, method: 'PUT', url: (i) => `/v1/chat/conversations/${i.conversationId}`, body: () => ({ tags: { a: 'b' } }), scoped: true },
   { name: 'deleteConversation', write: true, method: 'DELETE', url: (i) => `/v1/chat/conversations/${i.conversationId}`, scoped: true },
+  // human handoff: of the chat integration's conversations only, so never an installation's (404 for an integration key)
+  { name: 'startConversationHandoff', write: true, method: 'POST', url: (i) => `/v1/chat/conversations/${i.conversationId}/handoff`, body: () => ({ reason: 'sec' }), scoped: true, installationStatus: 404 },
+  { name: 'endConversationHandoff', write: true, method: 'POST', url: (i) => `/v1/chat/conversations/${i.conversationId}/handoff/end`, body: () => ({}), scoped: true, installationStatus: 404 },
   // participants
   { name: 'listParticipants', write: false, method: 'GET', url: (i) => `/v1/chat/conversations/${i.conversationId}/participants`, scoped: true },
   { name: 'addParticipant', write: true, method: 'POST', url: (i) => `/v1/chat/conversations/${i.conversationId}/participants`, body: (i) => ({ userId: i.userId }), scoped: true },
@@ -62,6 +78,8 @@ export const RUNTIME_OPS: RuntimeOp[] = [
   { name: 'deleteUser', write: true, method: 'DELETE', url: (i) => `/v1/chat/users/${i.userId}`, scoped: true },
   // tags
   { name: 'listTagValues', write: false, method: 'GET', url: () => '/v1/chat/tags/sec/values?type=user', scoped: false },
+  // actions: the alias names an installation of the caller's own bot (no other bot's id), so only the installation rule applies
+  { name: 'callAction', write: true, method: 'POST', url: () => '/v1/chat/actions', body: (i) => ({ type: i.action, input: {} }), scoped: false, installationScoped: true },
   // states (declared by runtimeFixture; the fixture sets `cart` and `profile`)
   { name: 'getState', write: false, method: 'GET', url: (i) => `/v1/chat/states/conversation/${i.conversationId}/cart`, scoped: true },
   { name: 'setState', write: true, method: 'POST', url: (i) => `/v1/chat/states/user/${i.userId}/profile`, body: () => ({ payload: { name: 'n' } }), scoped: true },
@@ -83,30 +101,86 @@ export const RUNTIME_OPS: RuntimeOp[] = [
   // what a bot reports about itself
   { name: 'trackAnalytics', write: true, method: 'POST', url: () => '/v1/chat/analytics', body: () => ({ name: 'n', count: 1 }), scoped: false },
   { name: 'captureObservation', write: true, method: 'POST', url: () => '/v1/chat/observations', body: () => ({ name: 'n', data: {} }), scoped: false },
-  { name: 'configureIntegration', write: true, method: 'POST', url: () => '/v1/chat/integrations/configure', body: () => ({ identifier: 'id-1' }), scoped: false },
+  // names the installation by header: for an integration key, a header naming another installation is refused by the key's own check (403)
+  { name: 'configureIntegration', write: true, method: 'POST', url: () => '/v1/chat/integrations/configure', body: () => ({ identifier: 'id-1' }), scoped: false,
+    headers: (i) => ({ 'x-integration-alias': i.action.split(':')[0]! }), installationScoped: true, foreignStatus: 403 },
 ]
 
-/** The state declarations every fixture bot has (the states rows use them). */
-const FIXTURE_STATES = {
+/** The state declarations every fixture bot has (the states rows use them); the fixture integrations declare them too. */
+export const FIXTURE_STATES = {
   cart: { type: 'conversation', schema: { type: 'object' } },
   profile: { type: 'user', schema: { type: 'object' } },
   progress: { type: 'workflow', schema: { type: 'object' } },
 }
 
-/** A conversation with a user in it and one message by the bot, on `botId`'s chat integration. */
-export async function runtimeFixture(h: Harness, botId: string): Promise<RuntimeIds> {
-  const bot = (await h.store.getBot(botId)) as BotRow
+/**
+ * A conversation with a user in it and one message by the bot, on `botId`'s chat integration (or, for a bot seen
+ * through an integration key's installation, on that installation), its states, a workflow, a scheduled event and
+ * (chat only) an open handoff.
+ */
+export async function runtimeFixture(h: Harness, botOrId: string | BotRow, action = 'none:none'): Promise<RuntimeIds> {
+  const bot = typeof botOrId === 'string' ? (await h.store.getBot(botOrId)) as BotRow : botOrId
+  const botId = bot.id
+  const installation = integrationScope(bot) !== undefined
   const chat = h.app.services.botChat
   const conversation = await chat.createConversation(bot, { channel: 'channel', tags: {} })
   const user = await chat.createUser(bot, { tags: {} })
   await chat.addParticipant(bot, conversation.id, user.id)
   const message = await chat.createMessage(bot, { conversationId: conversation.id, userId: bot.id, type: 'text', payload: text('fixture'), tags: {} })
   const { runtimeStates, runtimeWorkflows, runtimeEvents } = h.app.services
-  if (Object.keys(await runtimeStates.definitions(botId)).length === 0) await runtimeStates.declare(botId, FIXTURE_STATES)
+  if (!installation && Object.keys(await runtimeStates.definitions(botId)).length === 0) await runtimeStates.declare(botId, FIXTURE_STATES)
   const workflow = await runtimeWorkflows.create(bot, { name: 'fixture', status: 'pending' })
   await runtimeStates.setState(bot, 'conversation', conversation.id, 'cart', { items: [] }, undefined)
   await runtimeStates.setState(bot, 'user', user.id, 'profile', { name: 'n' }, undefined)
   await runtimeStates.setState(bot, 'workflow', workflow.id, 'progress', {}, undefined)
   const event = await runtimeEvents.create(bot, { type: 'later', payload: {}, schedule: { delay: 3_600_000 } })
-  return { botId, conversationId: conversation.id, userId: user.id, messageId: message.id, workflowId: workflow.id, eventId: event.id }
+  if (!installation) await h.app.services.handoffs.startForBot(bot, conversation.id, { userId: user.id })
+  return { botId, conversationId: conversation.id, userId: user.id, messageId: message.id, workflowId: workflow.id, eventId: event.id, action }
+}
+
+/** An integration API key acting for a bot through one installation. */
+export interface MatrixIntegration {
+  /** Its `iak_…` value. */
+  key: string
+  /** The bot as that key sees it (for fixtures made through the domain services). */
+  scoped: BotRow
+}
+
+/**
+ * Three integrations served by one loopback server (a stand-in for an outside integration: it answers every
+ * operation 200 with an empty `output`) declaring the fixture's states, events and an action `act`:
+ * `inst` and `other` installed (and enabled) on `botId`, `elsewhere` installed on another bot only.
+ */
+export async function matrixIntegrations(h: Harness, botId: string): Promise<{ inst: MatrixIntegration; other: MatrixIntegration; elsewhere: MatrixIntegration; close(): Promise<void> }> {
+  const server = http.createServer((req, res) => {
+    req.resume()
+    req.on('end', () => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ output: {} })))
+  })
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`
+  const admin = async (method: 'POST' | 'PUT', path: string, payload: object) => {
+    const res = await h.app.inject({ method, url: `/v1/admin${path}`, headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId }, payload })
+    if (res.statusCode >= 300) throw new Error(`${method} ${path}: ${res.statusCode} ${res.body}`)
+    return res.json()
+  }
+  const object = { type: 'object' }
+  const define = async (alias: string, onBot: string): Promise<MatrixIntegration> => {
+    const { integration } = await admin('POST', '/integrations', {
+      name: `matrix-${alias}-${uuidv7().slice(-8)}`, version: '1.0.0', url,
+      states: FIXTURE_STATES, events: { later: { schema: object }, custom: { schema: object } },
+      actions: { act: { input: { schema: object }, output: { schema: object } } },
+    })
+    await admin('PUT', `/bots/${onBot}`, { integrations: { [alias]: { integrationId: integration.id, enabled: true, configuration: {} } } })
+    const { value } = await admin('POST', '/integrations/iaks', { integrationId: integration.id })
+    const bot = (await h.store.getBot(onBot)) as BotRow
+    const row = (await h.store.listIntegrations(onBot)).find((i) => i.name === alias)!
+    return { key: value, scoped: { ...bot, integrationScope: row } as BotRow }
+  }
+  const elsewhereBot = (await h.app.services.bots.createBot(h.credentials.workspaceId, { name: `Elsewhere ${uuidv7().slice(-6)}` })).bot.id
+  return {
+    inst: await define('inst', botId),
+    other: await define('other', botId),
+    elsewhere: await define('elsewhere', elsewhereBot),
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  }
 }

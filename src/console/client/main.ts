@@ -9,6 +9,7 @@ import { analyticsPage } from './analytics.js'
 import { conversationsPage } from './conversations.js'
 import { inboxPage } from './inbox.js'
 import { logsPage } from './logs.js'
+import { sessionsPage } from './sessions.js'
 
 interface Account { id: string; email: string; displayName: string }
 interface Workspace { id: string; name: string }
@@ -22,6 +23,7 @@ const TABS = [
   ['analytics', 'Analytics'],
   ['logs', 'Logs'],
   ['inbox', 'Inbox'],
+  ['sessions', 'Sessions'],
 ] as const
 type Tab = (typeof TABS)[number][0]
 
@@ -110,6 +112,11 @@ function render(): void {
     TABS.map(([id, label]) => h('a', { attrs: { href: `#/${id}`, ...(id === tab && { 'aria-current': 'page' }) }, text: label })))
   const main = h('main', { attrs: { id: 'main' } })
   replace(header, nav, main)
+  if (tab === 'sessions') {
+    // The account's, not a bot's.
+    state.stop = sessionsPage({ main, onSignedOut: (message) => { state.stop?.(); state.account = undefined; signInPage(message) } })
+    return
+  }
   if (!state.bot) {
     main.append(h('p', { text: 'This workspace has no bot yet.' }))
     return

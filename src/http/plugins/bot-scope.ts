@@ -1,5 +1,6 @@
 import { errors } from '../../lib/errors.js'
 import type { Permission } from '../../domain/permissions.js'
+import { declaredRefs } from '../../domain/installation-scope.js'
 import type { App } from '../types.js'
 
 /** The request property a bot-scoped API keeps its x-bot-id bot in (declared by each API's common.ts). */
@@ -18,6 +19,8 @@ export function registerBotScope(scope: App, options: { key: BotScopeKey; bodyLi
   scope.decorateRequest(key, null as never)
   scope.addHook('onRoute', (route) => {
     route.bodyLimit = bodyLimit
+    // Every Runtime operation says which resources it names: an integration key may use only its installation's.
+    if (key === 'runtimeBot' && !route.config?.installation) throw new Error(`Runtime route ${String(route.method)} ${route.url} has no config.installation declaration`)
   })
   scope.addHook('onRequest', async (request) => {
     request.principal = await auth.authenticate(request.headers.authorization)
@@ -36,4 +39,13 @@ export function registerBotScope(scope: App, options: { key: BotScopeKey; bodyLi
     }
     request[key] = await auth.botAccess(request.principal, Array.isArray(botId) ? undefined : botId, request.routeOptions.config.permission ?? defaultPermission)
   })
+  if (key === 'runtimeBot') {
+    // After validation (the body is parsed): an integration key's request names only its installation's resources (404).
+    scope.addHook('preHandler', async (request) => {
+      const principal = request.principal
+      if (principal.kind !== 'integration') return
+      const refs = declaredRefs(request.routeOptions.config.installation!, request)
+      await scope.services.installationScope.assert(request.runtimeBot, refs, principal.definitionId)
+    })
+  }
 }

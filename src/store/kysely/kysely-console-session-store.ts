@@ -1,9 +1,9 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { ConsoleSecretKind, ConsoleSessionRow, ConsoleSessionStore } from '../console-session-store.js'
 
-/** The table of migrations/<dialect>/0014_console_sessions.sql. */
+/** The table of migrations/<dialect>/0014_console_sessions.sql and 0020_console_sessions_token.sql. */
 interface ConsoleTables {
-  console_sessions: { token_hash: string; kind: string; account_id: string; created_at: number; expires_at: number }
+  console_sessions: { token_hash: string; kind: string; account_id: string; created_at: number; expires_at: number; id: string; access_token_id: string | null }
 }
 
 const toRow = (r: Selectable<ConsoleTables['console_sessions']>): ConsoleSessionRow => ({
@@ -12,6 +12,8 @@ const toRow = (r: Selectable<ConsoleTables['console_sessions']>): ConsoleSession
   accountId: r.account_id,
   createdAt: Number(r.created_at),
   expiresAt: Number(r.expires_at),
+  id: r.id,
+  accessTokenId: r.access_token_id,
 })
 
 export class KyselyConsoleSessionStore implements ConsoleSessionStore {
@@ -24,6 +26,7 @@ export class KyselyConsoleSessionStore implements ConsoleSessionStore {
   async create(row: ConsoleSessionRow): Promise<void> {
     await this.db.insertInto('console_sessions').values({
       token_hash: row.tokenHash, kind: row.kind, account_id: row.accountId, created_at: row.createdAt, expires_at: row.expiresAt,
+      id: row.id, access_token_id: row.accessTokenId,
     }).execute()
   }
 
@@ -46,6 +49,24 @@ export class KyselyConsoleSessionStore implements ConsoleSessionStore {
   async delete(tokenHash: string): Promise<boolean> {
     const r = await this.db.deleteFrom('console_sessions').where('token_hash', '=', tokenHash).executeTakeFirst()
     return Number(r.numDeletedRows) > 0
+  }
+
+  async listSessions(accountId: string, now: number): Promise<ConsoleSessionRow[]> {
+    const rows = await this.db.selectFrom('console_sessions').selectAll()
+      .where('account_id', '=', accountId).where('kind', '=', 'session').where('expires_at', '>', now)
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').execute()
+    return rows.map(toRow)
+  }
+
+  async deleteSession(accountId: string, id: string): Promise<boolean> {
+    const r = await this.db.deleteFrom('console_sessions').where('account_id', '=', accountId).where('kind', '=', 'session').where('id', '=', id).executeTakeFirst()
+    return Number(r.numDeletedRows) > 0
+  }
+
+  async deleteForAccount(accountId: string): Promise<number> {
+    await this.db.deleteFrom('console_sessions').where('account_id', '=', accountId).where('kind', '=', 'link').execute()
+    const r = await this.db.deleteFrom('console_sessions').where('account_id', '=', accountId).executeTakeFirst()
+    return Number(r.numDeletedRows)
   }
 
   async deleteExpired(now: number): Promise<number> {

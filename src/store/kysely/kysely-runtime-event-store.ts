@@ -24,6 +24,7 @@ export interface RuntimeEventTables {
     lease_until: number
     conversation_seq: number | null
     integration_id: string | null
+    installation_id: string | null
     created_at: number
     processed_at: number | null
   }
@@ -49,6 +50,7 @@ const toRow = (r: Record): RuntimeEventRow => ({
   leaseUntil: Number(r.lease_until),
   conversationSeq: r.conversation_seq === null ? null : Number(r.conversation_seq),
   integrationId: r.integration_id,
+  installationId: r.installation_id,
   createdAt: Number(r.created_at),
   processedAt: r.processed_at === null ? null : Number(r.processed_at),
 })
@@ -75,7 +77,7 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
       id: e.id, bot_id: e.botId, type: e.type, payload: JSON.stringify(e.payload),
       conversation_id: e.conversationId ?? null, user_id: e.userId ?? null, message_id: e.messageId ?? null, workflow_id: e.workflowId ?? null,
       status: e.status, failure_reason: null, due_at: e.dueAt, attempts: e.lease ? 1 : 0,
-      lease_owner: e.lease?.owner ?? null, lease_until: e.lease?.until ?? 0, conversation_seq: null, integration_id: null, created_at: e.createdAt, processed_at: null,
+      lease_owner: e.lease?.owner ?? null, lease_until: e.lease?.until ?? 0, conversation_seq: null, integration_id: null, installation_id: e.installationId ?? null, created_at: e.createdAt, processed_at: null,
     }).returningAll().executeTakeFirstOrThrow()
     return toRow({ ...r, effective_status: r.status })
   }
@@ -98,6 +100,7 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
     if (filter.messageId !== undefined) q = q.where('e.message_id', '=', filter.messageId)
     if (filter.workflowId !== undefined) q = q.where('e.workflow_id', '=', filter.workflowId)
     if (filter.status !== undefined) q = q.where(effectiveStatus, '=', filter.status)
+    if (filter.installationId !== undefined) q = q.where('e.installation_id', '=', filter.installationId)
     if (page.after !== undefined) {
       const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
       q = q.where((eb) => eb.or([eb('e.created_at', '<', at), eb.and([eb('e.created_at', '=', at), eb('e.id', '<', id)])]))
@@ -129,7 +132,7 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
     const items = rows.slice(0, page.limit).map((r): RuntimeEventRow => ({
       id: r.id, botId, type: 'custom', payload: JSON.parse(r.payload) as JsonObject, conversationId: r.conversation_id, userId: r.user_id,
       messageId: null, workflowId: null, status: r.status as RuntimeEventStatus, failureReason: null, dueAt: Number(r.created_at), attempts: 0,
-      leaseOwner: null, leaseUntil: 0, conversationSeq: Number(r.seq), integrationId: r.integration_id, createdAt: Number(r.created_at), processedAt: null,
+      leaseOwner: null, leaseUntil: 0, conversationSeq: Number(r.seq), integrationId: r.integration_id, installationId: null, createdAt: Number(r.created_at), processedAt: null,
     }))
     const last = items.at(-1)
     return { items, ...(rows.length > page.limit && last && { next: encodeCursor([last.createdAt, last.id]) }) }

@@ -17,6 +17,7 @@ interface WorkflowTables {
     conversation_id: string | null
     user_id: string | null
     event_id: string | null
+    installation_id: string | null
     failure_reason: string | null
     tags: string
     timeout_at: number
@@ -41,6 +42,7 @@ const toRow = (r: WorkflowRecord): WorkflowRow => ({
   conversationId: r.conversation_id,
   userId: r.user_id,
   eventId: r.event_id,
+  installationId: r.installation_id,
   failureReason: r.failure_reason,
   tags: JSON.parse(r.tags) as Record<string, string>,
   timeoutAt: Number(r.timeout_at),
@@ -59,7 +61,7 @@ export class KyselyWorkflowStore implements WorkflowStore {
   private async insert(db: Db, w: NewWorkflow): Promise<WorkflowRow> {
     const r = await db.insertInto('runtime_workflows').values({
       id: w.id, bot_id: w.botId, name: w.name, status: w.status, input: JSON.stringify(w.input), output: '{}',
-      parent_workflow_id: w.parentWorkflowId, conversation_id: w.conversationId, user_id: w.userId, event_id: w.eventId,
+      parent_workflow_id: w.parentWorkflowId, conversation_id: w.conversationId, user_id: w.userId, event_id: w.eventId, installation_id: w.installationId ?? null,
       failure_reason: null, tags: JSON.stringify(w.tags), timeout_at: w.timeoutAt,
       completed_at: FINISHED_WORKFLOW_STATUSES.includes(w.status) ? w.createdAt : null, created_at: w.createdAt, updated_at: w.createdAt,
     }).returningAll().executeTakeFirstOrThrow()
@@ -78,6 +80,7 @@ export class KyselyWorkflowStore implements WorkflowStore {
     if (filter.conversationId !== undefined) q = q.where('w.conversation_id', '=', filter.conversationId)
     if (filter.userId !== undefined) q = q.where('w.user_id', '=', filter.userId)
     if (filter.parentWorkflowId !== undefined) q = q.where('w.parent_workflow_id', '=', filter.parentWorkflowId)
+    if (filter.installationId !== undefined) q = q.where('w.installation_id', '=', filter.installationId)
     if (filter.statuses !== undefined && filter.statuses.length > 0) q = q.where('w.status', 'in', filter.statuses)
     for (const [key, value] of Object.entries(filter.tags ?? {})) {
       q = q.where((eb) => eb.exists(eb.selectFrom('runtime_workflow_tags as t').select('t.workflow_id').whereRef('t.workflow_id', '=', 'w.id').where('t.key', '=', key).where('t.value', '=', value)))

@@ -50,6 +50,9 @@ import exportBotConversations from './bots/export-bot-conversations.js'
 import listenBotConversation from './bots/listen-bot-conversation.js'
 import createBotHandoffFileUpload from './handoffs/create-bot-handoff-file-upload.js'
 import createConsoleSignInLink from './account/create-console-sign-in-link.js'
+import listConsoleSessions from './account/list-console-sessions.js'
+import revokeConsoleSession from './account/revoke-console-session.js'
+import revokeConsoleSessions from './account/revoke-console-sessions.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
@@ -75,6 +78,7 @@ export async function adminRoutes(app: App): Promise<void> {
 
   for (const route of [
     getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken, createConsoleSignInLink,
+    listConsoleSessions, revokeConsoleSession, revokeConsoleSessions,
     listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace,
   ]) route(app)
 

@@ -8,7 +8,7 @@ const Ref = Type.Optional(Type.String({ minLength: 1, maxLength: 200 }))
 
 export default function captureObservation(app: App): void {
   app.post('/observations', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { messageId: 'message', eventId: 'event', conversationId: 'conversation', userId: 'user' } } },
     schema: runtimeSchema('captureObservation', 'Stores an observation (the newest PARLEY_RUNTIME_OBSERVATIONS_KEPT per bot) and writes it to the bot\'s logs',
       {
         body: Type.Object({

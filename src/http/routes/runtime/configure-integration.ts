@@ -8,7 +8,7 @@ const header = (value: string | string[] | undefined) => (typeof value === 'stri
 
 export default function configureIntegration(app: App): void {
   app.post('/integrations/configure', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: {} },
     schema: runtimeSchema('configureIntegration', 'Stores an integration\'s identifier, register schedule and sandbox identifiers on the integration named by x-integration-id (id or name) or x-integration-alias',
       {
         body: Type.Object({

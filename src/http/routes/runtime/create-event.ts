@@ -5,7 +5,7 @@ import { CreateEventBody, EventResponse } from './events-common.js'
 
 export default function createEvent(app: App): void {
   app.post('/events', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { conversationId: 'conversation', userId: 'user', workflowId: 'workflow', messageId: 'message' } } },
     schema: runtimeSchema('createEvent', 'Creates an event for the bot: into its conversation\'s log (as a Chat API custom event) or as a bot-level event; `schedule` delivers it later',
       { body: CreateEventBody }, { 200: EventResponse }),
   }, async (request, reply) => {

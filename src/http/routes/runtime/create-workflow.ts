@@ -7,7 +7,7 @@ import { NewWorkflowFields, WorkflowResponse } from './workflows-common.js'
 
 export default function createWorkflow(app: App): void {
   app.post('/workflows', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { conversationId: 'conversation', userId: 'user', parentWorkflowId: 'workflow', eventId: 'event' } } },
     schema: runtimeSchema('createWorkflow', 'Stores a workflow (data only: Parley runs no workflow engine; see the README)',
       { body: Type.Object(NewWorkflowFields) }, { 200: WorkflowResponse }),
   }, async (request, reply) => {

@@ -5,7 +5,7 @@ import { WorkflowIdParams } from './workflows-common.js'
 
 export default function deleteWorkflow(app: App): void {
   app.delete('/workflows/:id', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'workflow' } } },
     schema: runtimeSchema('deleteWorkflow', 'Deletes a workflow', { params: WorkflowIdParams, body: EmptyBody }, { 200: EmptyObject }),
   }, async (request) => {
     await app.services.runtimeWorkflows.delete(request.runtimeBot, request.params.id)

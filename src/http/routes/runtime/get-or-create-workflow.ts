@@ -7,7 +7,7 @@ import { NewWorkflowFields, WorkflowSchema } from './workflows-common.js'
 
 export default function getOrCreateWorkflow(app: App): void {
   app.post('/workflows/get-or-create', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { conversationId: 'conversation', userId: 'user', parentWorkflowId: 'workflow', eventId: 'event' } } },
     schema: runtimeSchema('getOrCreateWorkflow', 'The newest workflow of that name (same conversation, user, parent; tags as discriminateByTags says; status group if given), or a new one',
       {
         body: Type.Object({

@@ -5,7 +5,7 @@ import { WorkflowIdParams, WorkflowResponse } from './workflows-common.js'
 
 export default function getWorkflow(app: App): void {
   app.get('/workflows/:id', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { params: { id: 'workflow' } } },
     schema: runtimeSchema('getWorkflow', 'A workflow of the bot', { params: WorkflowIdParams }, { 200: WorkflowResponse }),
   }, async (request) => ({ workflow: workflowView(await app.services.runtimeWorkflows.get(request.runtimeBot, request.params.id)) }))
 }

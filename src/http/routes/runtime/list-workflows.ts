@@ -7,7 +7,7 @@ import { WorkflowListQuery, WorkflowSchema } from './workflows-common.js'
 
 export default function listWorkflows(app: App): void {
   app.get('/workflows', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { query: { conversationId: 'conversation', userId: 'user', parentWorkflowId: 'workflow' } } },
     schema: runtimeSchema('listWorkflows', 'The bot\'s workflows, newest first, filtered by name, tags, conversation, user, parent and statuses',
       { querystring: WorkflowListQuery }, { 200: Type.Object({ workflows: Type.Array(WorkflowSchema), meta: ListMeta }) }),
   }, async (request) => {

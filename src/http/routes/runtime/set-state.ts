@@ -3,11 +3,11 @@ import type { App } from '../../types.js'
 import type { JsonObject } from '../../../store/store.js'
 import { JsonObjectSchema } from '../../schemas/common.js'
 import { runtimeSchema } from './common.js'
-import { StateExpiry, StateParams, StateResponse } from './states-common.js'
+import { StateExpiry, StateParams, StateResponse, stateInstallation } from './states-common.js'
 
 export default function setState(app: App): void {
   app.post('/states/:type/:id/:name', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: stateInstallation },
     schema: runtimeSchema('setState', 'Replaces a declared state (the payload must satisfy its schema); a null payload deletes it',
       {
         params: StateParams,

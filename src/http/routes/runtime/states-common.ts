@@ -1,6 +1,7 @@
 import { Type } from 'typebox'
 import { MAX_STATE_EXPIRY_MS, MIN_STATE_EXPIRY_MS } from '../../../domain/runtime-state-service.js'
 import { IsoDate, JsonObjectSchema } from '../../schemas/common.js'
+import type { InstallationRef } from '../../../domain/installation-scope.js'
 
 const StateTypeSchema = Type.Union([
   Type.Literal('conversation'), Type.Literal('user'), Type.Literal('bot'), Type.Literal('integration'), Type.Literal('workflow'),
@@ -34,3 +35,9 @@ export const StateSchema = Type.Object({
 
 export const StateResponse = Type.Object({ state: StateSchema })
 export const CachedStateResponse = Type.Object({ state: StateSchema, meta: Type.Object({ cached: Type.Boolean() }) })
+
+/** The resource a state route names (`/states/:type/:id/…`), for the integration-key check (src/domain/installation-scope.ts). */
+export const stateInstallation = (r: { params: unknown }): InstallationRef[] => {
+  const { type, id } = r.params as { type: string; id: string }
+  return [{ kind: 'state', type, id }]
+}

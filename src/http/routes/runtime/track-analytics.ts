@@ -5,7 +5,7 @@ import { runtimeSchema } from './common.js'
 
 export default function trackAnalytics(app: App): void {
   app.post('/analytics', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: {} },
     schema: runtimeSchema('trackAnalytics', 'Adds to the bot\'s counter `name` for today (UTC); also a line in the bot\'s logs',
       {
         body: Type.Object({

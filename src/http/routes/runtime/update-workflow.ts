@@ -6,7 +6,7 @@ import { WorkflowIdParams, WorkflowResponse, WorkflowUpdateBody } from './workfl
 
 export default function updateWorkflow(app: App): void {
   app.put('/workflows/:id', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'workflow' }, body: { userId: 'user', eventId: 'event' } } },
     schema: runtimeSchema('updateWorkflow', 'Updates a workflow\'s status, output, timeout, tags (null removes one), user or event',
       { params: WorkflowIdParams, body: WorkflowUpdateBody }, { 200: WorkflowResponse }),
   }, async (request) => {

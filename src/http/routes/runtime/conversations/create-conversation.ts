@@ -12,7 +12,7 @@ const Body = Type.Object({
 
 export default function createConversation(app: App): void {
   app.post('/conversations', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: {} },
     schema: runtimeSchema('createConversation', 'Create a conversation (no owner, no participant yet)', { body: Body },
       { 200: Type.Object({ conversation: RuntimeConversationSchema }) }),
   }, async (request) => ({

@@ -6,7 +6,7 @@ import { runtimeSchema } from '../common.js'
 
 export default function endConversationHandoff(app: App): void {
   app.post('/conversations/:id/handoff/end', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'conversation' } } },
     schema: runtimeSchema('endConversationHandoff', 'Parley: return the conversation to the bot (ends its open handoff; answers the latest one when none is open)',
       { params: Type.Object({ id: Type.String({ maxLength: 200 }) }), body: Type.Optional(EmptyBody) }, { 200: Type.Object({ handoff: HandoffSchema }) }),
   }, async (request) => ({

@@ -5,7 +5,7 @@ import { IdParams, RuntimeConversationSchema, runtimeSchema } from '../common.js
 
 export default function getConversation(app: App): void {
   app.get('/conversations/:id', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { params: { id: 'conversation' } } },
     schema: runtimeSchema('getConversation', 'Get one of the bot\'s conversations', { params: IdParams },
       { 200: Type.Object({ conversation: RuntimeConversationSchema }) }),
   }, async (request) => ({

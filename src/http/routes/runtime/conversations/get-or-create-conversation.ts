@@ -13,7 +13,7 @@ const Body = Type.Object({
 
 export default function getOrCreateConversation(app: App): void {
   app.post('/conversations/get-or-create', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: {} },
     schema: runtimeSchema('getOrCreateConversation', 'The oldest conversation of the channel with the discriminating tags, created when none (concurrent calls create one)',
       { body: Body }, { 200: Type.Object({ conversation: RuntimeConversationSchema, meta: CreatedMeta }) }),
   }, async (request) => {

@@ -10,7 +10,7 @@ const Body = Type.Object({
 
 export default function startConversationHandoff(app: App): void {
   app.post('/conversations/:id/handoff', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'conversation' }, body: { userId: 'user' } } },
     schema: runtimeSchema('startConversationHandoff',
       'Parley: hand the conversation to a person (README "Human handoff"); answers the open handoff when there is one. Until it ends, the user\'s messages run no hooks or workflows',
       { params: Type.Object({ id: Type.String({ maxLength: 200 }) }), body: Type.Optional(Body) }, { 200: Type.Object({ handoff: HandoffSchema }) }),

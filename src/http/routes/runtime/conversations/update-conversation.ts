@@ -11,7 +11,7 @@ const Body = Type.Object({
 
 export default function updateConversation(app: App): void {
   app.put('/conversations/:id', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'conversation' } } },
     schema: runtimeSchema('updateConversation', 'Merge tags and properties into a conversation (null removes a key)', { params: IdParams, body: Body },
       { 200: Type.Object({ conversation: RuntimeConversationSchema }) }),
   }, async (request) => ({

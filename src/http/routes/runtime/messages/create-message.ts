@@ -8,7 +8,7 @@ const Body = Type.Object({ ...MessageFields, tags: TagsIn }, { additionalPropert
 
 export default function createMessage(app: App): void {
   app.post('/messages', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { conversationId: 'conversation', userId: 'user' } } },
     schema: runtimeSchema('createMessage', 'Post a message: the bot\'s own (userId = the bot id, outgoing) or a user\'s (incoming, gives the bot a turn)',
       { body: Body }, { 200: Type.Object({ message: RuntimeMessageSchema }) }),
   }, async (request) => ({

@@ -5,7 +5,7 @@ import { IdParams, RuntimeMessageSchema, runtimeSchema } from '../common.js'
 
 export default function getMessage(app: App): void {
   app.get('/messages/:id', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { params: { id: 'message' } } },
     schema: runtimeSchema('getMessage', 'Get a message of the bot\'s conversations', { params: IdParams }, { 200: Type.Object({ message: RuntimeMessageSchema }) }),
   }, async (request) => ({ message: runtimeMessageView(await app.services.botChat.getMessage(request.runtimeBot, request.params.id)) }))
 }

@@ -10,7 +10,7 @@ const Body = Type.Object({
 
 export default function getOrCreateMessage(app: App): void {
   app.post('/messages/get-or-create', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { conversationId: 'conversation', userId: 'user' } } },
     schema: runtimeSchema('getOrCreateMessage', 'The conversation\'s oldest message with the discriminating tags, created when none (concurrent calls create one)',
       { body: Body }, { 200: Type.Object({ message: RuntimeMessageSchema, meta: CreatedMeta }) }),
   }, async (request) => {

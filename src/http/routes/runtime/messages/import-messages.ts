@@ -14,7 +14,7 @@ const Body = Type.Object({
 
 export default function importMessages(app: App): void {
   app.post('/messages/import-messages', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: (r) => (r.body as { messages: { conversationId: string; userId: string }[] }).messages.flatMap((m) => [{ kind: 'conversation' as const, id: m.conversationId }, { kind: 'user' as const, id: m.userId }]) },
     schema: runtimeSchema('importMessages', 'Append past messages in createdAt order, each got-or-created by its discriminating tags, without bot turns',
       { body: Body }, { 200: Type.Object({ messages: Type.Array(RuntimeMessageSchema) }) }),
   }, async (request) => {

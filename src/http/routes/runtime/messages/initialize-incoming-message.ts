@@ -25,7 +25,7 @@ const Body = Type.Object({
 
 export default function initializeIncomingMessage(app: App): void {
   app.post('/initialize-incoming-message', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { body: { userId: 'user', conversationId: 'conversation' } } },
     schema: runtimeSchema('initializeIncomingMessage',
       'Get or create the user and the conversation (the user joins it), then optionally get or create an incoming message (a turn for the bot)',
       { body: Body },

@@ -13,7 +13,7 @@ const Query = Type.Object({
 
 export default function listMessages(app: App): void {
   app.get('/messages', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { query: { conversationId: 'conversation' } } },
     schema: runtimeSchema('listMessages', 'List messages, newest first (of a conversation, or of the chat integration); dates apply to createdAt',
       { querystring: Query }, { 200: Type.Object({ messages: Type.Array(RuntimeMessageSchema), meta: ListMeta }) }),
   }, async (request) => {

@@ -12,7 +12,7 @@ const Body = Type.Object({
 
 export default function updateMessage(app: App): void {
   app.put('/messages/:id', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'message' } } },
     schema: runtimeSchema('updateMessage', 'Merge tags into a message (null removes one) and/or replace its payload (same type); streams are not told',
       { params: IdParams, body: Body }, { 200: Type.Object({ message: RuntimeMessageSchema }) }),
   }, async (request) => ({

@@ -7,7 +7,7 @@ const Body = Type.Object({ userId: Type.String({ minLength: 1, maxLength: 200 })
 
 export default function addParticipant(app: App): void {
   app.post('/conversations/:id/participants', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'conversation' }, body: { userId: 'user' } } },
     schema: runtimeSchema('addParticipant', 'Add a user to a conversation (a participant_added signal; the user can then read it through the Chat API)',
       { params: IdParams, body: Body }, { 200: Type.Object({ participant: RuntimeUserSchema }) }),
   }, async (request) => ({

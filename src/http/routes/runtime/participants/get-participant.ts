@@ -7,7 +7,7 @@ export const ParticipantParams = Type.Object({ id: Type.String({ minLength: 1 })
 
 export default function getParticipant(app: App): void {
   app.get('/conversations/:id/participants/:userId', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { params: { id: 'conversation', userId: 'user' } } },
     schema: runtimeSchema('getParticipant', 'Get a participant of a conversation', { params: ParticipantParams },
       { 200: Type.Object({ participant: RuntimeUserSchema }) }),
   }, async (request) => ({

@@ -6,7 +6,7 @@ import { IdParams, PageQuery, RuntimeUserSchema, runtimeSchema } from '../common
 
 export default function listParticipants(app: App): void {
   app.get('/conversations/:id/participants', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { params: { id: 'conversation' } } },
     schema: runtimeSchema('listParticipants', 'List a conversation\'s participants (in the order they joined)', { params: IdParams, querystring: Type.Object(PageQuery) },
       { 200: Type.Object({ participants: Type.Array(RuntimeUserSchema), meta: ListMeta }) }),
   }, async (request) => {

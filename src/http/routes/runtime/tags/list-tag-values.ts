@@ -10,7 +10,7 @@ const Query = Type.Object({
 
 export default function listTagValues(app: App): void {
   app.get('/tags/:key/values', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: {} },
     schema: runtimeSchema('listTagValues', 'Distinct values of a tag key over the bot\'s users, conversations or messages (ascending)',
       { params: Type.Object({ key: Type.String({ minLength: 1 }) }), querystring: Query },
       { 200: Type.Object({ tags: Type.Array(Type.Object({ value: Type.String() }, { additionalProperties: false })), meta: ListMeta }) }),

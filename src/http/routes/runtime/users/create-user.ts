@@ -15,7 +15,7 @@ const Body = Type.Object({ tags: TagsIn, ...UserFieldsIn }, { additionalProperti
 
 export default function createUser(app: App): void {
   app.post('/users', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: {} },
     schema: runtimeSchema('createUser', 'Create a user of the bot\'s chat integration (no user key: the Chat API\'s keys are the user\'s own)',
       { body: Body }, { 200: Type.Object({ user: RuntimeUserSchema }) }),
   }, async (request) => ({ user: runtimeUserView(await app.services.botChat.createUser(request.runtimeBot, request.body)) }))

@@ -11,7 +11,7 @@ const Body = Type.Object({
 
 export default function getOrCreateUser(app: App): void {
   app.post('/users/get-or-create', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: {} },
     schema: runtimeSchema('getOrCreateUser', 'The oldest user with the discriminating tags, created when none (concurrent calls create one)', { body: Body },
       { 200: Type.Object({ user: RuntimeUserSchema, meta: CreatedMeta }) }),
   }, async (request) => {

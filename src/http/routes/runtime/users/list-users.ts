@@ -16,7 +16,7 @@ const Query = Type.Object({
 
 export default function listUsers(app: App): void {
   app.get('/users', {
-    config: { permission: 'runtime.read' },
+    config: { permission: 'runtime.read', installation: { query: { conversationId: 'conversation' } } },
     schema: runtimeSchema('listUsers', 'List the end users of the bot\'s chat integration (dates apply to rangeField)', { querystring: Query },
       { 200: Type.Object({ users: Type.Array(RuntimeUserSchema), meta: ListMeta }) }),
   }, async (request) => {

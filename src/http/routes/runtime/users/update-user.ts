@@ -13,7 +13,7 @@ const Body = Type.Object({
 
 export default function updateUser(app: App): void {
   app.put('/users/:id', {
-    config: { permission: 'runtime.write' },
+    config: { permission: 'runtime.write', installation: { params: { id: 'user' } } },
     schema: runtimeSchema('updateUser', 'Update a user (null removes a name, picture or map key)', { params: IdParams, body: Body },
       { 200: Type.Object({ user: RuntimeUserSchema }) }),
   }, async (request) => ({ user: runtimeUserView(await app.services.botChat.updateUser(request.runtimeBot, request.params.id, request.body)) }))
