@@ -164,7 +164,7 @@ describe('knowledge: hybrid retrieval with an embeddings service', () => {
       await knowledge.embeddings!.backfill.stop()
       await createFile(h, 'widget-care.txt', 'Widget care\n\nOil the widget hinge every month: a dry widget hinge squeaks.', { index: true })
       await knowledge.idle()
-      const ranked = async () => Number(/^parley_kb_search_ranking_total\{ranking="lexical_not_embedded"\} (\d+)$/m.exec((await h.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0)
+      const ranked = async (how = 'lexical_not_embedded') => Number(new RegExp(`^parley_kb_search_ranking_total\\{ranking="${how}"\\} (\\d+)$`, 'm').exec((await h.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0)
       const before = await ranked()
       // "widget": the new passage and the embedded bikes one are candidates; fused, only the bikes one would have
       // had the vector ranking's share.
@@ -174,9 +174,12 @@ describe('knowledge: hybrid retrieval with an embeddings service', () => {
         expect(answer).toEqual(await lexical(h, h.store, query))
       }
       expect(await ranked()).toBe(before + 2)
+      // Once the new passage has its vector, the same searches are fused again.
       knowledge.embeddings!.backfill.start()
       await embedded(h.store, 'model-partial')
-      expect((await search(h, h.app, PARAPHRASE))[0]!.content).toContain('Tighten the widget bolts')
+      const fused = await ranked('fused')
+      expect((await search(h, h.app, PARAPHRASE)).map((p) => p.content).join(' ')).toContain('Tighten the widget bolts')
+      expect(await ranked('fused')).toBe(fused + 1)
     } finally {
       await h.close()
     }
