@@ -224,20 +224,21 @@ export class KnowledgeEmbeddings implements SemanticRanking {
 
   /**
    * Rerank mode with the built-in sentence model: the cosine of each lexical candidate with the query, from the
-   * candidate's stored vector (the backfill's); a candidate without one yet is left out (the search then answers
-   * lexically: fusion.ts), one the model refused counts 0.
+   * candidate's stored vector (the backfill's); one the model refused counts 0. While some candidate has no vector yet
+   * the answer is empty without waiting for the query's embedding (the search is lexical then: fusion.ts; the
+   * embedding prepare() started goes on and is kept for the next search).
    */
   private async storedSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
     try {
-      const [q, stored] = await Promise.all([
-        hits.length > 0 ? this.embedQueryOf(hits[0]!.file.botId, query) : undefined,
-        this.vectors.vectorsOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position }))),
-      ])
-      if (!q) return undefined
+      const stored = await this.vectors.vectorsOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position })))
       const out = new Map<string, number>()
+      if (hits.length === 0 || hits.some((h) => !stored.has(h.id))) return out
+      const q = await this.embedQueryOf(hits[0]!.file.botId, query)
+      if (!q) return undefined
       for (const h of hits) {
         const v = stored.get(h.id)
         if (v === null) out.set(h.id, 0)
+        // Another length: stored before the model changed its answers; the backfill embeds it again.
         else if (v && v.length === q.length) out.set(h.id, cosine(q, v))
       }
       return out
