@@ -7,10 +7,9 @@
  * Run: `npx tsx bench/kb-real.ts` (`--misses` prints the tuning half's misses, the held-out half's never;
  * `--tuning` reports the tuning half only and writes nothing: the mode used while tuning; `sqlite`/`postgres` one backend).
  */
-import { findPostgresBinaries, startPgCluster } from '../test/helpers/pg-cluster.js'
 import { evaluateRealRetrieval, type RealReport } from '../test/knowledge/real-retrieval.js'
 import { writeResultsSection } from './lib/results.js'
-import { withBenchApp } from './lib/bench-app.js'
+import { onSqliteThenPostgres, withBenchApp } from './lib/bench-app.js'
 
 async function measure(kind: 'sqlite' | 'postgres', pgUrl?: string): Promise<RealReport> {
   // PARLEY_KB_WORD_VECTORS=off measures lexical retrieval alone (what the default install did before the built-in vectors).
@@ -21,16 +20,7 @@ async function measure(kind: 'sqlite' | 'postgres', pgUrl?: string): Promise<Rea
 
 const args = process.argv.slice(2)
 const only = args.find((a) => a === 'sqlite' || a === 'postgres')
-const reports: [string, RealReport][] = []
-if (only !== 'postgres') reports.push(['SQLite (FTS5)', await measure('sqlite')])
-if (only !== 'sqlite' && findPostgresBinaries()) {
-  const cluster = await startPgCluster()
-  try {
-    reports.push(['PostgreSQL (tsvector)', await measure('postgres', cluster.url)])
-  } finally {
-    await cluster.stop()
-  }
-}
+const reports = await onSqliteThenPostgres(measure, { sqlite: 'SQLite (FTS5)', postgres: 'PostgreSQL (tsvector)' }, only)
 const env = (name: string) => (process.env[name] ?? 'on') !== 'off'
 const signal = process.env.PARLEY_EMBEDDINGS_URL ? `the endpoint's model \`${process.env.PARLEY_EMBEDDINGS_MODEL}\` (PARLEY_EMBEDDINGS_URL)`
   : env('PARLEY_KB_SENTENCE_MODEL') ? 'the built-in sentence model (PARLEY_KB_SENTENCE_MODEL, the default)'

@@ -10,7 +10,7 @@ import { MemoryPubSub } from '../../src/pubsub/memory.js'
 import { createPostgresStore } from '../../src/store/postgres.js'
 import { createSqliteStore } from '../../src/store/sqlite.js'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
-import { createDatabase } from '../../test/helpers/pg-cluster.js'
+import { createDatabase, findPostgresBinaries, startPgCluster } from '../../test/helpers/pg-cluster.js'
 
 /**
  * `run` against a fresh in-process Parley (no HTTP listener) on a new SQLite file, or on a new database of the
@@ -36,4 +36,23 @@ export async function withBenchApp<R>(kind: 'sqlite' | 'postgres', pgUrl: string
     await store.close()
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+/**
+ * `measure` on SQLite, then on a throwaway PostgreSQL cluster when Debian's binaries are installed (`only`: one of the
+ * two); the reports by backend name (`names`), in that order.
+ */
+export async function onSqliteThenPostgres<R>(measure: (kind: 'sqlite' | 'postgres', pgUrl?: string) => Promise<R>,
+  names: Record<'sqlite' | 'postgres', string>, only?: 'sqlite' | 'postgres'): Promise<[string, R][]> {
+  const reports: [string, R][] = []
+  if (only !== 'postgres') reports.push([names.sqlite, await measure('sqlite')])
+  if (only !== 'sqlite' && findPostgresBinaries()) {
+    const cluster = await startPgCluster()
+    try {
+      reports.push([names.postgres, await measure('postgres', cluster.url)])
+    } finally {
+      await cluster.stop()
+    }
+  }
+  return reports
 }

@@ -67,9 +67,12 @@ export interface PassageVectorStore {
   nearest(search: VectorSearch): Promise<PassageHit[]>
   /**
    * The stored vectors (unit length) of these passages for `model`, by passage id (`${fileId}:${position}`), for those
-   * that have one still bound to the passage's current content (`blobName`); a refused passage has none.
+   * that have one still bound to the passage's current content (`blobName`); `null` for a passage the service refused;
+   * no entry for a passage not embedded yet.
    */
-  vectorsOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Map<string, Float32Array>>
+  vectorsOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Map<string, Float32Array | null>>
+  /** Which of these passages the backfill is done with for `model` (a vector, or refused), by passage id; vectorsOf without the vectors. */
+  embeddedOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Set<string>>
   /** Whether the bot has any vector of `model` (the cheap check before asking the service to embed a query). */
   hasVectors(botId: string, model: string): Promise<boolean>
   /** Lengths of the model's stored vectors (several after the service changed its answers under one name). */

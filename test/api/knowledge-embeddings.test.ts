@@ -154,6 +154,37 @@ describe('knowledge: hybrid retrieval with an embeddings service', () => {
     }
   })
 
+  it('while the backfill is part-way, a search with a lexical candidate not embedded yet answers exactly as lexical search', async () => {
+    const h = await startParley({ config: { embeddings: settings('model-partial') } })
+    try {
+      const knowledge = h.app.services.files.knowledge
+      await upload(h)
+      await embedded(h.store, 'model-partial')
+      // A new file, indexed while the backfill is paused: it says indexing_completed, its passage has no vector yet.
+      await knowledge.embeddings!.backfill.stop()
+      await createFile(h, 'widget-care.txt', 'Widget care\n\nOil the widget hinge every month: a dry widget hinge squeaks.', { index: true })
+      await knowledge.idle()
+      const ranked = async (how = 'lexical_not_embedded') => Number(new RegExp(`^parley_kb_search_ranking_total\\{ranking="${how}"\\} (\\d+)$`, 'm').exec((await h.app.inject({ method: 'GET', url: '/metrics' })).body)?.[1] ?? 0)
+      const before = await ranked()
+      // "widget": the new passage and the embedded bikes one are candidates; fused, only the bikes one would have
+      // had the vector ranking's share.
+      for (const query of ['widget', 'widget hinge bolts']) {
+        const answer = fields(await search(h, h.app, query))
+        expect(answer.map((p) => p.content).join(' ')).toContain('widget hinge')
+        expect(answer).toEqual(await lexical(h, h.store, query))
+      }
+      expect(await ranked()).toBe(before + 2)
+      // Once the new passage has its vector, the same searches are fused again.
+      knowledge.embeddings!.backfill.start()
+      await embedded(h.store, 'model-partial')
+      const fused = await ranked('fused')
+      expect((await search(h, h.app, PARAPHRASE)).map((p) => p.content).join(' ')).toContain('Tighten the widget bolts')
+      expect(await ranked('fused')).toBe(fused + 1)
+    } finally {
+      await h.close()
+    }
+  })
+
   it('a model change ignores the old vectors at once, embeds every passage again (resuming after a restart) and drops the old ones', async () => {
     const h = await startParley({ config: { embeddings: settings('model-old') } })
     let instance: Instance | undefined

@@ -10,9 +10,10 @@ import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
 import { SENTENCE_MODEL } from '../../src/domain/knowledge/embeddings/sentence-model.js'
 import { KB_MIN_SCORE_DEFAULT } from '../../src/domain/knowledge/relevance.js'
+import { searchKnowledge } from '../../src/domain/knowledge/knowledge-service.js'
 import { searchForBot } from '../../src/runtime/knowledge.js'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { createFile } from './files-helpers.js'
+import { createFile, ownerHeaders } from './files-helpers.js'
 
 const DOCS: Record<string, string> = {
   'origins.txt': 'Origins\n\nThe name of the project comes from the first names of its founder and of his wife. The name was chosen in 1993.',
@@ -61,6 +62,50 @@ describe('knowledge: the built-in sentence model', () => {
       expect(refund.noAnswer).toBe(false)
       expect(refund.results[0]!.content).toContain('refund is issued')
       expect(await ask('what text should I write in a birthday card for my mother')).toMatchObject({ noAnswer: true, results: [] })
+    } finally {
+      await h.close()
+    }
+  })
+
+  it('ranks consistently while the backfill is part-way: a search whose candidates are not all embedded is the lexical one, relevance included', async () => {
+    const h = await startParley({ config: { kbSentenceModel: true } })
+    try {
+      const knowledge = h.app.services.files.knowledge
+      const botId = h.credentials.botId
+      const backfill = knowledge.embeddings!.backfill
+      const rankings = async () => Object.fromEntries([...(await h.app.inject({ method: 'GET', url: '/metrics' })).body
+        .matchAll(/^parley_kb_search_ranking_total\{ranking="([^"]+)"\} (\d+)$/gm)].map((m) => [m[1]!, Number(m[2])]))
+      // The passage the model prefers for SAY is embedded first; the backfill is then paused (as if it had not reached
+      // the files added next), so the index holds one embedded candidate among unembedded ones.
+      await createFile(h, 'pronunciation.txt', DOCS['pronunciation.txt']!, { index: true })
+      await knowledge.vectorsIdle()
+      // The question's embedding is computed (and kept) while everything is embedded: the partial search below has it.
+      for (let i = 0; i < 5 && !(await rankings()).reranked; i++) await top3(h, SAY)
+      expect((await rankings()).reranked).toBeGreaterThan(0)
+      await backfill.stop()
+      for (const [key, text] of Object.entries(DOCS)) if (key !== 'pronunciation.txt') await createFile(h, key, text, { index: true })
+      await knowledge.idle()
+      const files = (await h.app.inject({ method: 'GET', url: '/v1/files', headers: ownerHeaders(h) })).json() as { files: { status: string }[] }
+      expect(files.files.map((f) => f.status)).toEqual(Object.keys(DOCS).map(() => 'indexing_completed'))
+
+      // What searchFiles and a bot's search answer now is what lexical search answers: order, scores and relevance
+      // (the "I don't know" threshold compares it); before, the one embedded passage got the cosine bonus alone.
+      const lexical = await searchKnowledge(h.store.knowledge, botId, { query: SAY, limit: 3 }, Date.now(), undefined)
+      const before = await rankings()
+      expect(await knowledge.search(botId, { query: SAY, limit: 3 })).toEqual(lexical)
+      const res = await h.app.inject({ method: 'GET', url: `/v1/files/search?query=${encodeURIComponent(SAY)}&limit=3`, headers: ownerHeaders(h) })
+      expect((res.json() as { passages: { content: string; score: number }[] }).passages.map((p) => [p.content, p.score])).toEqual(lexical.map((p) => [p.content, p.score]))
+      const bot = (semantic: typeof knowledge.semanticRanking) => searchForBot(h.store, botId, { query: SAY }, Date.now(), semantic, KB_MIN_SCORE_DEFAULT)
+      expect(await bot(knowledge.semanticRanking)).toEqual(await bot(undefined))
+      // …and /metrics says why: three searches with a semantic signal, lexical for want of vectors.
+      expect((await rankings()).lexical_not_embedded).toBe((before.lexical_not_embedded ?? 0) + 3)
+      expect(lexical.map((x) => x.file.key)).not.toContain('pronunciation.txt')
+
+      // Once the backfill has embedded the rest, the candidates are reranked again.
+      backfill.start()
+      await knowledge.vectorsIdle()
+      expect(await top3(h, SAY)).toContain('pronunciation.txt')
+      expect((await rankings()).reranked).toBeGreaterThan(before.reranked!)
     } finally {
       await h.close()
     }

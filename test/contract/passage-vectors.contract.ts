@@ -92,15 +92,20 @@ export function describePassageVectorContract(name: string, factory: StoreFactor
       expect(hits.map((h) => h.position).sort()).toEqual([0, 1, 2])
     })
 
-    it('vectorsOf: the stored unit vectors of the given passages, by passage id, only for the model and the content they were computed on', async () => {
+    it('vectorsOf: the stored unit vectors of the given passages, by passage id, only for the model and the content they were computed on; null for a refused one', async () => {
       const model = uid('model')
       const file = await indexedFile(botId, [passage(0, 'alpha'), passage(1, 'beta'), passage(2, 'refused'), passage(3, 'not yet')])
       const pending = await pendingOf(file, model)
       await store.passageVectors.putVectors(model, pending.slice(0, 3).map((p) => ({ passage: p, vector: p.position === 2 ? null : vec(p.position).map((x) => x * 5) })))
       const at = (position: number, blobName = file.blobName, fileId = file.id) => ({ fileId, blobName, position })
       const found = await store.passageVectors.vectorsOf(model, [at(0), at(1), at(2), at(3), at(9)])
-      // Refused (2), not embedded yet (3) and absent (9) passages have none; stored ones come back at unit length.
-      expect([...found.keys()].sort()).toEqual([`${file.id}:0`, `${file.id}:1`])
+      // Refused (2) comes back as null (it will never have one); not embedded yet (3) and absent (9) passages have no
+      // entry; stored ones come back at unit length.
+      expect([...found.keys()].sort()).toEqual([`${file.id}:0`, `${file.id}:1`, `${file.id}:2`])
+      expect(found.get(`${file.id}:2`)).toBeNull()
+      // embeddedOf: the same passages without their vectors (the ones the backfill is done with).
+      expect([...(await store.passageVectors.embeddedOf(model, [at(0), at(1), at(2), at(3), at(9)]))].sort()).toEqual([`${file.id}:0`, `${file.id}:1`, `${file.id}:2`])
+      expect((await store.passageVectors.embeddedOf(model, [at(0, uid('blob'))])).size).toBe(0)
       expect(Array.from(found.get(`${file.id}:1`)!)).toEqual(Array.from(vec(1)))
       expect((await store.passageVectors.vectorsOf(uid('other-model'), [at(0)])).size).toBe(0)
       // The file's content changed (another blob): its old vectors do not count.

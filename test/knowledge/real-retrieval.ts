@@ -60,10 +60,15 @@ export interface RealReport {
   scores: Record<'tuning' | 'heldOut', Record<Format, Scores>>
   /** Misses (not in the top 3) of the TUNING half only. */
   tuningMisses: Record<Format, RealMiss[]>
+  /** The same scores, per document: doc → split → format. */
+  byDoc: Record<Doc, Record<'tuning' | 'heldOut', Record<Format, Scores>>>
 }
 
-/** Uploads the corpus as the bot (`headers`: Bearer token + x-bot-id) and waits for indexing; passages per format. */
-export async function indexRealCorpus(app: App, headers: Record<string, string>): Promise<Record<Format, number>> {
+/**
+ * Uploads the corpus as the bot (`headers`: Bearer token + x-bot-id) and waits for indexing, and for the passages'
+ * vectors unless `vectors` is false (then it returns as soon as every file says indexing_completed); passages per format.
+ */
+export async function indexRealCorpus(app: App, headers: Record<string, string>, { vectors = true }: { vectors?: boolean } = {}): Promise<Record<Format, number>> {
   const docs = loadRealCorpus()
   const ids: string[] = []
   for (const doc of docs) {
@@ -75,7 +80,8 @@ export async function indexRealCorpus(app: App, headers: Record<string, string>)
     if (up.statusCode !== 200) throw new Error(`upload ${doc.key}: ${up.body}`)
     ids.push(file.id)
   }
-  await app.services.files.knowledge.vectorsIdle()
+  if (vectors) await app.services.files.knowledge.vectorsIdle()
+  else await app.services.files.knowledge.idle()
   const passages: Record<Format, number> = { html: 0, pdf: 0 }
   for (const [i, id] of ids.entries()) {
     const res = await app.inject({ method: 'GET', url: `/v1/files/${id}`, headers })
@@ -96,7 +102,9 @@ export async function indexRealCorpus(app: App, headers: Record<string, string>)
 export async function askRealQuestions(app: App, botId: string, halves: ('tuning' | 'heldOut')[] = ['tuning', 'heldOut']): Promise<Omit<RealReport, 'passages'>> {
   const questions = loadRealQuestions().filter((q) => halves.includes(isHeldOut(q) ? 'heldOut' : 'tuning'))
   const empty = (): Scores => ({ questions: 0, top1: 0, top3: 0, mrr: 0 })
-  const scores = { tuning: { html: empty(), pdf: empty() }, heldOut: { html: empty(), pdf: empty() } }
+  const split = () => ({ tuning: { html: empty(), pdf: empty() }, heldOut: { html: empty(), pdf: empty() } })
+  const scores = split()
+  const byDoc = { debian: split(), git: split(), sqlite: split() }
   const tuningMisses: Record<Format, RealMiss[]> = { html: [], pdf: [] }
   for (const format of ['html', 'pdf'] as const) {
     for (const question of questions) {
@@ -105,18 +113,19 @@ export async function askRealQuestions(app: App, botId: string, halves: ('tuning
       const index = hits.findIndex((h) => h.file.key.startsWith(PREFIX[question.doc]) && normalize(h.content).includes(want))
       const rank = index < 0 ? undefined : index + 1
       const held = isHeldOut(question)
-      const s = scores[held ? 'heldOut' : 'tuning'][format]
-      s.questions++
-      if (rank === 1) s.top1++
-      if (rank !== undefined && rank <= 3) s.top3++
-      if (rank !== undefined) s.mrr += 1 / rank
+      for (const s of [scores[held ? 'heldOut' : 'tuning'][format], byDoc[question.doc][held ? 'heldOut' : 'tuning'][format]]) {
+        s.questions++
+        if (rank === 1) s.top1++
+        if (rank !== undefined && rank <= 3) s.top3++
+        if (rank !== undefined) s.mrr += 1 / rank
+      }
       if (!held && (rank === undefined || rank > 3)) {
         tuningMisses[format].push({ q: question.q, doc: question.doc, expect: question.expect, rank, got: hits.slice(0, 3).map((h) => `${h.file.key} ${h.title.slice(-50)} :: ${h.content.slice(0, 70).replace(/\s+/g, ' ')}`) })
       }
     }
   }
-  for (const split of Object.values(scores)) for (const s of Object.values(split)) s.mrr = s.questions ? s.mrr / s.questions : 0
-  return { scores, tuningMisses }
+  for (const split of [scores, ...Object.values(byDoc)].flatMap((h) => Object.values(h))) for (const s of Object.values(split)) s.mrr = s.questions ? s.mrr / s.questions : 0
+  return { scores, tuningMisses, byDoc }
 }
 
 /** Indexes the corpus and asks every question in both formats. */

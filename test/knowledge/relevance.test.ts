@@ -1,8 +1,8 @@
 /**
  * relevanceOf (src/domain/knowledge/relevance.ts), the evidence the "I don't know" threshold is applied to: the share
- * of the question's words a passage covers, blended with the semantic signal's cosine. A passage the sentence model
- * has not embedded yet (its vector is pending) is judged on its words alone, as without the model: it is not told
- * "no answer" for being new.
+ * of the question's words a passage covers, blended with the semantic signal's cosine. The cosines are those the search
+ * ranked with: every candidate's, or none when the search was lexical (some candidate not embedded yet, fusion.ts), so
+ * one search's hits are all judged the same way (test/api/knowledge-fresh-index.test.ts).
  */
 import { expect, it } from 'vitest'
 import { relevanceOf } from '../../src/domain/knowledge/relevance.js'
@@ -11,14 +11,14 @@ import type { PassageHit } from '../../src/store/knowledge-store.js'
 const hit = (id: string, content: string) => ({ id, title: 'Doc', content }) as unknown as PassageHit
 const stats = { total: 10, df: new Map([['refund', 1], ['parcel', 2]]) }
 
-it('a pending passage (no cosine) keeps its word coverage under the sentence model; an embedded one is blended with its cosine', () => {
+it('under the sentence model: word coverage alone for a lexical search (no cosines), blended with each hit\'s cosine otherwise', () => {
   const hits = [hit('a', 'A refund for the parcel.'), hit('b', 'A refund for the parcel.'), hit('c', 'Nothing in common.')]
-  const cosines = new Map([['a', 0.55], ['c', 0.05]])
-  const [embedded, pending, unrelated] = relevanceOf(hits, ['refund', 'parcel'], stats, cosines, 'sentence')
-  expect(pending).toBe(1) // every word of the question: coverage 1, as lexical search alone would say
-  expect(embedded).toBeCloseTo(0.5 * 1 + 0.5 * ((0.55 - 0.1) / 0.9), 4)
+  const cosines = new Map([['a', 0.55], ['b', 0.1], ['c', 0.05]])
+  const [close, far, unrelated] = relevanceOf(hits, ['refund', 'parcel'], stats, cosines, 'sentence')
+  expect(close).toBeCloseTo(0.5 * 1 + 0.5 * ((0.55 - 0.1) / 0.9), 4)
+  expect(far).toBe(0.5) // every word of the question, a cosine at the floor
   expect(unrelated).toBe(0)
-  // Lexical only (no cosine at all) and an endpoint's model (max of the two) for comparison.
+  // Lexical (no cosine at all: coverage, as lexical search alone says) and an endpoint's model (max of the two) for comparison.
   expect(relevanceOf(hits, ['refund', 'parcel'], stats, undefined, 'sentence')).toEqual([1, 1, 0])
   expect(relevanceOf(hits, ['refund', 'parcel'], stats, cosines, 'endpoint')).toEqual([1, 1, 0.05])
 })

@@ -59,12 +59,32 @@ describe('reciprocal rank fusion', () => {
       return [hit('a1', 7.5), hit('b2', 3.25)]
     }
     const query = { botId: 'b', query: 'q', files: {}, now: 0, limit: 3 }
-    expect(await hybridRanking(undefined, query, lexical)).toEqual([hit('a1', 7.5), hit('b2', 3.25)])
-    expect(await hybridRanking({ rank: async () => [] }, query, lexical)).toEqual([hit('a1', 7.5), hit('b2', 3.25)])
+    expect(await hybridRanking(undefined, query, lexical)).toEqual({ hits: [hit('a1', 7.5), hit('b2', 3.25)], cosines: undefined, ranking: undefined })
+    expect(await hybridRanking({ rank: async () => [] }, query, lexical)).toEqual({ hits: [hit('a1', 7.5), hit('b2', 3.25)], cosines: undefined, ranking: 'lexical_no_vectors' })
     expect(asked).toEqual([3, 3])
     const fused = await hybridRanking({ rank: async (q) => (q.limit === FUSION_POOL ? [hit('b2')] : []) }, query, lexical)
-    expect(fused.map((h) => h.id)).toEqual(['b2', 'a1'])
+    expect(fused.hits.map((h) => h.id)).toEqual(['b2', 'a1'])
+    expect(fused.ranking).toBe('fused')
     expect(asked).toEqual([3, 3, FUSION_POOL])
+  })
+})
+
+describe('the rerank (built-in signals) ranks consistently', () => {
+  const query = { botId: 'b', query: 'q', files: {}, now: 0, limit: 3 }
+  const lexical = async () => [hit('a1', 4), hit('b2', 3), hit('c3', 2), hit('d4', 1)]
+  const rerank = (cosines: [string, number][] | undefined) => ({ mode: 'rerank' as const, rerankWeight: 2, rank: async () => [], similarity: async () => cosines && new Map(cosines) })
+
+  it('reranks when every candidate has its cosine, and says so', async () => {
+    const ranked = await hybridRanking(rerank([['a1', 0], ['b2', 0], ['c3', 0], ['d4', 0.9]]), query, lexical)
+    expect(ranked.hits.map((h) => h.id)).toEqual(['d4', 'a1', 'b2'])
+    expect(ranked.ranking).toBe('reranked')
+    expect(ranked.cosines?.size).toBe(4)
+  })
+
+  it('answers lexically, scores included and without cosines, when some candidate is not embedded yet or the query has no vector', async () => {
+    const partly = await hybridRanking(rerank([['d4', 0.9], ['c3', 0.5]]), query, lexical)
+    expect(partly).toEqual({ hits: [hit('a1', 4), hit('b2', 3), hit('c3', 2)], cosines: undefined, ranking: 'lexical_not_embedded' })
+    expect((await hybridRanking(rerank(undefined), query, lexical)).ranking).toBe('lexical_no_query_vector')
   })
 })
 

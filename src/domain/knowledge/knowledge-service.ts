@@ -119,30 +119,9 @@ export async function searchKnowledge(store: KnowledgeStore, botId: string, inpu
     const extra = more.filter((h) => !seen.has(h.id)).map((h) => ({ ...h, score: 0 }))
     return rerank(expanded, [...expansions, ...feedback], own.length ? [...own, ...extra] : own, own.length ? wide : [...wide, ...extra], n, stats)
   }
-  // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with the vector ranking when there is one
-  // (whose cosines are kept for the relevance of each hit).
-  const cosines = new Map<string, number>()
-  const recording: SemanticRanking | undefined = semantic && {
-    weight: semantic.weight,
-    mode: semantic.mode,
-    rerankWeight: semantic.rerankWeight,
-    kind: semantic.kind,
-    ...(semantic.prepare && { prepare: (query: string, bot: string) => semantic.prepare!(query, bot) }),
-    ...(semantic.similarity && {
-      similarity: async (query: string, candidates: PassageHit[]) => {
-        const found = await semantic.similarity!(query, candidates)
-        for (const [id, c] of found ?? []) cosines.set(id, c)
-        return found
-      },
-    }),
-    ...(semantic.headingSimilarity && { headingSimilarity: (query: string, candidates: PassageHit[]) => semantic.headingSimilarity!(query, candidates) }),
-    rank: async (q) => {
-      const found = await semantic.rank(q)
-      for (const h of found) cosines.set(h.id, h.score)
-      return found
-    },
-  }
-  const fused = await hybridRanking(recording, { botId, query: input.query, files, now, limit }, lexical)
+  // Hybrid retrieval (embeddings/fusion.ts): the lexical ranking, fused with or reranked by the semantic signal when
+  // it can judge every candidate; the cosines it ranked with give each hit its relevance (none: lexical relevance).
+  const { hits: fused, cosines } = await hybridRanking(semantic, { botId, query: input.query, files, now, limit }, lexical)
   const relevance = relevanceOf(fused, expanded, await termStats(store, botId, expanded), cosines, semantic?.kind ?? 'endpoint')
   const hits: SearchResult[] = fused.map((h, i) => ({ ...h, relevance: relevance[i]! }))
   if (!input.withContext) return hits
@@ -377,6 +356,11 @@ export class KnowledgeService {
 
   /** The vector ranking searches fuse with (the runtime's bot searches use the same), if any. */
   get semanticRanking(): SemanticRanking | undefined {
+    return this.deps.embeddings
+  }
+
+  /** The embeddings half, if any: tests and benchmarks pause its backfill (backfill.stop/start) to search a partly embedded index. */
+  get embeddings(): KnowledgeEmbeddings | undefined {
     return this.deps.embeddings
   }
 

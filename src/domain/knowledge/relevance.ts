@@ -9,9 +9,12 @@ import { stem, type TermStats } from './rank.js'
  *   relevance = coverage                          (lexical only: no vector for the query)
  *   relevance = max(coverage, cosine)             (an embeddings endpoint: its model's cosine, as it is)
  *   relevance = (1 − w) · coverage + w · c        (built-in word vectors or sentence model: c is the passage's cosine with the
- *                                                  query above the signal's floor, rescaled to [0, 1]; with the word vectors
- *                                                  0 when it was not among the vector hits; with the sentence model a
- *                                                  passage not embedded yet is judged on its coverage alone)
+ *                                                  query above the signal's floor, rescaled to [0, 1], 0 for a passage
+ *                                                  that has no vector)
+ *
+ * The cosines are those the search was ranked with: with the sentence model, every candidate's or none (a search
+ * whose candidates are not all embedded yet is lexical, its relevance coverage alone: fusion.ts), so the hits of one
+ * search are never judged half on coverage, half on cosines.
  *
  * where coverage is the IDF-weighted share of the question's own words (stemmed) found in the passage or its
  * heading path. A bot's search keeps hits of relevance ≥ the threshold (PARLEY_KB_MIN_SCORE, src/config.ts):
@@ -48,8 +51,6 @@ export function relevanceOf(hits: PassageHit[], terms: string[], stats: TermStat
     if (!cosines || cosines.size === 0) return round(coverage)
     // A real embeddings model's cosine is evidence of its own (a passage in other words, no word in common).
     if (kind === 'endpoint') return round(Math.max(coverage, cosines.get(hit.id) ?? 0))
-    // A passage the sentence model has not embedded yet is not told "no answer" for being new: its words alone count.
-    if (kind === 'sentence' && !cosines.has(hit.id)) return round(coverage)
     const [w, floor] = kind === 'sentence' ? [RELEVANCE.sentenceWeight, RELEVANCE.sentenceFloor] : [RELEVANCE.cosineWeight, RELEVANCE.cosineFloor]
     const cosine = Math.max(0, ((cosines.get(hit.id) ?? 0) - floor) / (1 - floor))
     return round((1 - w) * coverage + w * cosine)

@@ -121,9 +121,19 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
     await sql`DELETE FROM kb_passage_vectors WHERE file_id = ${fileId}`.execute(this.db)
   }
 
-  async vectorsOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Map<string, Float32Array>> {
-    const out = new Map<string, Float32Array>()
-    if (passages.length === 0) return out
+  async vectorsOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Map<string, Float32Array | null>> {
+    const rows = await this.vectorRows(model, passages, true)
+    // dims 0: the passage was refused (putVectors with a null vector).
+    return new Map(rows.map((r) => [r.id, r.dims === 0 || !r.vector ? null : r.vector instanceof Uint8Array ? blobVector(r.vector) : Float32Array.from(r.vector)]))
+  }
+
+  async embeddedOf(model: string, passages: { fileId: string; blobName: string; position: number }[]): Promise<Set<string>> {
+    return new Set((await this.vectorRows(model, passages, false)).map((r) => r.id))
+  }
+
+  /** The vector rows of `model` bound to these passages' current content (`blobName`), with the vectors or without. */
+  private async vectorRows(model: string, passages: { fileId: string; blobName: string; position: number }[], withVectors: boolean) {
+    if (passages.length === 0) return []
     const wanted = new Map(passages.map((p) => [`${p.fileId}:${p.position}`, p.blobName]))
     const fileIds = passages.map((p) => p.fileId)
     const positions = passages.map((p) => p.position)
@@ -131,14 +141,10 @@ export class KyselyPassageVectorStore implements PassageVectorStore {
     const keys = this.dialect === 'sqlite'
       ? sql`(v.file_id, v.position) IN (SELECT json_extract(value, '$[0]'), json_extract(value, '$[1]') FROM json_each(${JSON.stringify(passages.map((p) => [p.fileId, p.position]))}))`
       : sql`(v.file_id, v.position) IN (SELECT * FROM unnest(${fileIds}::text[], ${positions}::int[]))`
-    const { rows } = await sql<{ file_id: string; blob_name: string; position: number | string; vector: Uint8Array | number[] }>`SELECT v.file_id, v.blob_name, v.position, v.vector
-      FROM kb_passage_vectors v WHERE v.model = ${model} AND v.dims > 0 AND ${keys}`.execute(this.db)
-    for (const r of rows) {
-      const id = `${r.file_id}:${Number(r.position)}`
-      if (wanted.get(id) !== r.blob_name) continue
-      out.set(id, r.vector instanceof Uint8Array ? blobVector(r.vector) : Float32Array.from(r.vector))
-    }
-    return out
+    const { rows } = await sql<{ file_id: string; blob_name: string; position: number | string; dims: number | string; vector?: Uint8Array | number[] }>`SELECT v.file_id, v.blob_name, v.position, v.dims${withVectors ? sql`, v.vector` : sql``}
+      FROM kb_passage_vectors v WHERE v.model = ${model} AND ${keys}`.execute(this.db)
+    return rows.map((r) => ({ id: `${r.file_id}:${Number(r.position)}`, blobName: r.blob_name, dims: Number(r.dims), vector: r.vector }))
+      .filter((r) => wanted.get(r.id) === r.blobName)
   }
 
   async hasVectors(botId: string, model: string): Promise<boolean> {

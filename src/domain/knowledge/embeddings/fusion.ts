@@ -35,11 +35,31 @@ export interface SemanticRanking {
   prepare?(query: string, botId: string): void
   /**
    * The cosine of each passage with the query, computed directly (rerank mode: a few dozen candidates, in-process)
-   * rather than by a nearest-vector scan over every passage; undefined when it has nothing to say.
+   * rather than by a nearest-vector scan over every passage: an entry for every passage that has a vector (0 for one
+   * that never will, e.g. refused), none for a passage not embedded yet; undefined when the query has no embedding.
    */
   similarity?(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined>
   /** The cosine of each passage's own heading (last part of its title) with the query (rerank mode; optional). */
   headingSimilarity?(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined>
+  /** RRF mode: whether every one of these passages has its vector (or never will); false while the backfill has not reached some. */
+  embedded?(hits: PassageHit[]): Promise<boolean>
+  /** How a search was ranked (metrics). */
+  ranked?(ranking: Ranking): void
+}
+
+/**
+ * How a search with a semantic signal was ranked (parley_kb_search_ranking_total): `reranked` / `fused` with the
+ * vectors; lexically because some lexical candidate has no vector yet (`lexical_not_embedded`: the backfill has not
+ * reached it), because the query could not be embedded in time (`lexical_no_query_vector`: model busy, slow or down),
+ * or because the vector ranking found nothing (`lexical_no_vectors`).
+ */
+export type Ranking = 'reranked' | 'fused' | 'lexical_not_embedded' | 'lexical_no_query_vector' | 'lexical_no_vectors'
+
+/** The ranking step's answer: the passages, the cosines it ranked them with (undefined: lexical), and how. */
+export interface RankedPassages {
+  hits: PassageHit[]
+  cosines: Map<string, number> | undefined
+  ranking: Ranking | undefined
 }
 
 /**
@@ -84,31 +104,50 @@ export function reciprocalRankFusion(rankings: PassageHit[][], limit: number, k 
 /**
  * The search's ranking step: `lexical(n)` is the lexical search for the n best passages. With a semantic ranking
  * that finds something, both are asked for FUSION_POOL candidates and fused; otherwise the lexical answer as is.
+ *
+ * It ranks consistently: the candidates are reranked (or fused) only when every one of them has its vector. A file
+ * reports `indexing_completed` before the backfill has embedded its passages; reranking then would add the cosine
+ * bonus to the embedded candidates only and lift embedded-but-wrong passages above unembedded right ones (issue #24:
+ * Debian FAQ held-out HTML top-3 11/40 right after indexing against 22/40 lexical). Until then the answer is the
+ * lexical ranking, scores and relevance included (bench/kb-real-fresh.ts).
  */
 export async function hybridRanking(
   semantic: SemanticRanking | undefined,
   query: SemanticQuery,
   lexical: (limit: number) => Promise<PassageHit[]>,
-): Promise<PassageHit[]> {
-  if (!semantic) return lexical(query.limit)
+): Promise<RankedPassages> {
+  if (!semantic) return { hits: await lexical(query.limit), cosines: undefined, ranking: undefined }
+  const answer = (hits: PassageHit[], ranking: Ranking, cosines?: Map<string, number>): RankedPassages => {
+    semantic.ranked?.(ranking)
+    return { hits: hits.slice(0, query.limit), cosines, ranking }
+  }
   const pool = Math.max(query.limit, FUSION_POOL)
   if (semantic.mode === 'rerank') {
     semantic.prepare?.(query.query, query.botId)
     const lex = await lexical(pool)
     let cosine: Map<string, number> | undefined
-    if (semantic.similarity) cosine = await semantic.similarity(query.query, lex)
-    else {
+    if (semantic.similarity) {
+      cosine = await semantic.similarity(query.query, lex)
+      if (!cosine) return answer(lex, 'lexical_no_query_vector')
+      if (lex.some((h) => !cosine!.has(h.id))) return answer(lex, 'lexical_not_embedded')
+    } else {
+      // A nearest-vector scan: a candidate not among the nearest counts as far (cosine 0).
       const byVector = await semantic.rank({ ...query, limit: Math.max(pool, FUSION.rerankPool) })
-      if (byVector.length > 0) cosine = new Map(byVector.map((h) => [h.id, h.score]))
+      if (byVector.length === 0) return answer(lex, 'lexical_no_vectors')
+      cosine = new Map(byVector.map((h) => [h.id, h.score]))
     }
-    if (!cosine) return lex.slice(0, query.limit)
     const heading = FUSION.headingWeight && semantic.headingSimilarity ? await semantic.headingSimilarity(query.query, lex) : undefined
     const best = lex[0]?.score || 1
     const weight = semantic.rerankWeight ?? FUSION.rerankWeight
-    return lex.map((hit, i) => ({ hit, i, s: hit.score / best + weight * (cosine.get(hit.id) ?? 0) + FUSION.headingWeight * (heading?.get(hit.id) ?? 0) }))
-      .sort((a, b) => b.s - a.s || a.i - b.i).slice(0, query.limit).map(({ hit, s }) => ({ ...hit, score: s }))
+    const reranked = lex.map((hit, i) => ({ hit, i, s: hit.score / best + weight * (cosine.get(hit.id) ?? 0) + FUSION.headingWeight * (heading?.get(hit.id) ?? 0) }))
+      .sort((a, b) => b.s - a.s || a.i - b.i).map(({ hit, s }) => ({ ...hit, score: s }))
+    return answer(reranked, 'reranked', cosine)
   }
   const byVector = await semantic.rank({ ...query, limit: pool })
-  if (byVector.length === 0) return lexical(query.limit)
-  return reciprocalRankFusion([await lexical(pool), byVector], query.limit, RRF_K, [1, semantic.weight ?? 1])
+  if (byVector.length === 0) return answer(await lexical(query.limit), 'lexical_no_vectors')
+  // RRF the same way: a lexical candidate not embedded yet would lack the vector ranking's share the others get.
+  const lex = await lexical(pool)
+  if (semantic.embedded && !(await semantic.embedded(lex))) return answer(lex, 'lexical_not_embedded')
+  const fused = reciprocalRankFusion([lex, byVector], query.limit, RRF_K, [1, semantic.weight ?? 1])
+  return answer(fused, 'fused', new Map(byVector.map((h) => [h.id, h.score])))
 }

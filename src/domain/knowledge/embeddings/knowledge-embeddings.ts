@@ -1,7 +1,7 @@
 import type { PassageHit } from '../../../store/knowledge-store.js'
 import type { PassageVectorStore } from '../../../store/passage-vector-store.js'
 import { EmbeddingBackfill, passageText } from './backfill.js'
-import { FUSION, type SemanticQuery, type SemanticRanking } from './fusion.js'
+import { FUSION, type Ranking, type SemanticQuery, type SemanticRanking } from './fusion.js'
 import { ServiceHealth, type Log } from './health.js'
 import { OpenAiEmbeddings, type EmbeddingsProvider } from './provider.js'
 import { SentenceModelEmbeddings } from './sentence-model.js'
@@ -112,7 +112,8 @@ export class KnowledgeEmbeddings implements SemanticRanking {
   /**
    * The built-in sentence model (sentence-model.ts: Universal Sentence Encoder lite, in a worker thread), used when no
    * endpoint is configured and PARLEY_KB_SENTENCE_MODEL is on: passages are embedded in the background and stored, and
-   * a search reranks its lexical candidates with their stored vectors (a candidate not embedded yet keeps its lexical score).
+   * a search reranks its lexical candidates with their stored vectors once every candidate has one (fusion.ts: until
+   * then it answers lexically).
    */
   static sentenceModel(vectors: PassageVectorStore, log: { warn: Log; info: Log }, provider = new SentenceModelEmbeddings()): KnowledgeEmbeddings {
     return new KnowledgeEmbeddings(vectors, provider, SENTENCE_SETTINGS, log)
@@ -180,8 +181,17 @@ export class KnowledgeEmbeddings implements SemanticRanking {
     this.backfill.start()
   }
 
+  /** Searches by how they were ranked (fusion.ts Ranking). */
+  private readonly rankings = new Map<Ranking, number>()
+
+  ranked(ranking: Ranking): void {
+    this.rankings.set(ranking, (this.rankings.get(ranking) ?? 0) + 1)
+  }
+
   registerMetrics(metrics: MetricsRegistry): void {
     if (this.provider instanceof SentenceModelEmbeddings) this.provider.registerMetrics(metrics)
+    metrics.collect('parley_kb_search_ranking_total', 'Knowledge searches by how they were ranked: reranked or fused with the vectors, or lexically (lexical_not_embedded: a candidate had no vector yet; lexical_no_query_vector: the question could not be embedded in time; lexical_no_vectors: the vector ranking found nothing)',
+      () => [...this.rankings].map(([ranking, value]) => ({ labels: { ranking }, value })), 'counter')
   }
 
   async stop(): Promise<void> {
@@ -214,19 +224,22 @@ export class KnowledgeEmbeddings implements SemanticRanking {
 
   /**
    * Rerank mode with the built-in sentence model: the cosine of each lexical candidate with the query, from the
-   * candidate's stored vector (the backfill's); a candidate without one yet is left out (it keeps its lexical score).
+   * candidate's stored vector (the backfill's); one the model refused counts 0. While some candidate has no vector yet
+   * the answer is empty without waiting for the query's embedding (the search is lexical then: fusion.ts; the
+   * embedding prepare() started goes on and is kept for the next search).
    */
   private async storedSimilarity(query: string, hits: PassageHit[]): Promise<Map<string, number> | undefined> {
     try {
-      const [q, stored] = await Promise.all([
-        hits.length > 0 ? this.embedQueryOf(hits[0]!.file.botId, query) : undefined,
-        this.vectors.vectorsOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position }))),
-      ])
-      if (!q || stored.size === 0) return undefined
+      const stored = await this.vectors.vectorsOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position })))
       const out = new Map<string, number>()
+      if (hits.length === 0 || hits.some((h) => !stored.has(h.id))) return out
+      const q = await this.embedQueryOf(hits[0]!.file.botId, query)
+      if (!q) return undefined
       for (const h of hits) {
         const v = stored.get(h.id)
-        if (v && v.length === q.length) out.set(h.id, cosine(q, v))
+        if (v === null) out.set(h.id, 0)
+        // Another length: stored before the model changed its answers; the backfill embeds it again.
+        else if (v && v.length === q.length) out.set(h.id, cosine(q, v))
       }
       return out
     } catch (err) {
@@ -279,12 +292,27 @@ export class KnowledgeEmbeddings implements SemanticRanking {
       const out = new Map<string, number>()
       for (const h of hits) {
         const v = this.passageCache.get(`${h.id}:${h.content.length}`)
-        if (v) out.set(h.id, cosine(q, v))
+        out.set(h.id, v ? cosine(q, v) : 0)
       }
       return out
     } catch (err) {
       this.log.warn({ err }, 'embeddings: built-in similarity failed; the search answers lexically')
       return undefined
+    }
+  }
+
+  /** RRF mode (an endpoint's model): whether the backfill is done with every one of these lexical candidates. */
+  get embedded(): ((hits: PassageHit[]) => Promise<boolean>) | undefined {
+    return this.mode === 'rrf' ? (hits) => this.allEmbedded(hits) : undefined
+  }
+
+  private async allEmbedded(hits: PassageHit[]): Promise<boolean> {
+    try {
+      const done = await this.vectors.embeddedOf(this.provider.model, hits.map((h) => ({ fileId: h.fileId, blobName: h.file.blobName ?? '', position: h.position })))
+      return hits.every((h) => done.has(h.id))
+    } catch (err) {
+      this.log.warn({ err }, 'embeddings: checking the candidates\' vectors failed; the search answers lexically')
+      return false
     }
   }
 
