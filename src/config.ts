@@ -56,6 +56,8 @@ export interface Config {
   sandboxLimits: SandboxLimits
   /** Worker threads running bot code (the ordinary pool; quarantined bots get their own). */
   sandboxWorkers: number
+  /** The most bot code's heaps (every sandbox worker's) hold together; undefined: one bot memory limit per worker + 64 MB. */
+  sandboxHeapBytes: number | undefined
   /** How often the runtime looks for conversations with turns left (missed notification, another instance's dead lease). */
   botSweepMs: number
   /** How often each instance looks for due Runtime API events, expired states and timed-out workflows (ms): the scheduling precision. */
@@ -238,6 +240,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     // At least 2: a worker held by runaway code must leave another one running (not a cold start).
     sandboxWorkers: int(env, 'PARLEY_SANDBOX_WORKERS', Math.max(2, Math.min(4, availableParallelism())), 1),
+    sandboxHeapBytes: env.PARLEY_SANDBOX_HEAP_MB ? int(env, 'PARLEY_SANDBOX_HEAP_MB', 0, 64) * 1024 * 1024 : undefined,
     botSweepMs: int(env, 'PARLEY_BOT_SWEEP_MS', 5_000, 100),
     runtimeEventPollMs: int(env, 'PARLEY_RUNTIME_EVENT_POLL_MS', 1_000, 50),
     runtimeObservationsKept: int(env, 'PARLEY_RUNTIME_OBSERVATIONS_KEPT', 1_000, 1),
