@@ -34,10 +34,11 @@ export interface HeapSizes {
 /**
  * A worker holds the VMs it runs and keeps idle (up to ~70 MB of them): room for two bots at their limit besides.
  * The pool's budget, unless set (PARLEY_SANDBOX_HEAP_MB): one bot at its limit per ordinary worker, plus 32 MB
- * (the workers' heaps are 16 MB each when they start): 288 MB with the defaults (2 workers, 128 MB per bot).
+ * (the workers' heaps are 16 MB each when they start), and never under 256 MB (room for the heaps of the workers
+ * a pool may start besides its own, held or being replaced): 288 MB with the defaults (2 workers, 128 MB per bot).
  */
 export function heapSizes(limits: SandboxLimits, workers: number, poolBytes?: number): HeapSizes {
-  const pool = poolBytes ?? workers * limits.memoryBytes + 32 * MB
+  const pool = poolBytes ?? Math.max(256 * MB, workers * limits.memoryBytes + 32 * MB)
   const heapCapBytes = Math.min(pool, 2048 * MB, Math.max(256 * MB, 2 * limits.memoryBytes + 128 * MB))
   return { heapCapBytes, recycleBytes: Math.min(heapCapBytes / 2, limits.memoryBytes + 64 * MB), poolBytes: pool }
 }
