@@ -137,7 +137,7 @@ export interface Domain {
 
 export function createServices(deps: ServiceDeps): Domain {
   const { config, store, pubsub, blobs, warn } = deps
-  const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits })
+  const sandbox = deps.sandbox ?? new QuickJsSandbox({ workers: config.sandboxWorkers, limits: config.sandboxLimits, heapBytes: config.sandboxHeapBytes })
   const metrics = new MetricsRegistry()
   // Hybrid knowledge retrieval: the vector ranking searches fuse with, and its backfill. An embeddings endpoint
   // (PARLEY_EMBEDDINGS_URL) when configured, else the built-in sentence model (PARLEY_KB_SENTENCE_MODEL, on by default),

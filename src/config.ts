@@ -65,6 +65,8 @@ export interface Config {
   sandboxLimits: SandboxLimits
   /** Worker threads running bot code (the ordinary pool; quarantined bots get their own). */
   sandboxWorkers: number
+  /** The most bot code's heaps (every sandbox worker's) hold together; undefined: one bot memory limit per worker + 32 MB, at least 256 MB. */
+  sandboxHeapBytes: number | undefined
   /** How often the runtime looks for conversations with turns left (missed notification, another instance's dead lease). */
   botSweepMs: number
   /** How often each instance looks for due Runtime API events, expired states and timed-out workflows (ms): the scheduling precision. */
@@ -294,6 +296,7 @@ export const SETTINGS = {
   PARLEY_BOT_MEMORY_MB: integer(128, 'Memory limit of a bot\'s sandbox, in MB', { min: 8 }),
   // At least 2: a worker held by runaway code must leave another one running (not a cold start).
   PARLEY_SANDBOX_WORKERS: integer(Math.max(2, Math.min(4, availableParallelism())), 'Worker threads running bot code (quarantined bots get one more, see [Runaway bot code](architecture.md#decisions-where-the-spec-is-silent))', { min: 1, defaultText: 'min(4, cores), at least 2' }),
+  PARLEY_SANDBOX_HEAP_MB: optionalInteger('Memory all bot code\'s sandboxes may hold together, in MB (every sandbox worker\'s WebAssembly heap, quarantine and replaced workers included); past it an allocation fails as "out of memory". Raise it for many bots or busy workers', 64, 'bot memory × workers + 32, at least 256'),
   PARLEY_BOT_SWEEP_MS: integer(5_000, `How often each instance looks for conversations with turns left, or bot messages not yet sent to an installed integration (a dead instance's, or a lost notification's), in ${MS}`, { min: 100 }),
   PARLEY_RUNTIME_EVENT_POLL_MS: integer(1_000, `How often each instance looks for due Runtime API events (scheduled, bot-level, \`state_expired\`), expired states and timed-out workflows, in ${MS}: the precision of \`createEvent\`'s \`schedule\``, { min: 50 }),
   PARLEY_RUNTIME_OBSERVATIONS_KEPT: integer(1_000, '`captureObservation` records kept per bot (the oldest are dropped)', { min: 1 }),
@@ -429,6 +432,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       memoryBytes: s.PARLEY_BOT_MEMORY_MB * 1024 * 1024,
     },
     sandboxWorkers: s.PARLEY_SANDBOX_WORKERS,
+    sandboxHeapBytes: s.PARLEY_SANDBOX_HEAP_MB === undefined ? undefined : s.PARLEY_SANDBOX_HEAP_MB * 1024 * 1024,
     botSweepMs: s.PARLEY_BOT_SWEEP_MS,
     runtimeEventPollMs: s.PARLEY_RUNTIME_EVENT_POLL_MS,
     runtimeObservationsKept: s.PARLEY_RUNTIME_OBSERVATIONS_KEPT,

@@ -4,6 +4,7 @@ import type { BotSummary } from './prelude-contract.js'
 import type { FromWorker, ToWorker } from './quickjs-worker.js'
 import { DEFAULT_LIMITS, SandboxError, type BotSandbox, type CheckResult, type SandboxHost, type SandboxLimits, type SandboxRun } from './sandbox.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
+import { heapSizes, PoolHeap, type HeapSizes } from './sandbox-heap.js'
 
 /** Extra time a worker gets past a run's own limit before it is presumed stuck and replaced. */
 const STUCK_GRACE_MS = 1_000
@@ -71,25 +72,12 @@ export const BEAT_HOG_RUN = 5
 const BEAT_SLOTS = 6
 
 /** What a worker is started with (its workerData). */
-export interface WorkerOptions {
+export interface WorkerOptions extends HeapSizes {
   beat: SharedArrayBuffer
-  /** The most its WebAssembly heap may grow to: past it allocations fail as "out of memory". */
-  heapCapBytes: number
-  /** A worker whose heap has grown past this after a run asks to be retired (its memory given back). */
-  recycleBytes: number
+  /** The pages all the pool's heaps hold (see PoolHeap). */
+  pool: SharedArrayBuffer
   /** OS priority (nice) the worker thread sets for itself; 0 leaves it as it is. */
   nice: number
-}
-
-/**
- * The heap of a worker holds every VM it runs and keeps idle (up to ~70 MB of them), and QuickJS's
- * allocator fragments it: one bot filling arrays up to its limit grew an uncapped heap to 2 GB. The cap
- * leaves room for four bots at their limit; past the recycle size a worker is replaced once idle.
- */
-export function heapSizes(limits: SandboxLimits): { heapCapBytes: number; recycleBytes: number } {
-  const MB = 1024 * 1024
-  const heapCapBytes = Math.min(2048 * MB, Math.max(512 * MB, 4 * limits.memoryBytes + 256 * MB))
-  return { heapCapBytes, recycleBytes: Math.min(heapCapBytes / 2, limits.memoryBytes + 256 * MB) }
 }
 
 interface PendingRun {
@@ -141,8 +129,14 @@ export class QuickJsSandbox implements BotSandbox {
   private retired = 0
   private evacuated = 0
 
-  /** Workers start on first use, all of them (a server without bot code never pays for them). */
-  constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits>; startTimeoutMs?: number } = {}) {
+  /** What all the workers' heaps hold together. */
+  private readonly heap = new PoolHeap()
+
+  /**
+   * Workers start on first use, all of them (a server without bot code never pays for them). `heapBytes`: the most
+   * all the workers' heaps may hold together (by default one bot at its memory limit per worker, plus 64 MB).
+   */
+  constructor(private readonly options: { workers?: number; limits?: Partial<SandboxLimits>; heapBytes?: number | undefined; startTimeoutMs?: number } = {}) {
     this.size = Math.max(1, options.workers ?? Math.max(2, Math.min(4, availableParallelism())))
     this.closing = new Promise<never>((_resolve, reject) => {
       this.signalClosing = reject
@@ -157,7 +151,9 @@ export class QuickJsSandbox implements BotSandbox {
   private spawn(quarantine = false): Slot {
     const shared = new SharedArrayBuffer(BEAT_SLOTS * Float64Array.BYTES_PER_ELEMENT)
     const beat = new Float64Array(shared)
-    const workerData: WorkerOptions = { beat: shared, ...heapSizes(this.limits), nice: quarantine ? QUARANTINE_NICE : 0 }
+    const workerData: WorkerOptions = {
+      beat: shared, pool: this.heap.shared, ...heapSizes(this.limits, this.size, this.options.heapBytes), nice: quarantine ? QUARANTINE_NICE : 0,
+    }
     const worker = this.createWorker(workerData)
     worker.unref()
     const slot: Slot = {
@@ -296,7 +292,8 @@ export class QuickJsSandbox implements BotSandbox {
     for (const check of slot.checks.values()) clearTimeout(check.watchdog)
     slot.abortStart(new Error('it was stopped before it was ready'))
     slot.worker.removeAllListeners('exit')
-    void slot.worker.terminate()
+    // Its heap counts against the pool's budget until the thread is gone (and its memory with it).
+    void slot.worker.terminate().finally(() => this.heap.release(slot.beat[BEAT_HEAP]!))
     return true
   }
 
@@ -527,7 +524,7 @@ export class QuickJsSandbox implements BotSandbox {
     })
     metrics.collect('parley_sandbox_workers_retired', 'Workers stopped and replaced since the start (stuck, out of memory, crashed)', () => this.retired, 'counter')
     metrics.collect('parley_sandbox_runs_evacuated', 'Runs moved off a held worker to another since the start', () => this.evacuated, 'counter')
-    metrics.collect('parley_sandbox_heap_bytes', 'WebAssembly heap of the workers together, in bytes', () => this.slots.reduce((sum, slot) => sum + slot.beat[BEAT_HEAP]!, 0))
+    metrics.collect('parley_sandbox_heap_bytes', 'WebAssembly heaps of the workers together (those being stopped included), in bytes', () => this.heap.bytes)
   }
 
   async close(): Promise<void> {
@@ -544,6 +541,7 @@ export class QuickJsSandbox implements BotSandbox {
         }
         for (const check of slot.checks.values()) clearTimeout(check.watchdog)
         await slot.worker.terminate()
+        this.heap.release(slot.beat[BEAT_HEAP]!)
       }),
     )
     this.slots.length = 0

@@ -11,6 +11,7 @@ import { newQuickJSWASMModuleFromVariant, newVariant, RELEASE_SYNC, type QuickJS
 import { parleyPrelude } from './prelude.js'
 import { previewOf } from './preview.js'
 import { BEAT_DEADLINE, BEAT_HEAP, BEAT_HOG, BEAT_HOG_RUN, BEAT_RUN, BEAT_SINCE, type WorkerOptions } from './quickjs-sandbox.js'
+import { workerHeap, type HeapAccount } from './sandbox-heap.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
@@ -60,21 +61,20 @@ if (options.nice > 0) {
 }
 
 /**
- * The WebAssembly heap every VM of this worker allocates from. It only ever grows (WebAssembly
- * memories cannot shrink) and QuickJS's allocator fragments it: a bot filling arrays up to its 128 MB
- * limit grew it to 2 GB (measured). So it is capped (an allocation past the cap fails as "out of
- * memory", which QuickJS reports like its own limit), and a worker whose heap has grown is retired:
- * terminating it gives the whole heap back.
+ * The WebAssembly heap every VM of this worker allocates from (see sandbox-heap.ts): it only ever grows
+ * (WebAssembly memories cannot shrink), a run may grow it by at most its bot's memory limit, the worker's heap
+ * is capped and so are all the pool's heaps together. A worker whose heap has grown is retired: terminating it
+ * gives the whole heap back.
  */
-const memory = new WebAssembly.Memory({ initial: 256, maximum: Math.floor(options.heapCapBytes / 65536) })
-/** A memory failure with the heap this close to its cap was (or may have been) caused by another VM. */
-const HEAP_FULL_SLACK = 32 * 1024 * 1024
+const heap = workerHeap(options, beat, BEAT_HEAP)
+const { memory } = heap
 /** A VM whose run grew the heap by less than this did not exhaust it (a bystander). */
 const BYSTANDER_GROWTH = 16 * 1024 * 1024
 
-/** Runs one synchronous QuickJS call, flagged in the heartbeat; its heap growth is counted against the VM. */
+/** Runs one synchronous QuickJS call, flagged in the heartbeat; the heap's growth is charged to the VM's run. */
 function inVm<T>(vm: Vm, fn: () => T): T {
-  const heapBefore = memory.buffer.byteLength
+  const charged = heap.account
+  heap.account = vm.heap
   beat[BEAT_RUN] = vm.runId
   beat[BEAT_DEADLINE] = Math.min(vm.deadline, vm.runDeadline)
   beat[BEAT_SINCE] = Date.now()
@@ -82,11 +82,7 @@ function inVm<T>(vm: Vm, fn: () => T): T {
     return fn()
   } finally {
     beat[BEAT_SINCE] = 0
-    const heap = memory.buffer.byteLength
-    if (heap !== heapBefore) {
-      vm.grew += heap - heapBefore
-      beat[BEAT_HEAP] = heap
-    }
+    heap.account = charged
   }
 }
 
@@ -117,7 +113,15 @@ const IDLE_VMS_PER_BOT = 128
 const MAX_IDLE_VMS = 256
 /** A drain yields to the event loop after this long, so host results and other runs are not starved. */
 const DRAIN_SLICE_MS = 5
+/**
+ * What may cross out of a VM, checked inside it before anything is copied out (a string copied out is held by
+ * this thread's V8 heap, the message to the pool and the server's heap at once): a log line's characters, and a
+ * host call's JSON arguments, at the body limits of the HTTP APIs the calls stand for (platform-api.md, Limits:
+ * Tables 40 MB for table calls, Runtime 1 MB for every other).
+ */
 const MAX_LOG_LENGTH = 4000
+const MAX_CALL_LENGTH = 1024 * 1024
+const MAX_TABLE_CALL_LENGTH = 40 * 1024 * 1024
 
 /**
  * Installs the prelude. Host calls wait on promises of this realm, kept in a table private to this
@@ -137,16 +141,22 @@ const SETUP = `(function () {
       try { return JSON.stringify(a) } catch (e) { return String(a) }
     }).join(' ');
   }
+  function logLine(level, message) { log(level, String(message).slice(0, ${MAX_LOG_LENGTH})) }
   var console = {};
-  ['debug', 'info', 'warn', 'error'].forEach(function (level) { console[level] = function () { log(level, text([].slice.call(arguments))) } });
+  ['debug', 'info', 'warn', 'error'].forEach(function (level) { console[level] = function () { logLine(level, text([].slice.call(arguments))) } });
   console.log = console.info;
   Object.defineProperty(globalThis, 'console', { value: Object.freeze(console), writable: false, configurable: false });
   var host = Object.freeze({
     call: function (method, args) {
+      var table = method.indexOf('Table') !== -1, most = table ? ${MAX_TABLE_CALL_LENGTH} : ${MAX_CALL_LENGTH};
+      if (args.length > most) {
+        return HostPromise.reject(new HostError('client.' + method + ': its arguments are too large (' + args.length + ' characters of JSON; the most is ' +
+          most + ', the ' + (table ? 'Tables' : 'Runtime') + ' API body limit)'));
+      }
       return new HostPromise(function (resolve, reject) { waiting[call(method, args)] = { resolve: resolve, reject: reject } })
     },
     budget: function (ms) { budget(ms) },
-    log: function (level, message) { log(level, message) }
+    log: logLine
   });
   // The prelude's entry points are handed to the worker only (SETUP's value): nothing global names them,
   // so bot code cannot re-enter the runtime (a re-entered turn would start units with fresh budgets).
@@ -189,8 +199,8 @@ interface Vm {
   broken: boolean
   /** A drain slice is scheduled on the event loop. */
   drainScheduled: boolean
-  /** Bytes by which this VM's calls grew the worker's heap during the current run. */
-  grew: number
+  /** What this VM's calls grew the worker's heap by during the current run, against the bot's memory limit. */
+  heap: HeapAccount
   /** Code of the current run was interrupted, or a unit of it ended, at its time limit. */
   interrupted: boolean
   /** Units of the current run ended by abortUnit. */
@@ -200,7 +210,6 @@ interface Vm {
 }
 
 const QuickJS = await newQuickJSWASMModuleFromVariant(newVariant(RELEASE_SYNC, { wasmMemory: memory }))
-beat[BEAT_HEAP] = memory.buffer.byteLength
 const idle = new Map<string, Vm[]>()
 let idleCount = 0
 let nextCallId = 1
@@ -237,9 +246,13 @@ function abandonVm(vm: Vm, reason: string, now = false): void {
   retire(reason, now)
 }
 
-/** The heap is (nearly) at its cap: allocations of any VM here may fail. */
-function heapFull(): boolean {
-  return memory.buffer.byteLength + HEAP_FULL_SLACK >= options.heapCapBytes
+/**
+ * The VM ran out of memory because the worker's heap or the pool's were exhausted, not at its own limit: with
+ * `bystander`, not by its own doing either (it barely grew the heap).
+ */
+function exhausted(vm: Vm, bystander = false): boolean {
+  const { refused, grew } = vm.heap
+  return (refused === 'worker' || refused === 'pool') && (!bystander || grew < BYSTANDER_GROWTH)
 }
 
 function disposeVm(vm: Vm): void {
@@ -267,7 +280,8 @@ function createVm(code: string, limits: SandboxLimits, runId: number): { vm: Vm;
   runtime.setMaxStackSize(MAX_STACK_BYTES)
   const vm: Vm = {
     runtime, context: runtime.newContext(), api: undefined as never, entries: undefined as never, current: undefined, deadline: Date.now() + limits.budgetMs,
-    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false, grew: 0, interrupted: false, aborts: 0, ended: undefined,
+    runDeadline: Date.now() + limits.timeoutMs, maxBudgetMs: limits.budgetMs, runId, broken: false, drainScheduled: false,
+    heap: { grew: 0, limitBytes: limits.memoryBytes, refused: undefined }, interrupted: false, aborts: 0, ended: undefined,
   }
   return inVm(vm, () => loadVm(vm, code))
 }
@@ -297,6 +311,7 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
     })
     const log = context.newFunction('__host_log', (levelHandle, textHandle) => {
       const level = context.getString(levelHandle) as LogLevel
+      // Cut in the VM already (SETUP's logLine), before it was copied out.
       const text = context.getString(textHandle).slice(0, MAX_LOG_LENGTH)
       post({ type: 'log', id: vm.runId, level: ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info', text })
     })
@@ -350,7 +365,7 @@ function loadVm(vm: Vm, code: string): { vm: Vm; summary: string } {
   } catch (err) {
     const kind = classify((err as Error).message)
     if (kind !== 'error') {
-      abandonVm(vm, `bot code was stopped while loading (${kind})`, kind === 'memory' && heapFull())
+      abandonVm(vm, `bot code was stopped while loading (${kind})`, kind === 'memory' && exhausted(vm) && !exhausted(vm, true))
       throw err
     }
     if (vm.entries) for (const handle of Object.values(vm.entries)) handle.dispose()
@@ -410,7 +425,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     return post({ type: 'done', id, ok: false, kind: classify(text), error: `Bot code failed to load: ${text}` })
   }
   vm.runId = id
-  vm.grew = 0
+  vm.heap = { grew: 0, limitBytes: limits.memoryBytes, refused: undefined }
   vm.interrupted = false
   vm.aborts = 0
   vm.ended = undefined
@@ -461,20 +476,23 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
     // not reused, nor freed in place.
     if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
     else releaseVm(botKey, vm)
+    // What a run allocated stays resident in the heap (WebAssembly memories never shrink, nor does QuickJS's
+    // allocator give pages back): a worker whose heap one run grew by half a bot's limit, or that has grown past
+    // the recycle size, is replaced, and its memory given back.
     const heap = memory.buffer.byteLength
-    if (heap > options.recycleBytes) retire(`its heap grew to ${Math.round(heap / 1048576)} MB`)
+    if (heap > options.recycleBytes || vm.heap.grew > limits.memoryBytes / 2) retire(`its heap grew to ${Math.round(heap / 1048576)} MB`)
   } catch (err) {
     const text = (err as Error).message
     const kind = classify(text)
-    // Out of memory with the shared heap at its cap, in a VM that barely grew it: another run exhausted
-    // the heap. This run is not at fault: the pool starts it again on another worker.
-    const exhausted = kind === 'memory' && heapFull()
-    const retry = exhausted && vm.grew < BYSTANDER_GROWTH
+    // Out of memory with the worker's or the pool's heaps exhausted, in a VM that barely grew them: other runs
+    // exhausted them. This run is not at fault: the pool starts it again on another worker.
+    const retry = kind === 'memory' && exhausted(vm, true)
     post({ type: 'done', id, ok: false, kind, error: text, ...(retry && { retry }) })
     // A VM that was interrupted or ran out of memory may hold half-updated state: never reuse it, nor
-    // free it in place (abandonVm); one that failed otherwise is freed.
+    // free it in place (abandonVm); one that failed otherwise is freed. One that exhausted the worker's or
+    // the pool's heaps holds what it grew them by, which other runs need: the worker is terminated at once.
     if (kind === 'error') disposeVm(vm)
-    else abandonVm(vm, kind === 'memory' ? 'a run ran out of memory' : 'a run was stopped at its time limit', exhausted)
+    else abandonVm(vm, kind === 'memory' ? 'a run ran out of memory' : 'a run was stopped at its time limit', kind === 'memory' && exhausted(vm) && !retry)
   } finally {
     clearInterval(timer)
     if (!vm.broken && vm.current) {
@@ -489,7 +507,7 @@ async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<void> {
  * shared heap by more than half its memory limit (an out-of-memory error its code or the prelude caught).
  */
 function limited(vm: Vm, limits: SandboxLimits): boolean {
-  return vm.interrupted || vm.grew > limits.memoryBytes / 2
+  return vm.interrupted || vm.heap.grew > limits.memoryBytes / 2
 }
 
 /** Most units of one run that abortUnit may end; past it, the run itself is ended. */

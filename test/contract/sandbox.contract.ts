@@ -91,6 +91,12 @@ async function outcome(promise: Promise<string>): Promise<{ ms: number; output?:
   }
 }
 
+/** Stopped at its memory limit: the run failed with SandboxError "memory", or the unit's out-of-memory error was recorded. */
+function expectOutOfMemory(r: Awaited<ReturnType<typeof outcome>>): void {
+  if (r.error) expect(r.error.kind).toBe('memory')
+  else expect(r.output!.errors.join('\n')).toMatch(/out of memory/)
+}
+
 /**
  * Stopped at a time limit: the run failed with SandboxError "timeout", or the unit that overran was ended
  * and recorded as timed out while the rest of the turn went on (remaining hooks and cards still run).
@@ -434,7 +440,8 @@ export function describeSandboxContract(name: string, factory: () => BotSandbox 
 
       const RUNAWAYS: Record<string, string> = {
         'a loop catching its own interruption': 'for (;;) { try { await (async () => { for (;;) {} })() } catch (e) {} }',
-        'an allocation loop near the memory limit': 'const a = []; for (;;) a.push(new Array(1e5).fill(1))',
+        // stopped at its memory limit (out of memory), the others at their time limit
+        'an allocation loop up to the memory limit': 'const a = []; for (;;) a.push(new Array(1e5).fill(1))',
         'a loop catching out-of-memory errors': 'const keep = []; for (;;) { try { keep.push(new Array(1e5).fill(1)) } catch (e) {} }',
         'a promise chain left running': 'Promise.resolve().then(function f() { return Promise.resolve().then(f) })\nawait new Promise(() => {})',
       }
@@ -467,7 +474,8 @@ export function describeSandboxContract(name: string, factory: () => BotSandbox 
         }
         const others = await Promise.all(bystanders)
         const ran = await runaway
-        expectTimedOut(ran)
+        if (/memory limit/.test(what)) expectOutOfMemory(ran)
+        else expectTimedOut(ran)
         for (const { k, r, texts } of others) {
           expect(r.error, `bystander ${k}: ${r.error?.message}`).toBeUndefined()
           // A bystander moved off the runaway's worker starts again from the beginning and repeats its host calls

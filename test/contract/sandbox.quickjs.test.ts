@@ -45,7 +45,8 @@ describe('QuickJsSandbox: a worker held by a runaway call', () => {
       await new Promise((r) => setTimeout(r, 100)) // the bystander is waiting on its host call when the runaway starts
       const t = Date.now()
       const runaway = sandbox.run({
-        botId: 'runaway', version: '1', code: hook('const a = []; for (;;) a.push(new Array(1e5).fill(1))'), entry: 'turn', input: input('y'), limits,
+        // long native steps (QuickJS polls its interrupt handler seldom), each array freed at once (no memory limit ends it)
+        botId: 'runaway', version: '1', code: hook('for (;;) new Array(1e5).fill(1)'), entry: 'turn', input: input('y'), limits,
       }, { call: async () => ({}), log() {} })
       const failure = await runaway.then(() => undefined, (err: unknown) => err)
       expect(failure).toBeInstanceOf(SandboxError)

@@ -11,6 +11,8 @@ import type { Harness } from './harness.js'
 const ROOT = fileURLToPath(new URL('../..', import.meta.url))
 
 export interface ParleyProcess {
+  /** The server's process id (its memory can be read from /proc). */
+  pid: number
   output(): string
   /** SIGKILL, at once: nothing is released, nothing is flushed. */
   kill(): Promise<void>
@@ -48,6 +50,7 @@ export async function startParleyProcess(h: Harness, env: Record<string, string>
     await new Promise((r) => setTimeout(r, 100))
   }
   return {
+    pid: child.pid!,
     output: () => log,
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')

@@ -5,7 +5,7 @@
  * while streaming; several large bodies at once all arrive. Bodies are generated as streams.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
-import { readFileSync, writeFileSync } from 'node:fs'
+import { readFileSync } from 'node:fs'
 import { request } from 'node:http'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
@@ -13,9 +13,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { credentialsPath } from '../../src/domain/bootstrap.js'
 import { adminClient, createBot, newDataPlace, sleep, storedBlobCount, waitForLog, type DataPlace, type ParleyLike } from './helpers.js'
 import { freePort } from '../helpers/ports.js'
+import { MB, peakRss } from '../helpers/rss.js'
 
 const ROOT = join(import.meta.dirname, '..', '..')
-const MB = 1024 * 1024
 const LIMIT = 100 * MB
 
 const CODE = String.raw`
@@ -58,25 +58,6 @@ function postStream(url: string, body: Readable): Promise<{ status: number; json
     req.on('error', reject)
     body.pipe(req)
   })
-}
-
-const statusKb = (pid: number, field: 'VmRSS' | 'VmHWM') => {
-  const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return Number(match![1]) * 1024
-}
-
-/** Peak resident memory of `pid` while `work` runs: the kernel's high-water mark, reset first. */
-async function peakRss<T>(pid: number, work: () => Promise<T>): Promise<{ result: T; baseline: number; peak: number }> {
-  writeFileSync(`/proc/${pid}/clear_refs`, '5') // resets VmHWM to the current RSS
-  const baseline = statusKb(pid, 'VmRSS')
-  let sampled = baseline
-  const sampler = setInterval(() => { sampled = Math.max(sampled, statusKb(pid, 'VmRSS')) }, 20)
-  try {
-    const result = await work()
-    return { result, baseline, peak: Math.max(sampled, statusKb(pid, 'VmHWM')) }
-  } finally {
-    clearInterval(sampler)
-  }
 }
 
 describe('webhook integration: 100 MB bodies on a spawned server', () => {
