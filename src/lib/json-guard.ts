@@ -18,8 +18,9 @@ function badString(s: string): string | undefined {
   return undefined
 }
 
-export function findJsonProblem(root: unknown): string | undefined {
-  const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, depth: 1, path: 'body' }]
+/** `at`: where `root` sits in the body, for a value checked on its own (an element of a body parsed in slices). */
+export function findJsonProblem(root: unknown, at: { depth: number; path: string } = { depth: 1, path: 'body' }): string | undefined {
+  const stack: { value: unknown; depth: number; path: string }[] = [{ value: root, ...at }]
   while (stack.length > 0) {
     const { value, depth, path } = stack.pop()!
     if (typeof value === 'string') {

@@ -1,6 +1,8 @@
 import type { FastifyInstance } from 'fastify'
 import { ApiError } from '../../lib/errors.js'
 import { findJsonProblem } from '../../lib/json-guard.js'
+import { parseJsonInSlices } from '../../lib/sliced-json.js'
+import { WRITE_SLICE_BYTES } from '../../lib/slices.js'
 
 /**
  * The only body parser: JSON, guarded. Other media types get 415 from Fastify because no parser
@@ -10,23 +12,24 @@ import { findJsonProblem } from '../../lib/json-guard.js'
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: unknown, body: Buffer | string) => {
     const bytes = body as Buffer
-    if (bytes.length === 0) return done(null, undefined)
+    if (bytes.length === 0) return undefined
     let text: string
     try {
       text = utf8.decode(bytes)
     } catch {
-      return done(new ApiError('InvalidPayload', 'The request body is not valid UTF-8'), undefined)
+      throw new ApiError('InvalidPayload', 'The request body is not valid UTF-8')
     }
-    let value: unknown
+    let parsed: { value: unknown; problem: string | undefined }
     try {
-      value = JSON.parse(text)
+      // A large body (a Tables write of up to 40 MB) is parsed in slices that yield to the event loop.
+      parsed = bytes.length > WRITE_SLICE_BYTES ? await parseJsonInSlices(text) : { value: JSON.parse(text), problem: undefined }
     } catch (err) {
-      return done(new ApiError('InvalidPayload', `Malformed JSON body: ${(err as Error).message}`), undefined)
+      throw new ApiError('InvalidPayload', `Malformed JSON body: ${(err as Error).message}`)
     }
-    const problem = findJsonProblem(value)
-    if (problem) return done(new ApiError('InvalidPayload', `Invalid JSON body: ${problem}`), undefined)
-    done(null, value)
+    const problem = parsed.problem ?? (bytes.length > WRITE_SLICE_BYTES ? undefined : findJsonProblem(parsed.value))
+    if (problem) throw new ApiError('InvalidPayload', `Invalid JSON body: ${problem}`)
+    return parsed.value
   })
 }
