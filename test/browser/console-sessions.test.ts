@@ -40,7 +40,7 @@ describeBrowser('the console\'s Sessions page in Chromium', () => {
 
     // Revoke the other one: it ends at once, this browser's stays.
     await page.locator('#sessions tr', { hasNotText: 'this browser' }).getByRole('button', { name: /^Revoke/ }).click()
-    await page.getByText('Session revoked.').waitFor()
+    await page.getByText('Session revoked. 1 session(s) left.').waitFor()
     expect(await rows.count()).toBe(1)
     expect((await other('GET', '/v1/admin/account/me')).status).toBe(401)
 

@@ -14,7 +14,8 @@ export function sessionsPage({ main, onSignedOut }: { main: HTMLElement; onSigne
   const body = h('tbody', { attrs: { id: 'sessions' } })
   let alive = true
 
-  async function load(): Promise<void> {
+  /** Lists the sessions; `done` (what was just done) stays in the status line with the count. */
+  async function load(done?: string): Promise<void> {
     const { sessions } = await json<{ sessions: Session[] }>('/v1/admin/account/console-sessions')
     if (!alive) return
     body.replaceChildren(...sessions.map((s) => h('tr', { attrs: { 'data-session': s.id } }, [
@@ -27,14 +28,14 @@ export function sessionsPage({ main, onSignedOut }: { main: HTMLElement; onSigne
         on: { click: () => void revoke(s) },
       })]),
     ])))
-    status.textContent = `${sessions.length} session(s)`
+    status.textContent = done === undefined ? `${sessions.length} session(s)` : `${done} ${sessions.length} session(s) left.`
   }
 
   async function revoke(s: Session): Promise<void> {
     await json(`/v1/admin/account/console-sessions/${encodeURIComponent(s.id)}`, { method: 'DELETE', body: '{}' })
     if (s.current) return onSignedOut('This session was revoked.')
-    status.textContent = 'Session revoked.'
-    await load()
+    // Said after the list is read again: set before it, the count would replace it at once.
+    await load('Session revoked.')
   }
 
   async function everywhere(): Promise<void> {
