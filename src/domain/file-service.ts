@@ -402,11 +402,13 @@ export class FileService {
       if (upload.uploader && (quota.userFiles > 0 || quota.userBytes > 0)) {
         const window = quota.windowSeconds
         const recent = await this.files.createdSince(botId, upload.uploader.keyPrefix, upload.now - window * 1000)
+        // Retry-After: when the window's oldest upload leaves it (an upper bound: a large one may need more to leave).
+        const retryAfterSeconds = Math.max(1, Math.ceil(((recent.oldest ?? upload.now) + window * 1000 - upload.now) / 1000))
         if (quota.userFiles > 0 && recent.files + 1 > quota.userFiles) {
-          throw new ApiError('RateLimited', `This user may upload ${quota.userFiles} files per ${window} s; retry later`)
+          throw errors.rateLimited(`This user may upload ${quota.userFiles} files per ${window} s; retry in ${retryAfterSeconds} s`, retryAfterSeconds)
         }
         if (quota.userBytes > 0 && recent.bytes + upload.bytes > quota.userBytes) {
-          throw new ApiError('RateLimited', `This user may upload ${quota.userBytes} bytes per ${window} s (${recent.bytes} used, this upload declares ${upload.bytes}); retry later`)
+          throw errors.rateLimited(`This user may upload ${quota.userBytes} bytes per ${window} s (${recent.bytes} used, this upload declares ${upload.bytes}); retry in ${retryAfterSeconds} s or later`, retryAfterSeconds)
         }
       }
       return write()

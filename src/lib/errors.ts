@@ -78,6 +78,8 @@ export const errors = {
   internal: () => new ApiError('Internal', 'An internal error occurred; quote the error id when reporting it'),
   unavailable: () => new ApiError('ServiceUnavailable', 'The database is unreachable; nothing was lost, retry in a moment'),
   shuttingDown: () => new ApiError('ServiceUnavailable', 'This instance is shutting down; retry (another instance, or this one once restarted, answers)'),
+  /** 429 with a Retry-After header (seconds): a quota or rate that frees up with time. */
+  rateLimited: (message: string, retryAfterSeconds: number) => Object.assign(new ApiError('RateLimited', message), { retryAfterSeconds }),
   /** Nothing was sent to a remote bot or integration: `busy` (its queue is full: 429) or paused (its circuit is open: 503). */
   endpointRefused: (busy: boolean, message: string, retryAfterSeconds: number) =>
     Object.assign(new ApiError(busy ? 'RateLimited' : 'ServiceUnavailable', message), { retryAfterSeconds }),

@@ -127,7 +127,7 @@ export interface FileStore {
    */
   storedBytes(botId: string, pendingSince: number, exceptKey?: string): Promise<number>
   /** The bot's files whose key starts with `keyPrefix`, created after `since`: how many, and their bytes (size, else declared). */
-  createdSince(botId: string, keyPrefix: string, since: number): Promise<{ files: number; bytes: number }>
+  createdSince(botId: string, keyPrefix: string, since: number): Promise<{ files: number; bytes: number; oldest: number | null }>
   /**
    * Creates a file whose content is already stored (status upload_completed). In one transaction, the
    * bot's file `replaceId` is deleted first (overwrite) and returned so that the caller can drop its blob

@@ -110,7 +110,11 @@ describe('upload quotas (per webchat user: 3 files, 1000 bytes per hour; per bot
     for (let i = 0; i < 3; i++) expect((await webchatUpload(h, bot, alice, 10)).statusCode).toBe(200)
     const refused = await webchatUpload(h, bot, alice, 10)
     expectError(refused, 429, 'RateLimited')
-    expect(refused.json().message).toMatch(/3 files per 3600 s/)
+    expect(refused.json().message).toMatch(/3 files per 3600 s; retry in \d+ s/)
+    // When the window's oldest upload leaves it: within the hour, and not before most of it has passed (just made).
+    const retryAfter = Number(refused.headers['retry-after'])
+    expect(retryAfter).toBeGreaterThan(3500)
+    expect(retryAfter).toBeLessThanOrEqual(3600)
     expect((await webchatUpload(h, bot, await chatUserKey(h, bot), 10)).statusCode).toBe(200)
   })
 
@@ -121,6 +125,7 @@ describe('upload quotas (per webchat user: 3 files, 1000 bytes per hour; per bot
     const refused = await webchatUpload(h, bot, bob, 600)
     expectError(refused, 429, 'RateLimited')
     expect(refused.json().message).toMatch(/1000 bytes per 3600 s/)
+    expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
     expect((await webchatUpload(h, bot, bob, 400)).statusCode).toBe(200)
   })
 

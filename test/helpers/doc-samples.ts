@@ -25,12 +25,14 @@ export function codeBlocks(page: string, lang?: string): CodeBlock[] {
   for (let i = 0; i < lines.length; i++) {
     const line = lines[i]!
     if (/^#{1,6} /.test(line)) heading = line.replace(/^#+ /, '')
-    const fence = /^```(\w+)/.exec(line)
+    // A fence may be indented (a sample inside a list item): its lines lose that indentation.
+    const fence = /^( *)```(\w+)/.exec(line)
     if (!fence) continue
+    const indent = fence[1]!
     const start = i
     const body: string[] = []
-    for (i++; i < lines.length && !lines[i]!.startsWith('```'); i++) body.push(lines[i]!)
-    if (lang === undefined || fence[1] === lang) blocks.push({ lang: fence[1]!, code: `${body.join('\n')}\n`, line: start + 1, heading })
+    for (i++; i < lines.length && !lines[i]!.trimStart().startsWith('```'); i++) body.push(lines[i]!.startsWith(indent) ? lines[i]!.slice(indent.length) : lines[i]!)
+    if (lang === undefined || fence[2] === lang) blocks.push({ lang: fence[2]!, code: `${body.join('\n')}\n`, line: start + 1, heading })
   }
   return blocks
 }

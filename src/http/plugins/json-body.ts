@@ -12,24 +12,30 @@ import { WRITE_SLICE_BYTES } from '../../lib/slices.js'
 export function registerJsonBody(app: FastifyInstance): void {
   app.removeAllContentTypeParsers()
   const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })
-  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, async (_request: unknown, body: Buffer | string) => {
+  // Callback style: a small body (nearly all) is parsed at once, with no promise on the hot path; a large one (a Tables
+  // write of up to 40 MB) in slices that yield to the event loop.
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (_request, body, done) => {
     const bytes = body as Buffer
-    if (bytes.length === 0) return undefined
+    if (bytes.length === 0) return done(null, undefined)
     let text: string
     try {
       text = utf8.decode(bytes)
     } catch {
-      throw new ApiError('InvalidPayload', 'The request body is not valid UTF-8')
+      return done(new ApiError('InvalidPayload', 'The request body is not valid UTF-8'), undefined)
     }
-    let parsed: { value: unknown; problem: string | undefined }
+    const malformed = (err: unknown) => new ApiError('InvalidPayload', `Malformed JSON body: ${(err as Error).message}`)
+    const checked = (value: unknown, problem: string | undefined) =>
+      problem ? done(new ApiError('InvalidPayload', `Invalid JSON body: ${problem}`), undefined) : done(null, value)
+    if (bytes.length > WRITE_SLICE_BYTES) {
+      parseJsonInSlices(text).then(({ value, problem }) => checked(value, problem), (err: unknown) => done(malformed(err), undefined))
+      return
+    }
+    let value: unknown
     try {
-      // A large body (a Tables write of up to 40 MB) is parsed in slices that yield to the event loop.
-      parsed = bytes.length > WRITE_SLICE_BYTES ? await parseJsonInSlices(text) : { value: JSON.parse(text), problem: undefined }
+      value = JSON.parse(text)
     } catch (err) {
-      throw new ApiError('InvalidPayload', `Malformed JSON body: ${(err as Error).message}`)
+      return done(malformed(err), undefined)
     }
-    const problem = parsed.problem ?? (bytes.length > WRITE_SLICE_BYTES ? undefined : findJsonProblem(parsed.value))
-    if (problem) throw new ApiError('InvalidPayload', `Invalid JSON body: ${problem}`)
-    return parsed.value
+    checked(value, findJsonProblem(value))
   })
 }

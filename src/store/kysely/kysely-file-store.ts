@@ -285,19 +285,20 @@ export class KyselyFileStore implements FileStore {
     return Number(r.bytes)
   }
 
-  async createdSince(botId: string, keyPrefix: string, since: number): Promise<{ files: number; bytes: number }> {
+  async createdSince(botId: string, keyPrefix: string, since: number): Promise<{ files: number; bytes: number; oldest: number | null }> {
     // files_bot_created narrows to the window; the prefix is compared as a substring (no LIKE wildcards to escape).
     const r = await this.db
       .selectFrom('files')
       .select([
         sql<string | number>`count(*)`.as('files'),
         sql<string | number>`coalesce(sum(coalesce(size, declared_size, 0)), 0)`.as('bytes'),
+        sql<string | number | null>`min(created_at)`.as('oldest'),
       ])
       .where('bot_id', '=', botId)
       .where('created_at', '>', since)
       .where(sql<boolean>`substr(${sql.ref('key')}, 1, ${[...keyPrefix].length}) = ${keyPrefix}`)
       .executeTakeFirstOrThrow()
-    return { files: Number(r.files), bytes: Number(r.bytes) }
+    return { files: Number(r.files), bytes: Number(r.bytes), oldest: r.oldest === null ? null : Number(r.oldest) }
   }
 
   async listBlobNames(botId: string): Promise<string[]> {
