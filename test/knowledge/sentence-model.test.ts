@@ -85,9 +85,13 @@ describe('built-in sentence model', () => {
     } finally {
       await broken.close()
     }
-    // A worker that never answers: the call times out, the worker is dropped, and the next call gets a fresh one.
+    // A worker that never loads: the call times out; the worker is dropped at its load deadline, and the next call gets
+    // a fresh one.
     let made = 0
-    const silent = new SentenceModelEmbeddings({ createWorker: () => (++made === 1 ? new Worker('setInterval(() => {}, 1000)', { eval: true }) : createSentenceWorker()) })
+    const silent = new SentenceModelEmbeddings({
+      loadTimeoutMs: 1000,
+      createWorker: () => (++made === 1 ? new Worker('setInterval(() => {}, 1000)', { eval: true }) : createSentenceWorker()),
+    })
     try {
       await expect(silent.embed(['never'], { timeoutMs: 200 })).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/did not answer within 200 ms/) })
       const [v] = await silent.embed(['answered by the next worker'], opts)
@@ -95,6 +99,28 @@ describe('built-in sentence model', () => {
       expect(made).toBe(2)
     } finally {
       await silent.close()
+    }
+  })
+
+  it('a question that times out while the model loads fails alone: the worker keeps loading and answers the next one', async () => {
+    // A stand-in worker that speaks the worker's protocol and takes 1.5 s to load (a busy machine): only its timing is fake.
+    let made = 0
+    const slow = new SentenceModelEmbeddings({
+      createWorker: () => {
+        made++
+        return new Worker(`const { parentPort } = require('node:worker_threads')
+          setTimeout(() => parentPort.postMessage({ ready: true }), 1500)
+          parentPort.on('message', (m) => parentPort.postMessage({ id: m.id, vectors: m.texts.map(() => new Float32Array(512).fill(m.texts.length)) }))`, { eval: true })
+      },
+    })
+    try {
+      await expect(slow.embed(['asked too early'], { timeoutMs: 200 })).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/did not answer within 200 ms/) })
+      const [v] = await slow.embed(['asked again'], { timeoutMs: 30_000 })
+      expect(v).toHaveLength(512)
+      expect(made).toBe(1) // not replaced: before, the first question's timeout took the loading worker down
+      expect(slow.embedded).toBe(1) // the question that timed out was never sent to it
+    } finally {
+      await slow.close()
     }
   })
 })

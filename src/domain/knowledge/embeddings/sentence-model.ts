@@ -28,12 +28,16 @@ export interface SentenceModelOptions {
   idleMs?: number | undefined
   /** A seam for tests: the worker to start. */
   createWorker?: (() => Worker) | undefined
+  /** A worker that has not loaded the model by then is replaced (a stuck load); a query's own timeout never stops a loading worker. */
+  loadTimeoutMs?: number | undefined
 }
 
 export class SentenceModelEmbeddings implements EmbeddingsProvider {
   readonly model = SENTENCE_MODEL
   private worker: Worker | undefined
   private ready: Promise<void> | undefined
+  /** Whether the running worker has loaded the model (its `ready`). */
+  private loaded = false
   private readonly queue: Job[] = []
   private running: { id: number; job: Job } | undefined
   private nextId = 1
@@ -98,13 +102,18 @@ export class SentenceModelEmbeddings implements EmbeddingsProvider {
   }
 
   /**
-   * A queued job that times out just leaves the queue; the one the worker is on takes the worker down with it (a
-   * worker that does not answer in time may never answer: a stuck load, a machine starved for minutes), and the next
-   * job starts a fresh one.
+   * A queued job that times out just leaves the queue. The one a loaded worker is on takes the worker down with it (a
+   * worker that does not answer in time may never answer: a machine starved for minutes), and the next job starts a
+   * fresh one. A worker still loading the model is left to load (its own deadline is loadTimeoutMs): replacing it at
+   * every question's 3 s budget meant that on a busy machine it never finished loading, and every search went without
+   * the model.
    */
   private timedOut(job: Job, err: EmbeddingsError): void {
-    if (this.running?.job === job && this.worker) this.crashed(this.worker, err)
-    else this.settle(job, err)
+    if (this.running?.job === job && this.worker && this.loaded) return this.crashed(this.worker, err)
+    const wasRunning = this.running?.job === job
+    if (wasRunning) this.running = undefined
+    this.settle(job, err)
+    if (wasRunning) this.pump()
   }
 
   private settle(job: Job, outcome: Float32Array[] | Error): void {
@@ -131,7 +140,8 @@ export class SentenceModelEmbeddings implements EmbeddingsProvider {
     const id = this.nextId++
     this.running = { id, job }
     this.ready!.then(
-      () => worker.postMessage({ id, texts: job.texts } satisfies SentenceModelRequest),
+      // Not if the job timed out while the model loaded (another job may be running by then).
+      () => { if (this.running?.id === id) worker.postMessage({ id, texts: job.texts } satisfies SentenceModelRequest) },
       () => {},
     )
   }
@@ -148,8 +158,23 @@ export class SentenceModelEmbeddings implements EmbeddingsProvider {
       markFailed = reject
     })
     this.ready.catch(() => {})
+    this.loaded = false
+    const loadMs = this.options.loadTimeoutMs ?? 300_000
+    // A stuck load: the worker is replaced, and the job waiting for it (never sent) goes first to the next one.
+    const loadTimer = setTimeout(() => {
+      if (this.loaded || this.worker !== worker) return
+      const waiting = this.running
+      this.running = undefined
+      if (waiting && !waiting.job.done) this.queue.unshift(waiting.job)
+      this.crashed(worker, new EmbeddingsError('unavailable', `the sentence model did not load within ${loadMs} ms`))
+    }, loadMs)
+    loadTimer.unref()
     worker.on('message', (answer: SentenceModelAnswer) => {
-      if ('ready' in answer) return markReady()
+      if ('ready' in answer) {
+        clearTimeout(loadTimer)
+        if (this.worker === worker) this.loaded = true
+        return markReady()
+      }
       if ('failed' in answer) {
         const err = new EmbeddingsError('unavailable', `the sentence model could not be loaded: ${answer.failed}`)
         markFailed(err)
@@ -172,6 +197,7 @@ export class SentenceModelEmbeddings implements EmbeddingsProvider {
     if (this.worker !== worker) return
     this.worker = undefined
     this.ready = undefined
+    this.loaded = false
     void worker.terminate()
     const running = this.running
     this.running = undefined
