@@ -38,17 +38,17 @@ export async function parseJsonInSlices(text: string, sliceChars = WRITE_SLICE_B
   }
   skeleton += text.slice(from)
   const value = JSON.parse(skeleton) as Record<string, unknown>
-  const outer = findJsonProblem(value)
-  if (outer) return { value, problem: outer }
+  // Every element is parsed even after the guard found a problem: malformed text is refused as such, as JSON.parse
+  // would refuse it, whatever else is wrong with it.
+  let problem = findJsonProblem(value)
   let since = 0
-  // In text order: where a key repeats, JSON.parse keeps the last value, and so does this.
+  const parsed: unknown[][] = []
   for (const a of arrays) {
     const items: unknown[] = []
     for (let i = 0; i < a.elements.length; i++) {
       const [start, end] = a.elements[i]!
       const item = JSON.parse(text.slice(start, end)) as unknown
-      const problem = findJsonProblem(item, { depth: 3, path: `body.${a.key}[${i}]` })
-      if (problem) return { value, problem }
+      problem ??= findJsonProblem(item, { depth: 3, path: `body.${a.key}[${i}]` })
       items.push(item)
       since += end - start
       if (since >= sliceChars) {
@@ -56,9 +56,12 @@ export async function parseJsonInSlices(text: string, sliceChars = WRITE_SLICE_B
         await nextTurn()
       }
     }
-    // The key was checked with the skeleton (no __proto__ or constructor): a plain own property.
-    Object.defineProperty(value, a.key, { value: items, enumerable: true, writable: true, configurable: true })
+    parsed.push(items)
   }
+  if (problem) return { value, problem }
+  // In text order: where a key repeats, JSON.parse keeps the last value, and so does this. The keys were checked
+  // with the skeleton (no __proto__ or constructor): plain own properties.
+  arrays.forEach((a, i) => Object.defineProperty(value, a.key, { value: parsed[i], enumerable: true, writable: true, configurable: true }))
   return { value, problem: undefined }
 }
 

@@ -92,6 +92,12 @@ describe('parseJsonInSlices', () => {
     expect(Object.getPrototypeOf((await parseJsonInSlices('{"rows":[1]}', 4)).value)).toBe(Object.prototype)
   })
 
+  it('refuses malformed text as malformed even when the guard would refuse something else in it (found by fast-check)', async () => {
+    const text = '{"rows":[],"more":[{"",:1}],"nested":{"__proto__":false}}'
+    expect(whole(text)).toBe('refused')
+    await expect(parseJsonInSlices(text, 4)).rejects.toThrow(SyntaxError)
+  })
+
   it('leaves repeated keys, empty elements and what is not an object to JSON.parse\'s rules', async () => {
     expect((await parseJsonInSlices('{"rows":[1],"rows":[2,3]}', 2)).value).toEqual({ rows: [2, 3] })
     await expect(parseJsonInSlices('{"rows":[1,]}', 2)).rejects.toThrow(SyntaxError)
