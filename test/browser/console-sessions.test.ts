@@ -8,7 +8,7 @@ import type { Browser } from 'playwright-core'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { consoleClient, consoleSignIn } from '../helpers/console.js'
 import { seriousViolations } from './axe.js'
-import { describeBrowser, launchBrowser, watchErrors } from './browser.js'
+import { artifactPath, describeBrowser, launchBrowser, watchErrors } from './browser.js'
 
 describeBrowser('the console\'s Sessions page in Chromium', () => {
   let h: Harness
@@ -37,6 +37,7 @@ describeBrowser('the console\'s Sessions page in Chromium', () => {
     expect(await rows.count()).toBe(2)
     await expect.poll(() => page.locator('#sessions tr', { hasText: 'this browser' }).count()).toBe(1)
     expect(await seriousViolations(page)).toEqual([])
+    await page.screenshot({ path: artifactPath('console-sessions.png'), fullPage: true })
 
     // Revoke the other one: it ends at once, this browser's stays.
     await page.locator('#sessions tr', { hasNotText: 'this browser' }).getByRole('button', { name: /^Revoke/ }).click()
