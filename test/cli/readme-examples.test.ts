@@ -10,37 +10,17 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ChatApi } from '../../src/webchat/shared/chat-api.js'
 import { codeBlocks } from '../helpers/doc-samples.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
+import { Talk } from '../runtime/helpers.js'
 import { ensureBuilt, ROOT, runCli } from './helpers.js'
 
 /** The README's fenced code blocks of one language, in order. */
 const readmeBlocks = (lang: string): string[] => codeBlocks('README.md', lang).map((b) => b.code)
 
-/** One conversation through the Chat API: `say` sends a text and resolves with the bot's next text answer. */
-async function conversationWith(chatUrl: string) {
-  const api = new ChatApi(chatUrl)
-  api.key = (await api.createUser({})).key
-  const { conversation } = await api.createConversation()
-  const seen = new Set<string>()
-  return async function say(text: string): Promise<string> {
-    const { message } = await api.createMessage(conversation.id, { type: 'text', text })
-    seen.add(message.id)
-    const deadline = Date.now() + 15_000
-    while (Date.now() < deadline) {
-      const { messages } = await api.listMessages(conversation.id)
-      const reply = messages.find((m) => !seen.has(m.id) && m.userId !== message.userId)
-      if (reply) {
-        seen.add(reply.id)
-        return String((reply.payload as { text?: string }).text ?? JSON.stringify(reply.payload))
-      }
-      await new Promise((r) => setTimeout(r, 100))
-    }
-    throw new Error(`no answer to "${text}"`)
-  }
-}
+/** A new conversation with the bot behind a chat webhook URL, through the official chat client. */
+const talkTo = (chatUrl: string) => Talk.open({ url: chatUrl, encryptionKey: '' })
 
 let h: Harness
 let work: string
@@ -90,11 +70,12 @@ describe("the README's samples", () => {
     const admin = new Client({ apiUrl: h.baseUrl, token: h.credentials.token, workspaceId: h.credentials.workspaceId })
     const { bot } = await admin.getBot({ id: botId })
     expect(bot.name).toBe('my-bot')
-    const say = await conversationWith(bot.integrations.chat!.webhookUrl)
-    expect(await say('Hello')).toBe('Hello! What is your name?')
-    expect(await say('Ada')).toBe('Nice to meet you, Ada.')
-    expect(await say('good day')).toBe('You said: good day (#1)')
-    expect(await say('again')).toBe('You said: again (#2)')
+    const talk = await talkTo(bot.integrations.chat!.webhookUrl)
+    expect(await talk.askText('Hello')).toEqual(['Hello! What is your name?'])
+    expect(await talk.askText('Ada')).toEqual(['Nice to meet you, Ada.'])
+    expect(await talk.askText('good day')).toEqual(['You said: good day (#1)'])
+    expect(await talk.askText('again')).toEqual(['You said: again (#2)'])
+    await talk.close()
   })
 
   it('bring a Botpress bot: the README\'s admin calls, with an unchanged @botpress/sdk echo bot started where the comment says', async () => {
@@ -121,7 +102,8 @@ describe("the README's samples", () => {
     const admin = new Client({ apiUrl: h.baseUrl, token: h.credentials.token, workspaceId: h.credentials.workspaceId })
     const { bot } = await admin.getBot({ id: created.id })
     expect(bot.name).toBe('my-sdk-bot')
-    const say = await conversationWith(bot.integrations.chat!.webhookUrl)
-    expect(await say('hi there')).toBe('echo #1: hi there')
+    const talk = await talkTo(bot.integrations.chat!.webhookUrl)
+    expect(await talk.askText('hi there')).toEqual(['echo #1: hi there'])
+    await talk.close()
   })
 })

@@ -11,17 +11,8 @@ import { WRITE_SLICE_BYTES } from '../../src/lib/slices.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
 import { tableName } from '../helpers/tables.js'
+import { turnsDuring } from '../helpers/event-loop.js'
 
-/** Event-loop turns while `work` runs. */
-async function turnsDuring<T>(work: () => Promise<T>): Promise<{ result: T; turns: number }> {
-  let turns = 0
-  let running = true
-  const tick = () => { if (running) { turns++; setImmediate(tick) } }
-  setImmediate(tick)
-  try {
-    return { result: await work(), turns }
-  } finally { running = false }
-}
 
 describe('Tables: a large write yields to the event loop', () => {
   let h: Harness

@@ -7,6 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { findJsonProblem } from '../../src/lib/json-guard.js'
 import { parseJsonInSlices } from '../../src/lib/sliced-json.js'
+import { turnsDuring } from '../helpers/event-loop.js'
 
 /**
  * Both parses' answers, compared as the body parser uses them: refused (malformed), refused by the guard (the value
@@ -51,15 +52,7 @@ describe('parseJsonInSlices', () => {
   it('gives the event loop a turn per slice of a large body', async () => {
     const rows = Array.from({ length: 2000 }, (_, i) => ({ k: `k${i}`, s: 'x'.repeat(4000), n: i, a: [1, { b: '"]}' }] }))
     const text = JSON.stringify({ table: 't', rows })
-    let turns = 0
-    let running = true
-    const tick = () => {
-      turns++
-      if (running) setImmediate(tick)
-    }
-    setImmediate(tick)
-    const parsed = await parseJsonInSlices(text, 1 << 20)
-    running = false
+    const { result: parsed, turns } = await turnsDuring(() => parseJsonInSlices(text, 1 << 20))
     expect(parsed).toEqual({ value: JSON.parse(text), problem: undefined })
     // 8 MB: 8 slices of the scan and 8 of the parse at least (one turn before the parse would be all of it before).
     expect(turns).toBeGreaterThanOrEqual(2 * Math.floor(text.length / (1 << 20)))
