@@ -31,6 +31,22 @@ export function run(name, cmd, args, opts = {}) {
   return { status: r.status ?? 1, output }
 }
 
+/** As `run`, without blocking this process (in-process fakes and proxies keep answering meanwhile). */
+export function runAsync(name, cmd, args, opts = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { ...opts, env: { ...process.env, ...opts.env }, stdio: ['ignore', 'pipe', 'pipe'] })
+    children.add(child)
+    let output = ''
+    child.stdout.on('data', (c) => (output += c))
+    child.stderr.on('data', (c) => (output += c))
+    child.on('close', (status) => {
+      children.delete(child)
+      writeLog(name, `$ ${cmd} ${args.join(' ')}  (cwd ${opts.cwd ?? process.cwd()})\n${output}`)
+      resolve({ status: status ?? 1, output })
+    })
+  })
+}
+
 function writeLog(name, text) {
   const s = createWriteStream(join(LOG_DIR, `${name.replace(/[^\w.-]+/g, '_')}.log`), { flags: 'a' })
   s.end(text + '\n')
