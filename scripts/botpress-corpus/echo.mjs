@@ -75,7 +75,7 @@ async function echoCommands(apiUrl) {
   const loop = await say('loop')
   if (loop.error) results.push({ name: 'echo loop', ok: false, detail: loop.error })
   else {
-    const wait = Number(process.env.CORPUS_LOOP_WAIT_MS ?? 40_000)
+    const wait = Number(process.env.CORPUS_LOOP_WAIT_MS ?? 45_000)
     log(`echo loop: counting answers for ${wait / 1000} s …`)
     await sleep(wait)
     const n = (await botMessages(loop.conversationId)).length
