@@ -39,7 +39,11 @@ export async function serveBot(p, project, name) {
 export async function serveIntegration(p, project, { name = project.split('/').pop(), preload, env = {} } = {}) {
   const admin = adminClient(p)
   const { body } = await integrationBody(join(BOTPRESS_DIR, project))
-  const { integration } = await admin.createIntegration(body)
+  // One Parley serves several parts: an integration registered by an earlier part is reused (its url moves here).
+  const integration = await admin.createIntegration(body).then((r) => r.integration, async (e) => {
+    if (!/already exists/i.test(errText(e))) throw e
+    return (await admin.getIntegrationByName({ name: body.name, version: body.version })).integration
+  })
   const { value: token } = await admin.createIntegrationApiKey({ integrationId: integration.id })
   const port = await freePort()
   const bundle = join(BOTPRESS_DIR, project, '.botpress/dist/index.cjs')
