@@ -1,18 +1,9 @@
 // `hello-world` (with plugins/logger, integrations/telegram and integrations/webhook installed as `webhook`) and
 // `bugbuster` (bot states, its lintAll workflow started from an event), each served with `bp serve`.
-import { adminClient, botClient, sleep, waitFor } from './lib.mjs'
+import { adminClient, botClient, expect, sleep, step, waitFor } from './lib.mjs'
 import { startFakeTelegram, telegramUpdate } from './fakes.mjs'
 import { install, postWebhook, serveBot, serveIntegration } from './projects.mjs'
 
-async function step(results, name, check) {
-  try {
-    const detail = await check()
-    results.push({ name, ok: true, detail: detail ?? '' })
-  } catch (e) {
-    results.push({ name, ok: false, detail: String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300) })
-  }
-}
-const expect = (cond, why) => { if (!cond) throw new Error(why) }
 const waitOutput = (proc, text, ms = 15_000) => waitFor(`"${text}" in logs/${proc.name}.log`, () => proc.output().includes(text), ms)
 
 export async function helloWorld(p) {

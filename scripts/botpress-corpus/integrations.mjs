@@ -1,20 +1,10 @@
 // `integrations`: Botpress's Telegram, Zapier and Make integrations and the CLI's webhook-message template, each
 // registered from its definition, served as a child process and installed on a bot served from bots/echo; their
 // outside services are local fakes (fakes.mjs; Telegram's api.telegram.org through telegram-preload.mjs).
-import { botClient, sleep, waitFor } from './lib.mjs'
+import { botClient, expect, sleep, step, waitFor } from './lib.mjs'
 import { startCapture, startFakeTelegram, telegramUpdate } from './fakes.mjs'
 import { install, postWebhook, serveBot, serveIntegration } from './projects.mjs'
 
-/** Runs `check` (returning a detail string or throwing) as one result line. */
-async function step(results, name, check) {
-  try {
-    const detail = await check()
-    results.push({ name, ok: true, detail: detail ?? '' })
-  } catch (e) {
-    results.push({ name, ok: false, detail: String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300) })
-  }
-}
-const expect = (cond, why) => { if (!cond) throw new Error(why) }
 const statusOf = (inst) => `status ${inst?.status ?? '?'}${inst?.statusReason ? ` (${inst.statusReason})` : ''}`
 
 export async function integrations(p) {

@@ -184,3 +184,14 @@ export async function botBody(projectDir) {
   const def = await loadDefinition(projectDir, 'bot.definition.ts')
   return { def, body: await cli('api/bot-body.js').prepareCreateBotBody(def) }
 }
+
+/** Runs `check` (answering a detail string or throwing) as one line of the summary table. */
+export async function step(results, name, check) {
+  try {
+    const detail = await check()
+    results.push({ name, ok: true, detail: typeof detail === 'string' ? detail : '' })
+  } catch (e) {
+    results.push({ name, ok: false, detail: String(e?.message ?? e).replace(/\s+/g, ' ').slice(0, 300) })
+  }
+}
+export const expect = (cond, why) => { if (!cond) throw new Error(why) }
