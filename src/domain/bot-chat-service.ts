@@ -8,7 +8,8 @@ import type {
 import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
 import { conversationChanged, conversationChannel, publishUnsent, type ChatService } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
-import { chatPayloadOf, type RuntimeConversation } from './runtime-views.js'
+import { chatShapeOf, type ChatShape } from './message-shapes.js'
+import type { RuntimeConversation } from './runtime-views.js'
 
 /**
  * The Runtime API's caller when it is an integration (its API key): the bot, seen through that one
@@ -23,8 +24,8 @@ export interface IntegrationCreation {
   createUser(bot: BotRow, integration: IntegrationRow, tags: Tags): Promise<string | undefined>
   /** The id of the conversation the integration created (create_conversation), or undefined: Parley creates it. */
   createConversation(bot: BotRow, integration: IntegrationRow, channel: string, tags: Tags): Promise<string | undefined>
-  /** Refuses (400, logged) a message on a channel disabled in the installation. */
-  beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined): Promise<void>
+  /** Refuses (400) a message of a type the channel does not declare, and (400, logged) one on a channel disabled in the installation. */
+  beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined, type: string): Promise<void>
 }
 
 /** Integrations that are never installations (their users and conversations are Parley's own). */
@@ -431,12 +432,13 @@ export class BotChatService {
 
   // ---- messages ----
 
-  private checkMessage(input: { type: string; payload: JsonObject; tags?: Record<string, string | null> | undefined }): JsonObject {
+  /** The Runtime API's message in the chat shape it is stored in (src/domain/message-shapes.ts), checked. */
+  private checkMessage(input: { type: string; payload: JsonObject; tags?: Record<string, string | null> | undefined }): ChatShape {
     checkStringMap(input.tags, 'tags', true)
-    const payload = chatPayloadOf(input.type, input.payload)
-    const problem = this.options.validatePayload(payload)
+    const message = chatShapeOf(input.type, input.payload)
+    const problem = this.options.validatePayload(message.payload)
     if (problem) throw errors.invalidPayload(problem)
-    return payload
+    return message
   }
 
   /**
@@ -445,29 +447,29 @@ export class BotChatService {
    */
   async createMessage(bot: BotRow, input: MessageInput): Promise<BotChatMessage> {
     if (input.schedule !== undefined) throw errors.invalidPayload('schedule is not supported on Parley: create the message when it is due')
-    const payload = this.checkMessage(input)
+    const message = this.checkMessage(input)
     const conversation = await this.getConversation(bot, input.conversationId)
     const tags = setEntries(input.tags)
     // An integration creating a user's message with tags (its outside id): a redelivery of that outside message
     // (the platform's webhook retried) returns the message already made, as getOrCreateMessage would: no second turn.
     if (integrationScope(bot) && input.userId !== bot.id && Object.keys(tags).length > 0) {
-      return (await this.getOrAppend(bot, conversation, input.userId, payload, tags, tags, {})).value
+      return (await this.getOrAppend(bot, conversation, input.userId, message, tags, tags, {})).value
     }
-    return this.appendMessage(bot, conversation, input.userId, payload, tags, {})
+    return this.appendMessage(bot, conversation, input.userId, message, tags, {})
   }
 
   private async appendMessage(
-    bot: BotRow, conversation: RuntimeConversation, userId: string, payload: JsonObject, tags: Tags, options: { skipTurn?: boolean },
+    bot: BotRow, conversation: RuntimeConversation, userId: string, { payload, metadata }: ChatShape, tags: Tags, options: { skipTurn?: boolean },
   ): Promise<BotChatMessage> {
     const integration = await this.integration(bot, conversation.integrationName)
     let message: MessageRow
     if (userId === bot.id) {
-      message = await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, null, conversation.channel)
+      message = await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, metadata, conversation.channel)
     } else {
-      await this.operations?.beforeMessage(integration, conversation.id, conversation.channel)
+      await this.operations?.beforeMessage(integration, conversation.id, conversation.channel, String(payload.type))
       const user = this.validId(userId) ? await this.store.getUser(integration.id, userId) : undefined
       if (!user) throw errors.notFound('User', userId)
-      message = await this.chat.appendIncomingMessage(integration, user, conversation.id, payload, undefined, { asParticipant: false, ...options })
+      message = await this.chat.appendIncomingMessage(integration, user, conversation.id, payload, metadata ?? undefined, { asParticipant: false, ...options })
     }
     if (Object.keys(tags).length > 0) await this.store.botChat.tagMessage(integration.id, message.id, tags)
     return { ...message, tags, updatedAt: message.createdAt }
@@ -479,7 +481,7 @@ export class BotChatService {
    * already taken, the stored message is returned unchanged (deterministic reply ids of a turn run again).
    */
   async appendOutgoing(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, metadata: JsonObject | null, channel?: string): Promise<MessageRow> {
-    await this.operations?.beforeMessage(integration, conversationId, channel)
+    await this.operations?.beforeMessage(integration, conversationId, channel, String(payload.type))
     const notify = [conversationChanged(integration.id, conversationId)]
     const message = await this.store.appendMessage({
       id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true,
@@ -499,19 +501,19 @@ export class BotChatService {
 
   async getOrCreateMessage(bot: BotRow, input: Omit<MessageInput, 'tags'> & { tags: TagPatch; discriminateByTags?: string[] | undefined }): Promise<Created<BotChatMessage>> {
     if (input.schedule !== undefined) throw errors.invalidPayload('schedule is not supported on Parley: create the message when it is due')
-    const payload = this.checkMessage(input)
+    const message = this.checkMessage(input)
     const conversation = await this.getConversation(bot, input.conversationId)
     const match = discriminator(input.tags, input.discriminateByTags)
-    return this.getOrAppend(bot, conversation, input.userId, payload, setEntries(input.tags), match, {})
+    return this.getOrAppend(bot, conversation, input.userId, message, setEntries(input.tags), match, {})
   }
 
   private getOrAppend(
-    bot: BotRow, conversation: RuntimeConversation, userId: string, payload: JsonObject, tags: Tags, match: Tags, options: { skipTurn?: boolean },
+    bot: BotRow, conversation: RuntimeConversation, userId: string, message: ChatShape, tags: Tags, match: Tags, options: { skipTurn?: boolean },
   ): Promise<Created<BotChatMessage>> {
     return this.once('message', conversation.integrationId, [conversation.id, match], async () => {
       const existing = await this.store.botChat.findMessage(conversation.integrationId, conversation.id, match)
       if (existing) return { value: existing, created: false }
-      return { value: await this.appendMessage(bot, conversation, userId, payload, tags, options), created: true }
+      return { value: await this.appendMessage(bot, conversation, userId, message, tags, options), created: true }
     })
   }
 
@@ -521,17 +523,16 @@ export class BotChatService {
     return message
   }
 
-  /** Tags and payload (the stored payload is replaced; streams are not told: the Chat API has no message update signal). */
+  /**
+   * Tags and payload (the stored payload is replaced, and the metadata too when the payload has a `metadata`;
+   * streams are not told: the Chat API has no message update signal).
+   */
   async updateMessage(bot: BotRow, id: string, patch: { tags?: TagPatch | undefined; payload?: JsonObject | undefined }): Promise<BotChatMessage> {
     checkStringMap(patch.tags, 'tags', true)
     const message = await this.getMessage(bot, id)
-    let payload: JsonObject | undefined
-    if (patch.payload !== undefined) {
-      payload = chatPayloadOf(String(message.payload.type), patch.payload)
-      const problem = this.options.validatePayload(payload)
-      if (problem) throw errors.invalidPayload(problem)
-    }
-    const updated = await this.store.botChat.updateMessage(message.integrationId, id, { tags: patch.tags, payload }, this.clock())
+    const replaced = patch.payload === undefined ? undefined : this.checkMessage({ type: String(message.payload.type), payload: patch.payload })
+    const metadata = replaced && Object.hasOwn(patch.payload!, 'metadata') ? { metadata: replaced.metadata } : {}
+    const updated = await this.store.botChat.updateMessage(message.integrationId, id, { tags: patch.tags, payload: replaced?.payload, ...metadata }, this.clock())
     if (!updated) throw errors.notFound('Message', id)
     return updated
   }
@@ -566,16 +567,16 @@ export class BotChatService {
   }): Promise<{ user: BotChatUser; conversation: RuntimeConversation; message?: BotChatMessage }> {
     if ((input.userId === undefined) === (input.user === undefined)) throw errors.invalidPayload('Give exactly one of userId and user')
     if ((input.conversationId === undefined) === (input.conversation === undefined)) throw errors.invalidPayload('Give exactly one of conversationId and conversation')
-    const payload = input.message && this.checkMessage(input.message)
+    const checked = input.message && this.checkMessage(input.message)
     const user = input.userId !== undefined ? await this.getUser(bot, input.userId) : (await this.getOrCreateUser(bot, input.user!)).value
     const conversation = input.conversationId !== undefined ? await this.getConversation(bot, input.conversationId) : (await this.getOrCreateConversation(bot, input.conversation!)).value
     if (user.integrationId !== conversation.integrationId) throw errors.invalidPayload('The user and the conversation belong to different integrations')
     if (!user.isBot && await this.store.addParticipant(conversation.integrationId, conversation.id, user.id, this.clock())) {
       await this.notify(conversation.integrationId, conversation.id)
     }
-    if (!input.message || !payload) return { user, conversation: await this.getConversation(bot, conversation.id) }
+    if (!input.message || !checked) return { user, conversation: await this.getConversation(bot, conversation.id) }
     const match = discriminator(input.message.tags, input.message.discriminateByTags)
-    const message = (await this.getOrAppend(bot, conversation, user.id, payload, setEntries(input.message.tags), match, {})).value
+    const message = (await this.getOrAppend(bot, conversation, user.id, checked, setEntries(input.message.tags), match, {})).value
     return { user, conversation: await this.getConversation(bot, conversation.id), message }
   }
 
@@ -587,12 +588,12 @@ export class BotChatService {
    */
   async importMessages(bot: BotRow, messages: (MessageInput & { createdAt: string; discriminateByTags: string[] })[]): Promise<BotChatMessage[]> {
     if (messages.length > MAX_IMPORT_MESSAGES) throw errors.invalidPayload(`importMessages: at most ${MAX_IMPORT_MESSAGES} messages per call`)
-    const checked = messages.map((m) => ({ m, payload: this.checkMessage(m), at: parseDate(m.createdAt, 'createdAt')! }))
+    const checked = messages.map((m) => ({ m, message: this.checkMessage(m), at: parseDate(m.createdAt, 'createdAt')! }))
     const out: BotChatMessage[] = []
-    for (const { m, payload } of checked.sort((a, b) => a.at - b.at)) {
+    for (const { m, message } of checked.sort((a, b) => a.at - b.at)) {
       const conversation = await this.getConversation(bot, m.conversationId)
       const match = discriminator(m.tags, m.discriminateByTags)
-      out.push((await this.getOrAppend(bot, conversation, m.userId, payload, setEntries(m.tags), match, { skipTurn: true })).value)
+      out.push((await this.getOrAppend(bot, conversation, m.userId, message, setEntries(m.tags), match, { skipTurn: true })).value)
     }
     return out
   }

@@ -25,7 +25,7 @@ export interface ChatServiceOptions {
 }
 
 /** A message or event about to be stored. */
-export interface IncomingDraft { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean }
+export interface IncomingDraft { id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean; metadata?: JsonObject | undefined }
 
 /** The bot's beforeIncoming hook: the payload to store (possibly changed), and whether the bot should skip it. */
 export type IncomingHook = (draft: IncomingDraft) => Promise<{ payload: JsonObject; stop: boolean }>
@@ -379,7 +379,7 @@ export class ChatService {
     const id = uuidv7()
     const hook = options.skipTurn ? undefined : await this.incoming?.incomingHook(integration)
     if (hook && options.asParticipant) await this.getConversation(user, conversationId)
-    const hooked = hook && (await hook({ id, conversationId, userId: user.id, payload, custom: false }))
+    const hooked = hook && (await hook({ id, conversationId, userId: user.id, payload, custom: false, metadata }))
     const botSkip = options.skipTurn === true || (hooked?.stop ?? false)
     const notify = await this.appendNotifications(user.integrationId, conversationId, botSkip)
     const message = await this.store.appendMessage({

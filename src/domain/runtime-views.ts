@@ -1,5 +1,6 @@
 import type { BotChatConversation, BotChatMessage, BotChatUser, Tags } from '../store/bot-chat-store.js'
 import type { JsonObject, MessageRow, UserRow } from '../store/store.js'
+import { runtimeShapeOf } from './message-shapes.js'
 
 /**
  * Row → Runtime API object (the bot side of @botpress/client: `Conversation`, `User`, `Message`).
@@ -52,26 +53,21 @@ export function runtimeConversationView(c: RuntimeConversation): RuntimeConversa
 }
 
 /**
- * The Chat API stores `payload: { type, ...fields }`; the Runtime API shows `type` beside a payload
- * without it. `direction` is 'outgoing' for the bot's own messages (its user, id = the bot id), else 'incoming'.
+ * The Chat API's stored payload and metadata in the Runtime API's shape (src/domain/message-shapes.ts).
+ * `direction` is 'outgoing' for the bot's own messages (its user, id = the bot id), else 'incoming'.
  */
 export function runtimeMessageView(m: MessageRow | BotChatMessage): RuntimeMessageView {
-  const { type, ...payload } = m.payload
+  const { type, payload } = runtimeShapeOf(m.payload, m.metadata)
   const extra = m as Partial<BotChatMessage>
   return {
     id: m.id,
     createdAt: iso(m.createdAt),
     updatedAt: iso(extra.updatedAt ?? m.createdAt),
-    type: typeof type === 'string' ? type : 'unknown',
+    type,
     payload,
     direction: m.isBot ? 'outgoing' : 'incoming',
     userId: m.userId,
     conversationId: m.conversationId,
     tags: extra.tags ?? {},
   }
-}
-
-/** Runtime `{ type, payload }` → the stored Chat API payload `{ type, ...payload }` (the top-level type wins). */
-export function chatPayloadOf(type: string, payload: JsonObject): JsonObject {
-  return { ...payload, type }
 }

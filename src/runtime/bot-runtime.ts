@@ -114,6 +114,12 @@ function replyId(sourceId: string, index: number): string {
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-8${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`
 }
 
+/** `{ metadata }` of a user's message that has one (stored, or about to be: beforeIncoming), else nothing. */
+function messageMetadata(incoming: Incoming | (IncomingDraft & { kind: 'draft' })): { metadata?: JsonObject } {
+  const metadata = incoming.kind === 'message' ? incoming.message.metadata : incoming.kind === 'draft' ? incoming.metadata : undefined
+  return metadata ? { metadata } : {}
+}
+
 /** The start of a conversation as an event id (and the seed of its replies' ids): one per conversation. */
 function startedId(conversation: Pick<ConversationRow, 'integrationId' | 'id'>): string {
   return `started:${conversation.integrationId}:${conversation.id}`
@@ -472,7 +478,7 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /** The spec's event object for an incoming message or custom event. */
-  buildEvent(bot: BotRow, integration: IntegrationRow, incoming: Incoming | { kind: 'draft'; id: string; conversationId: string; userId: string; payload: JsonObject; custom: boolean; createdAt: number }, state: TurnInput['event']['state']): TurnInput['event'] {
+  buildEvent(bot: BotRow, integration: IntegrationRow, incoming: Incoming | (IncomingDraft & { kind: 'draft'; createdAt: number }), state: TurnInput['event']['state']): TurnInput['event'] {
     const base =
       incoming.kind === 'started'
         ? { id: startedId(incoming.conversation), conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, payload: {} as JsonObject, createdAt: incoming.conversation.createdAt, messageId: undefined, custom: false }
@@ -489,6 +495,8 @@ export class BotRuntime implements IncomingInterceptor {
       id: base.id,
       integration: integration.name,
       ...(base.messageId !== undefined && { messageId: base.messageId }),
+      // A user's message's metadata (the Chat API's `metadata`), beside the payload as the sandboxed client shows it.
+      ...messageMetadata(incoming),
       payload: base.payload,
       preview: previewOf(base.payload),
       state,

@@ -6,6 +6,7 @@ import type { Installation, IntegrationService } from '../domain/integration-ser
 import type { StateDefinition } from '../domain/runtime-state-service.js'
 import type { CreateEventInput } from '../domain/runtime-event-service.js'
 import { integrationScope } from '../domain/bot-chat-service.js'
+import { checkDeclaredType } from '../domain/message-shapes.js'
 import type { Tags } from '../store/bot-chat-store.js'
 import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
 import { DeliveryStopped, type RemoteAnswer } from './remote-bots.js'
@@ -264,19 +265,22 @@ export class IntegrationOperations {
 
   /**
    * Before a message is appended to a conversation of an installation (the bot's or the integration's):
-   * refused when its channel is disabled. Built-in integrations have no channels to disable.
+   * refused when its type is not one the channel's definition declares (`channels.<c>.messages`), or when
+   * its channel is disabled. Built-in integrations have neither (the chat's types are its payload rules').
    */
-  async beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined): Promise<void> {
+  async beforeMessage(integration: IntegrationRow, conversationId: string, channel: string | undefined, type: string): Promise<void> {
     if (isBuiltIn(integration)) return
-    // One query in the common case (nothing disabled); the definition only when something is.
-    const [link] = await this.store.integrations.installationsOf([integration.id])
-    if (!link || (link.disabledChannels ?? []).length === 0) return
     const install = await this.service.installation(integration)
     if (!install) return
-    const bot = await this.store.getBot(integration.botId)
-    if (!bot) return
     const conversationChannel = channel ?? (await this.store.botChat.getConversation([integration.id], conversationId))?.channel
-    if (conversationChannel !== undefined) await this.checkChannel(bot, install, conversationChannel, conversationId)
+    if (conversationChannel === undefined) return
+    const channels = (defOf(install).channels ?? {}) as Record<string, { messages?: Record<string, unknown> }>
+    // A channel the definition does not have (an older definition's) has no declared types to hold it to.
+    const declared = Object.hasOwn(channels, conversationChannel) ? channels[conversationChannel]?.messages : undefined
+    if (isObject(declared)) checkDeclaredType(type, Object.keys(declared), conversationChannel, integration.name)
+    if ((install.link.disabledChannels ?? []).length === 0) return
+    const bot = await this.store.getBot(integration.botId)
+    if (bot) await this.checkChannel(bot, install, conversationChannel, conversationId)
   }
 
   // ---- secrets ----

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net'
 import { afterAll, beforeAll, beforeEach, afterEach, expect, it, onTestFinished } from 'vitest'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { startParley, type Harness } from '../helpers/harness.js'
+import { runtimeClient } from '../helpers/runtime-client.js'
 import type { MessagePayload } from '../../src/webchat/shared/types.js'
 import { artifactPath, describeBrowser, startMediaServer, launchBrowser, openChat, secondParticipant, session, typeAndSend, watchErrors } from './browser.js'
 
@@ -175,6 +176,20 @@ describeBrowser('webchat in Chromium', () => {
     await page.setViewportSize({ width: 1024, height: 3000 })
     await page.waitForFunction(() => Array.from(document.querySelectorAll('#pw-log img')).every((i) => (i as HTMLImageElement).complete))
     await page.screenshot({ path: artifactPath('webchat.png') })
+  })
+
+  it('renders a bot\'s bloc sent through the Runtime API in its { type, payload } shape (docs/runtime-api.md, "Message shapes")', async () => {
+    const { conversationId } = await openChat(page, h.credentials.chat.webchatUrl!)
+    const bot = await runtimeClient(h)
+    await bot.createMessage({
+      conversationId, userId: h.credentials.botId, tags: {}, type: 'bloc',
+      payload: { items: [{ type: 'text', payload: { text: 'Runtime bloc text' } }, { type: 'file', payload: { fileUrl: 'https://example.com/r.txt', title: 'R' } }] },
+    })
+    await page.locator('#pw-log article.pw-type-bloc').waitFor()
+    const log = page.locator('#pw-log')
+    expect(await log.locator('.pw-bloc > *').count()).toBe(2)
+    expect(await log.locator('.pw-bloc .pw-text').textContent()).toBe('Runtime bloc text')
+    expect(await log.locator('.pw-bloc a.pw-file').getAttribute('href')).toBe('https://example.com/r.txt')
   })
 
   it('runs no script from a markdown, text or card payload', async () => {
