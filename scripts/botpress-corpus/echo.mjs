@@ -45,7 +45,7 @@ const COMMANDS = [
   ['link', (m) => m.payload.text?.includes('google')], ['empty_choice', (m) => Array.isArray(m.payload.options)],
   ['empty_card', (m) => m.payload.title === 'title'],
   ['bloc', (m) => m.payload.type === 'bloc' && m.payload.items?.length === 3],
-  ['metadata', (m) => m.payload.text === 'metadata' && m.payload.metadata?.corpus === 'yes'],
+  ['metadata', (m) => m.payload.text === 'metadata' && m.metadata?.corpus === 'yes'],
   ['something else', (m) => m.payload.text?.includes('You said: "something else"')],
 ]
 
@@ -54,10 +54,11 @@ async function echoCommands(apiUrl) {
   const client = await chat.Client.connect({ apiUrl })
   const results = []
   const botMessages = async (conversationId) => (await client.listMessages({ conversationId })).messages.filter((m) => m.userId !== client.user.id)
-  const say = async (text, extra = {}) => {
+  // `message` is more of the Chat API's createMessage (its `metadata` sits beside the payload, as the e2e suite sends it).
+  const say = async (text, message = {}) => {
     const { conversation } = await client.createConversation({})
     try {
-      await client.createMessage({ conversationId: conversation.id, payload: { type: 'text', text, ...extra } })
+      await client.createMessage({ conversationId: conversation.id, payload: { type: 'text', text }, ...message })
     } catch (e) { return { conversationId: conversation.id, error: errText(e) } }
     return { conversationId: conversation.id }
   }
