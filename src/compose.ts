@@ -32,6 +32,7 @@ import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { RemoteBots } from './runtime/remote-bots.js'
 import { IntegrationDelivery } from './runtime/integrations.js'
 import { IntegrationOperations } from './runtime/integration-operations.js'
+import { BuiltInActions } from './domain/builtin-actions.js'
 import { OutgoingDeliveries } from './runtime/integration-delivery.js'
 import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
@@ -192,11 +193,11 @@ export function createServices(deps: ServiceDeps): Domain {
   const runtimeEvents = new RuntimeEventService({
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, pollMs: config.runtimeEventPollMs, warn,
   })
-  // Integrations served elsewhere: register/unregister in the background (no request waits for an integration).
+  // Integrations served elsewhere: updateBot waits for register (its outcome is the installation's status), unregister runs in the background.
   let integrationDelivery: IntegrationDelivery | undefined
   const integrations = new IntegrationService(store, {
     outbound: config.outbound,
-    onInstalled: (bot, installation, operation) => void integrationDelivery?.lifecycle(bot, installation, operation),
+    onInstalled: (bot, installation, operation) => integrationDelivery?.lifecycle(bot, installation, operation),
   })
   integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
   const delivery = integrationDelivery
@@ -204,7 +205,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   botChat.onOutgoing((integration, message) => outgoing.notify(integration, message))
   // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
-  const integrationOps = new IntegrationOperations(store, integrations, delivery)
+  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, botChat))
   botChat.useIntegrationOperations(integrationOps)
   runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
   runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))

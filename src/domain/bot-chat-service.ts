@@ -5,7 +5,7 @@ import type { PubSub } from '../pubsub/pubsub.js'
 import type {
   BotChatMessage, BotChatUser, DateField, SortDirection, TagKind, TagPatch, Tags,
 } from '../store/bot-chat-store.js'
-import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
+import { UniqueViolation, type BotRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
 import { conversationChanged, conversationChannel, publishUnsent, type ChatService } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
 import { chatShapeOf, type ChatShape } from './message-shapes.js'
@@ -491,6 +491,21 @@ export class BotChatService {
     await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
     this.outgoingListener?.(integration, message)
     return message
+  }
+
+  /**
+   * The bot's own custom event in a conversation (its user, isBot): the conversation's listeners get an
+   * `event_created` with isBot true; no turn. The sandboxed client's createEvent and the built-in chat's
+   * `chat:sendEvent` action. `id` is new (a turn run again looks its event up first).
+   */
+  async appendBotEvent(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject): Promise<EventRow> {
+    const notify = [conversationChanged(integration.id, conversationId)]
+    const event = await this.store.appendEvent({
+      id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true, payload, notify, now: this.clock(),
+    })
+    if (!event) throw errors.notFound('Conversation', conversationId)
+    await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
+    return event
   }
 
   /** Tags a message just appended (the sandboxed client's createMessage). */

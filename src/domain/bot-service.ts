@@ -20,7 +20,7 @@ const isBuiltIn = (name: string): name is IntegrationName => (BUILT_IN_INTEGRATI
 
 export interface IntegrationInput {
   enabled?: boolean | undefined
-  /** An installed integration's definition (createIntegration's id); any alias other than chat and webhook. */
+  /** An installed integration's definition (createIntegration's id); any alias other than chat (as `webhook` it replaces the built-in one). */
   integrationId?: string | undefined
   configurationType?: string | null | undefined
   /** Installed integrations: channels the bot may not use. */
@@ -33,6 +33,8 @@ export interface IntegrationInput {
 export interface IntegrationInstaller {
   installations(integrations: IntegrationRow[]): Promise<Installation[]>
   apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: IntegrationInput | null, now: number): Promise<void>
+  /** True when `integrations.<name>` of a built-in name is (or becomes) an installation: `webhook` with an integrationId. */
+  replacesBuiltIn(name: string, existing: IntegrationRow | undefined, value: IntegrationInput | null): Promise<boolean>
 }
 
 export interface BotInput {
@@ -55,6 +57,8 @@ export interface BotInput {
    * (what @botpress/client's updateBot can send).
    */
   webchat?: unknown
+  /** The bot definition's actions `{ name: { input, output, … } }` (what `bp deploy` sends); null removes one. */
+  actions?: unknown
 }
 
 export interface BotWithIntegrations {
@@ -153,6 +157,28 @@ function checkWebhookSecret(name: string, input: IntegrationInput | null | undef
   return secret
 }
 
+/** Declared actions at most this large (JSON), like an integration definition. */
+const MAX_ACTIONS_BYTES = 1024 * 1024
+
+/**
+ * createBot/updateBot `actions`: merged into the declared ones (a name set to null is removed, as `bp deploy`
+ * sends removals); undefined when not given (kept as they are).
+ */
+export function mergeActions(current: JsonObject | null, input: unknown): JsonObject | undefined {
+  if (input === undefined) return undefined
+  if (input === null) return {}
+  if (typeof input !== 'object' || Array.isArray(input)) throw errors.invalidPayload('actions must be an object of action definitions')
+  const next: JsonObject = { ...(current ?? {}) }
+  for (const [name, action] of Object.entries(input as Record<string, unknown>)) {
+    if (name === '' || name.length > 200 || name.includes(':')) throw errors.invalidPayload(`actions: "${name.slice(0, 100)}" is not an action name (1 to 200 characters, no ":")`)
+    if (action === null) delete next[name]
+    else if (typeof action !== 'object' || Array.isArray(action)) throw errors.invalidPayload(`actions.${name} must be an object (its input and output) or null`)
+    else next[name] = action as JsonObject
+  }
+  if (Buffer.byteLength(JSON.stringify(next)) > MAX_ACTIONS_BYTES) throw errors.invalidPayload(`actions are larger than ${MAX_ACTIONS_BYTES} bytes`)
+  return next
+}
+
 export class BotService {
   private readonly cleaners: BotResourceCleaner[] = []
 
@@ -222,6 +248,7 @@ export class BotService {
       deployedAt: input.code !== undefined ? now : null,
       url,
       webchat,
+      actions: mergeActions(null, input.actions) ?? null,
       createdAt: now,
       updatedAt: now,
     }
@@ -262,10 +289,11 @@ export class BotService {
     const startsRunning = (input.code !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
     if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
     const now = this.clock()
+    const actions = mergeActions(bot.actions ?? null, input.actions)
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
       const name = existing?.name ?? keyName
-      if (!isBuiltIn(name) && this.options.installer) {
+      if (this.options.installer && (!isBuiltIn(name) || await this.options.installer.replacesBuiltIn(name, existing, value))) {
         await this.options.installer.apply(bot, name, existing, value, now)
         continue
       }
@@ -292,6 +320,7 @@ export class BotService {
         maxExecutionTime: input.maxExecutionTime,
         url,
         webchat,
+        actions,
         // A new limit applies like new code: cached sandboxes of the old version are dropped.
         ...((input.code !== undefined || input.maxExecutionTime !== undefined) && { deployedAt: now }),
       },

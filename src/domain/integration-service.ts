@@ -47,6 +47,8 @@ export interface Installation {
 }
 
 const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
+/** The built-in integration an installation may take the place of (Botpress's own `webhook` integration). */
+const REPLACEABLE_BUILT_IN = 'webhook'
 const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
 const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
 /** Parts of the definition that are stored and shown as given (objects). */
@@ -155,8 +157,11 @@ export class IntegrationService {
     private readonly store: Store,
     private readonly options: {
       clock?: () => number
-      /** Told when an installation is enabled (register) or disabled or removed (unregister); in the background. */
-      onInstalled?: (bot: BotRow, installation: Installation, operation: 'register' | 'unregister') => void
+      /**
+       * Told when an installation is enabled (register: awaited, so updateBot answers its outcome as Botpress does and
+       * the CLI reads it) or disabled or removed (unregister: in the background).
+       */
+      onInstalled?: (bot: BotRow, installation: Installation, operation: 'register' | 'unregister') => Promise<void> | void
       /** Where an integration's url may point (config.outbound); the built-in policy by default. */
       outbound?: OutboundPolicy
     } = {},
@@ -312,21 +317,32 @@ export class IntegrationService {
   }
 
   /**
-   * updateBot's `integrations.<alias>` for an alias that is not a built-in integration: install a
+   * An SDK integration installed as `webhook` (Botpress's integrations/webhook) replaces the bot's built-in
+   * webhook: `integrations.webhook` with an `integrationId`, or once it is an installation, goes to apply.
+   */
+  async replacesBuiltIn(name: string, existing: IntegrationRow | undefined, value: InstallationInput | null): Promise<boolean> {
+    if (name !== REPLACEABLE_BUILT_IN) return false
+    if (value !== null && value.integrationId !== undefined) return true
+    return existing !== undefined && (await this.installation(existing)) !== undefined
+  }
+
+  /**
+   * updateBot's `integrations.<alias>` for an alias that is not a built-in integration (or `webhook`, replaced): install a
    * definition of the bot's workspace, change its configuration, enable or disable it (null disables;
    * the rows stay, so its users and conversations survive a re-enable). register/unregister follow.
    */
   async apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: InstallationInput | null, now: number): Promise<void> {
     if (!ALIAS.test(alias)) throw errors.invalidPayload(`integrations: "${alias.slice(0, 100)}" is not an integration alias (lowercase letters, digits, - and _, starting with a letter)`)
     const current = existing && (await this.installation(existing))
-    if (existing && !current) throw errors.invalidPayload(`integrations.${alias} is a built-in integration`)
+    // The built-in webhook's row becomes the installation (its webhookId stays; /webhooks/{id} then answers 404).
+    if (existing && !current && alias !== REPLACEABLE_BUILT_IN) throw errors.invalidPayload(`integrations.${alias} is a built-in integration`)
     if (value === null || value.enabled === false) {
       if (!existing || !current) {
         if (value === null) return
       } else {
         if (existing.enabled) {
           await this.store.updateIntegration(existing.id, { enabled: false }, now)
-          this.options.onInstalled?.(bot, { ...current, integration: { ...existing, enabled: false } }, 'unregister')
+          void this.options.onInstalled?.(bot, { ...current, integration: { ...existing, enabled: false } }, 'unregister')
         }
         if (value === null) return
       }
@@ -357,7 +373,12 @@ export class IntegrationService {
     }
     const link: InstallationRow = { integrationId: integration.id, definitionId: definition.id, configurationType: type, disabledChannels: checkDisabledChannels(definition, alias, value.disabledChannels) ?? current?.link.disabledChannels }
     await this.store.integrations.setInstallation(link)
-    if (enabled) this.options.onInstalled?.(bot, { integration, link, definition }, 'register')
+    if (enabled) await this.options.onInstalled?.(bot, { integration, link, definition }, 'register')
+  }
+
+  /** The outcome of an installation's register, where getBot shows it (integrations.<alias>.status / statusReason). */
+  async registered(integrationId: string, failure: string | null): Promise<void> {
+    await this.store.integrations.setInstallationStatus(integrationId, failure === null ? 'registered' : 'registration_failed', failure?.slice(0, 1000) ?? null)
   }
 
   // ---- the integration calling the Runtime API ----

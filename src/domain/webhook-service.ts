@@ -8,7 +8,7 @@ import { parseSignature, SIGNATURE_HEADER } from '../lib/signature.js'
 import { findJsonProblem } from '../lib/json-guard.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { DeletedBot, IntegrationRow, JsonObject, Store } from '../store/store.js'
-import type { WebhookDeliveryRow } from '../store/webhook-store.js'
+import type { WebhookDeliveryRow, WebhookRequestRecord } from '../store/webhook-store.js'
 
 /** Where webhook integrations live: a static first segment, like /webchat, so it wins over the Chat API's `/{webhookId}/…`. */
 export const WEBHOOK_PREFIX = '/webhooks'
@@ -26,6 +26,8 @@ const MAX_IDEMPOTENCY_KEY = 200
 
 export interface WebhookRequest {
   webhookId: string
+  /** Method, sub-path, query and headers (what Botpress's webhook event carries besides the body). */
+  request: WebhookRequestRecord
   contentType: string | undefined
   contentLength: number | undefined
   signature: string | undefined
@@ -73,11 +75,19 @@ export class WebhookService {
     return this.deps.config.webhook
   }
 
-  /** The enabled webhook integration with this id; 404 otherwise (also for a chat integration's id). */
+  /**
+   * The enabled built-in webhook integration with this id; 404 otherwise (also for a chat integration's id, and
+   * once an SDK integration installed as `webhook` replaced it: its webhookUrl is then /integration-webhooks/…).
+   */
   async resolve(webhookId: string): Promise<IntegrationRow> {
     const integration = webhookId.length > 200 ? undefined : await this.deps.store.getIntegrationByWebhookId(webhookId)
-    if (!integration || !integration.enabled || integration.name !== 'webhook') throw errors.notFound('Webhook', webhookId)
+    if (!integration || !(await this.isBuiltIn(integration))) throw errors.notFound('Webhook', webhookId)
     return integration
+  }
+
+  /** Enabled, named `webhook`, and no installation (an installed SDK integration takes the built-in's place). */
+  private async isBuiltIn(integration: IntegrationRow): Promise<boolean> {
+    return integration.enabled && integration.name === 'webhook' && (await this.deps.store.integrations.installationsOf([integration.id])).length === 0
   }
 
   /**
@@ -86,7 +96,8 @@ export class WebhookService {
    */
   async receive(req: WebhookRequest): Promise<{ id: string; duplicate: boolean }> {
     const integration = await this.resolve(req.webhookId)
-    if (!isJson(req.contentType)) throw errors.unsupportedMediaType(req.contentType ?? '(none)')
+    // Any method; a body must be JSON (a media type that is not JSON is refused before reading, a body without one after).
+    if (req.contentType !== undefined && !isJson(req.contentType) && req.contentLength !== 0) throw errors.unsupportedMediaType(req.contentType)
     const { maxBodyBytes, inlineBodyBytes, toleranceSeconds } = this.config
     if (req.contentLength !== undefined && req.contentLength > maxBodyBytes) throw errors.payloadTooLarge(maxBodyBytes)
     const key = req.idempotencyKey
@@ -125,11 +136,11 @@ export class WebhookService {
         const digest = hmac.digest('hex')
         if (!signature.v1.some((v) => safeEqual(v, digest))) throw errors.unauthorized(`The ${SIGNATURE_HEADER} signature does not match the body`)
       }
-      if (blob.size === 0) throw errors.invalidPayload('The webhook body is empty; send a JSON value')
-      if (inline) parseBody(Buffer.concat(inline))
+      if (blob.size > 0 && !isJson(req.contentType)) throw errors.unsupportedMediaType(req.contentType ?? '(none)')
+      if (inline && blob.size > 0) parseBody(Buffer.concat(inline))
       const queued = await this.deps.store.webhooks.enqueue({
         id: uuidv7(), integrationId: integration.id, idempotencyKey: key ?? null, blobName: blob.name, size: blob.size,
-        contentType: req.contentType!.slice(0, 200), createdAt: this.clock(),
+        contentType: (req.contentType ?? '').slice(0, 200), createdAt: this.clock(), request: req.request,
       })
       // The bot (or its workspace) was deleted while the body streamed in: as if it had been gone before.
       if (!queued) throw errors.notFound('Webhook', req.webhookId)
@@ -194,18 +205,24 @@ export class WebhookService {
   private async process(delivery: WebhookDeliveryRow): Promise<void> {
     const { store } = this.deps
     const integration = await store.getIntegration(delivery.integrationId)
-    // A disabled integration's queued deliveries are dropped; so are ones that failed too often.
-    if (!integration || !integration.enabled || delivery.attempts > MAX_ATTEMPTS) {
+    // A disabled (or replaced) integration's queued deliveries are dropped; so are ones that failed too often.
+    if (!integration || !(await this.isBuiltIn(integration)) || delivery.attempts > MAX_ATTEMPTS) {
       await this.finish(delivery, 'failed')
       return
     }
     const inline = delivery.blobName !== null && delivery.size <= this.config.inlineBodyBytes
+    // Botpress's webhook event ({ body, query, method, headers, path }; no body: {}) and Parley's delivery fields.
+    const request = delivery.request ?? { method: 'POST', path: '', query: '', headers: {} }
     const payload: JsonObject = {
       deliveryId: delivery.id,
       contentType: delivery.contentType,
       size: delivery.size,
       bodyIncluded: inline,
-      body: inline ? (await this.readAll(delivery.blobName!)) as JsonObject : null,
+      body: !inline ? null : delivery.size === 0 ? {} : (await this.readAll(delivery.blobName!)) as JsonObject,
+      method: request.method,
+      path: request.path,
+      query: flatQuery(request.query),
+      headers: request.headers,
     }
     // The lease is renewed while the bot runs, so a long turn is not taken over by another instance.
     const heartbeat = setInterval(() => {
@@ -246,6 +263,17 @@ export class WebhookService {
       for (const name of deleted.webhookBlobNames) await this.dropBlob(name)
     }
   }
+}
+
+/** `a=1&b=2&b=3` → { a: '1', b: ['2', '3'] } (keys kept as written; none that could reach a prototype). */
+function flatQuery(query: string): JsonObject {
+  const out: Record<string, string | string[]> = {}
+  for (const [k, v] of new URLSearchParams(query)) {
+    if (k === '__proto__' || k === 'constructor' || k === 'prototype') continue
+    const seen = out[k]
+    out[k] = seen === undefined ? v : Array.isArray(seen) ? [...seen, v] : [seen, v]
+  }
+  return out
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true })

@@ -4,9 +4,10 @@ import { uuidv7 } from '../lib/ids.js'
 import { answeredStatus, unansweredError } from '../lib/outbound-policy.js'
 import { diffState } from '../lib/state-patch.js'
 import { publishTyping } from '../domain/conversation-stream.js'
-import { conversationChanged, publishUnsent, CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
+import { CHAT_PAGE_SIZE, type IncomingDraft, type IncomingHook, type IncomingInterceptor } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
+import { checkDeclaredAction } from '../domain/builtin-actions.js'
 import { handoffEventType, type HandoffService } from '../domain/handoff-service.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
@@ -576,14 +577,8 @@ export class BotRuntime implements IncomingInterceptor {
           const id = replyId(`${sourceId}:event`, events++)
           const existing = await this.store.getEvent(integration.id, id)
           if (existing) return { event: eventView(existing) }
-          const notify = [conversationChanged(integration.id, conversation.id)]
-          const event = await this.store.appendEvent({
-            id, integrationId: integration.id, conversationId: conversation.id, userId: bot.id, isBot: true,
-            payload: a.payload as JsonObject, notify, now: this.clock(),
-          })
-          if (!event) throw errors.notFound('Conversation', conversation.id)
+          const event = await domain.appendBotEvent(integration, conversation.id, id, a.payload as JsonObject)
           if (event.conversationId === conversationId) ownSeqs.push(event.seq)
-          await publishUnsent(this.store, this.pubsub, notify)
           return { event: eventView(event) }
         }
         case 'callAction': {
@@ -593,9 +588,9 @@ export class BotRuntime implements IncomingInterceptor {
           if (typeof input !== 'object' || input === null || Array.isArray(input)) throw errors.invalidPayload('client.callAction: input must be an object')
           const colon = a.type.indexOf(':')
           if (colon <= 0) throw errors.invalidPayload(`client.callAction: "${a.type.slice(0, 200)}" is not an integration action: name it "alias:action" (the alias the integration is installed as)`)
+          // Never undefined for `alias:action` (an alias the bot has no integration of is a 404 there).
           const output = await this.integrationActions?.(bot, a.type, input as JsonObject)
-          if (output === undefined) throw errors.notFoundBecause(`Action "${a.type.slice(0, 200)}" not found: the bot has no integration installed as "${a.type.slice(0, colon).slice(0, 100)}"`)
-          return { output, meta: { cached: false } }
+          return { output: output ?? {}, meta: { cached: false } }
         }
         case 'startTypingIndicator':
         case 'stopTypingIndicator': {
@@ -804,7 +799,8 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /**
-   * callAction: the bot's action `type` with `input`, run where its turns run: POSTed to its url
+   * callAction: `alias:action` to the bot's integration of that alias (IntegrationOperations, never the bot's url);
+   * else the bot's action `type` (one its definition declares: checkDeclaredAction) with `input`, run where its turns run: POSTed to its url
    * (`action_triggered`, the SDK answers `{ output }`), or in the sandbox (the deployed module's
    * `actions`, under the bot's per-run budget). Unknown action → 404; a failing action → 400 Runtime;
    * a remote bot that does not answer in time → 504. The output is a JSON object of at most 1 MB.
@@ -812,6 +808,7 @@ export class BotRuntime implements IncomingInterceptor {
   async callAction(bot: BotRow, type: string, input: JsonObject): Promise<JsonObject> {
     const fromIntegration = await this.integrationActions?.(bot, type, input)
     if (fromIntegration !== undefined) return fromIntegration as JsonObject
+    checkDeclaredAction(bot, type)
     if (bot.url !== null) {
       const remote = this.options.remote
       if (!remote) throw errors.runtime('Remote bots are not enabled on this instance')

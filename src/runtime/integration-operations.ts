@@ -7,6 +7,7 @@ import type { StateDefinition } from '../domain/runtime-state-service.js'
 import type { CreateEventInput } from '../domain/runtime-event-service.js'
 import { integrationScope } from '../domain/bot-chat-service.js'
 import { checkDeclaredType } from '../domain/message-shapes.js'
+import type { BuiltInActions } from '../domain/builtin-actions.js'
 import type { Tags } from '../store/bot-chat-store.js'
 import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
 import { DeliveryStopped, type RemoteAnswer } from './remote-bots.js'
@@ -23,7 +24,7 @@ import type { IntegrationDelivery } from './integrations.js'
  *   (`user.creation.enabled`, `channels.<c>.conversation.creation.enabled`): the integration creates
  *   it through the Runtime API and answers { user: { id } } / { conversation: { id } }.
  * - `action_triggered` checks around IntegrationDelivery.callAction: the input and the output against
- *   the action's schemas, an unknown alias as a clear 404.
+ *   the action's schemas, an unknown alias as a clear 404 (never the bot's own url); built-in aliases' actions.
  * And what the integration does through the Runtime API with its key: createEvent with a declared event
  * type (the bot sees `alias:event`), states of its own definition (`states`), stored per installation;
  * channels the bot disabled (`disabledChannels`) refused visibly; its secret values for it alone.
@@ -56,6 +57,7 @@ export class IntegrationOperations {
     private readonly store: Store,
     private readonly service: IntegrationService,
     private readonly delivery: IntegrationDelivery,
+    private readonly builtIn: BuiltInActions,
   ) {}
 
   /** One request to the integration (the same headers and signature as every other operation). */
@@ -183,28 +185,30 @@ export class IntegrationOperations {
   // ---- actions ----
 
   /**
-   * callAction for the bot (the Runtime API's route and the sandboxed client): `alias:action` of an
-   * installation, its input and output checked against the action's schemas. undefined when `type` is
-   * not `alias:action` of an installation (the bot's own actions then).
+   * callAction for the bot (the Runtime API's route and the sandboxed client): `alias:action` goes to the bot's
+   * integration of that alias, never to the bot: an installation (its input and output checked against the action's
+   * schemas), or a built-in integration (BuiltInActions: `chat:sendEvent`). An alias the bot has no integration of:
+   * 404. undefined when `type` has no `alias:` (the bot's own action).
    */
   async callAction(bot: BotRow, type: string, input: JsonObject): Promise<Record<string, unknown> | undefined> {
     const colon = type.indexOf(':')
     if (colon <= 0) return undefined
     const alias = type.slice(0, colon)
-    const install = await this.service.installationByAlias(bot, alias)
-    if (!install) return undefined
-    const action = (defOf(install).actions as Record<string, { input?: { schema?: unknown }; output?: { schema?: unknown } }> | undefined)?.[type.slice(colon + 1)]
-    if (action) {
-      const problem = this.validator(install, `action:${type}:input`, action.input?.schema)?.(input)
-      if (problem) throw errors.invalidPayload(`input of action "${type}" does not match its schema: input${problem.startsWith('.') ? '' : ' '}${problem}`)
-    }
-    const output = await this.delivery.callAction(bot, type, input)
-    if (output && action) {
-      const problem = this.validator(install, `action:${type}:output`, action.output?.schema)?.(output)
-      if (problem) {
-        await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${type}: the output does not match the action's schema: output ${problem}`)
-        throw errors.runtime(`Action "${type}": the integration's output does not match the action's output schema: output${problem.startsWith('.') ? '' : ' '}${problem}`)
-      }
+    const name = type.slice(colon + 1)
+    const integration = alias.length <= 100 ? (await this.store.listIntegrations(bot.id)).find((i) => i.name === alias) : undefined
+    if (!integration) throw errors.notFoundBecause(`Action "${type.slice(0, 200)}" not found: the bot has no integration installed as "${alias.slice(0, 100)}"`)
+    const install = await this.service.installation(integration)
+    if (!install) return this.builtIn.call(integration, name, input)
+    const action = (defOf(install).actions as Record<string, { input?: { schema?: unknown }; output?: { schema?: unknown } }> | undefined)?.[name]
+    if (!install.integration.enabled) throw errors.invalidPayload(`Integration "${install.integration.name}" is disabled in this bot`)
+    if (!action) throw errors.notFound('Action', type)
+    const problem = this.validator(install, `action:${type}:input`, action.input?.schema)?.(input)
+    if (problem) throw errors.invalidPayload(`input of action "${type}" does not match its schema: input${problem.startsWith('.') ? '' : ' '}${problem}`)
+    const output = await this.delivery.callAction(bot, install, name, input)
+    const wrong = this.validator(install, `action:${type}:output`, action.output?.schema)?.(output)
+    if (wrong) {
+      await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${type}: the output does not match the action's schema: output ${wrong}`)
+      throw errors.runtime(`Action "${type}": the integration's output does not match the action's output schema: output${wrong.startsWith('.') ? '' : ' '}${wrong}`)
     }
     return output
   }

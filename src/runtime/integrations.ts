@@ -23,6 +23,24 @@ import { refusedError } from './endpoint-slots.js'
  * machinery; one endpoint per integration definition and url).
  */
 
+/**
+ * `: <message>` of an answer shaped exactly as @botpress/sdk's error answer (its handler threw: `{ id, code, type,
+ * message }`, code = the status), else ''. The one part of an integration's answer Parley repeats (the installation's
+ * statusReason, as Botpress shows it): an answer of another shape, the url being no integration, is never repeated
+ * (docs/security.md "Outbound requests").
+ */
+function sdkErrorMessage(answer: RemoteAnswer): string {
+  let body: unknown
+  try {
+    body = JSON.parse(answer.body)
+  } catch {
+    return ''
+  }
+  const e = body as { id?: unknown; code?: unknown; type?: unknown; message?: unknown } | null
+  const shaped = typeof e === 'object' && e !== null && typeof e.id === 'string' && e.code === answer.status && typeof e.type === 'string' && typeof e.message === 'string'
+  return shaped ? `: ${(e.message as string).slice(0, 500)}` : ''
+}
+
 export interface WebhookCall {
   method: string
   /** The path after {webhookUrl} ('' or '/…'). */
@@ -100,21 +118,25 @@ export class IntegrationDelivery {
     }
   }
 
-  /** register (enabled) or unregister (disabled, removed): one attempt, its outcome in the integration's logs. Never throws. */
+  /**
+   * register (enabled) or unregister (disabled, removed): one attempt, its outcome in the integration's logs and, for
+   * register, the installation's status (`registration_failed` with the reason). Never throws.
+   */
   async lifecycle(bot: BotRow, install: Installation, operation: 'register' | 'unregister'): Promise<void> {
     if (install.definition.url === null) return
-    let level = 'info'
+    let failure: string | null = null
     let line: string
     try {
       const answer = await this.once(bot, install, operation, operation, { webhookUrl: this.webhookUrl(install.integration.webhookId) })
       line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${answeredStatus(answer.status)}`
-      if (answer.status < 200 || answer.status >= 300) level = 'warn'
+      if (answer.status < 200 || answer.status >= 300) failure = `${operation} ${answeredStatus(answer.status)}${sdkErrorMessage(answer)}`
     } catch (err) {
       if (err instanceof DeliveryStopped) return
-      level = 'warn'
-      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${install.definition.url} could not be reached: ${outboundFailure(err)}`
+      failure = `${install.definition.url} could not be reached: ${outboundFailure(err)}`
+      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${failure}`
     }
-    await this.service.log(install.definition.id, bot.id, level, line)
+    await this.service.log(install.definition.id, bot.id, failure === null ? 'info' : 'warn', line)
+    if (operation === 'register') await this.service.registered(install.integration.id, failure).catch(() => {})
   }
 
   /**
@@ -141,15 +163,9 @@ export class IntegrationDelivery {
     return answer
   }
 
-  /** action_triggered for `alias:action` when `alias` is an enabled installation of the bot; undefined otherwise. */
-  async callAction(bot: BotRow, type: string, input: unknown): Promise<Record<string, unknown> | undefined> {
-    const colon = type.indexOf(':')
-    if (colon <= 0) return undefined
-    const install = await this.service.installationByAlias(bot, type.slice(0, colon))
-    if (!install) return undefined
-    if (!install.integration.enabled) throw errors.invalidPayload(`Integration "${install.integration.name}" is disabled in this bot`)
-    const action = type.slice(colon + 1)
-    if (!(install.definition.definition.actions as Record<string, unknown> | undefined)?.[action]) throw errors.notFound('Action', type)
+  /** action_triggered of `action` (declared by the definition: IntegrationOperations checks) on an enabled installation. */
+  async callAction(bot: BotRow, install: Installation, action: string, input: unknown): Promise<Record<string, unknown>> {
+    const type = `${install.integration.name}:${action}`
     let answer: RemoteAnswer
     try {
       answer = await this.once(bot, install, 'action_triggered', action, { type: action, input })

@@ -30,7 +30,12 @@ export interface InstallationRow {
   configurationType: string | null
   /** Channels the bot may not use (updateBot integrations.<alias>.disabledChannels; migrations 0017). Kept as is when omitted. */
   disabledChannels?: string[] | undefined
+  /** The outcome of its last register (migrations 0025): `registered`, or `registration_failed` with `statusReason`. */
+  status?: InstallationStatus | undefined
+  statusReason?: string | null | undefined
 }
+
+export type InstallationStatus = 'registered' | 'registration_failed'
 
 export interface IntegrationLogRow {
   id: string
@@ -65,6 +70,8 @@ export interface IntegrationStore {
 
   /** Links one of a bot's integrations to a definition (replacing its link). */
   setInstallation(row: InstallationRow): Promise<void>
+  /** Records the outcome of an installation's register (getBot integrations.<alias>.status / statusReason). */
+  setInstallationStatus(integrationId: string, status: InstallationStatus, reason: string | null): Promise<void>
   /** The links of these integrations (the others are built-in). */
   installationsOf(integrationIds: string[]): Promise<InstallationRow[]>
   /** How many bots' integrations run this definition. */

@@ -48,6 +48,8 @@ export interface BotRow {
   url: string | null
   /** The bot's webchat settings (src/webchat/shared/webchat-config.ts); null: none set. */
   webchat: JsonObject | null
+  /** The bot's own declared actions (createBot/updateBot `actions`); null or absent: never declared (migrations 0025). */
+  actions?: JsonObject | null | undefined
   createdAt: number
   updatedAt: number
 }
@@ -142,6 +144,8 @@ export interface BotPatch {
   tags?: Record<string, string | null> | undefined
   /** The whole webchat configuration (null: none). */
   webchat?: JsonObject | null | undefined
+  /** The whole declared actions object (null: none declared). */
+  actions?: JsonObject | null | undefined
 }
 
 /** listBotLogs: a time range (ms, inclusive), a level, one conversation. */

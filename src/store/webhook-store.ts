@@ -21,9 +21,13 @@ export interface WebhookDeliveryRow {
   leaseUntil: number
   createdAt: number
   processedAt: number | null
+  /** The request besides its body (migrations 0025): { method, path, query, headers }; null for rows queued before. */
+  request: WebhookRequestRecord | null
 }
 
-export type NewWebhookDelivery = Pick<WebhookDeliveryRow, 'id' | 'integrationId' | 'idempotencyKey' | 'blobName' | 'size' | 'contentType' | 'createdAt'>
+export interface WebhookRequestRecord { method: string; path: string; query: string; headers: Record<string, string> }
+
+export type NewWebhookDelivery = Pick<WebhookDeliveryRow, 'id' | 'integrationId' | 'idempotencyKey' | 'blobName' | 'size' | 'contentType' | 'createdAt'> & { request?: WebhookRequestRecord | null | undefined }
 
 export interface WebhookStore {
   /**

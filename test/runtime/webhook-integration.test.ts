@@ -102,9 +102,33 @@ describe('webhook integration', () => {
     const log = await waitForLog(h, botId, (l) => l.message.startsWith('WEBHOOK ') && l.message.includes(id))
     const seen = JSON.parse(log.message.slice(8)) as Seen
     expect(seen).toMatchObject({ type: 'webhook', integration: 'webhook', id, conversationId: null, first: null })
-    expect(seen.payload).toEqual({ deliveryId: id, contentType: 'application/json', size: Buffer.byteLength(JSON.stringify({ order: 42, items: ['a', 'é'] })), bodyIncluded: true, body: { order: 42, items: ['a', 'é'] } })
+    expect(seen.payload).toMatchObject({
+      deliveryId: id, contentType: 'application/json', size: Buffer.byteLength(JSON.stringify({ order: 42, items: ['a', 'é'] })), bodyIncluded: true, body: { order: 42, items: ['a', 'é'] },
+      method: 'POST', path: '', query: {}, headers: { 'content-type': 'application/json' },
+    })
     const flow = await waitForLog(h, botId, (l) => l.message.startsWith('FLOW ') && l.message.includes(id))
     expect(JSON.parse(flow.message.slice(5))).toMatchObject({ id, trigger: { flowId: 'onWebhook', eventName: 'webhook', integration: 'webhook' } })
+  })
+
+  it('gives the bot Botpress\'s webhook event ({ body, query, method, headers, path }) on any method and sub-path', async () => {
+    const sent = async (res: Promise<Response>) => {
+      const answer = await res
+      expect(answer.status).toBe(200)
+      const { id } = (await answer.json()) as { id: string }
+      return (JSON.parse((await waitForLog(h, botId, (l) => l.message.startsWith('WEBHOOK ') && l.message.includes(id))).message.slice(8)) as Seen).payload
+    }
+    // A GET (no body: {} as Botpress gives it) on a sub-path with a query, as a verification ping would come.
+    expect(await sent(fetch(`${url}/orders/42?challenge=abc&tag=a&tag=b`, { headers: { 'x-caller': 'crm', cookie: 'parley_session=secret' } }))).toMatchObject({
+      method: 'GET', path: '/orders/42', query: { challenge: 'abc', tag: ['a', 'b'] }, body: {}, size: 0, bodyIncluded: true, headers: { 'x-caller': 'crm' },
+    })
+    // A PUT with a JSON body on the root; a DELETE on a sub-path.
+    expect(await sent(fetch(`${url}?v=2`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"status":"paid"}' }))).toMatchObject({
+      method: 'PUT', path: '', query: { v: '2' }, body: { status: 'paid' }, contentType: 'application/json',
+    })
+    const deleted = await sent(fetch(`${url}/hooks/7`, { method: 'DELETE' }))
+    expect(deleted).toMatchObject({ method: 'DELETE', path: '/hooks/7', body: {} })
+    // The caller's cookies never reach the bot (on Parley's origin they are Parley's own).
+    expect(JSON.stringify(deleted.headers)).not.toContain('cookie')
   })
 
   it('gives bodies above the inline threshold as metadata, readable in chunks with client.readWebhookBody', async () => {
@@ -140,8 +164,10 @@ describe('webhook integration', () => {
   it('refuses bad input with the Botpress error body and never queues it', async () => {
     const cases: [Promise<Response>, number, string][] = [
       [post(url, '{"broken":'), 400, 'InvalidPayload'],
-      [post(url, ''), 400, 'InvalidPayload'],
+      [fetch(`${url}/sub`, { method: 'PATCH', headers: { 'content-type': 'application/json' }, body: '{"broken":' }), 400, 'InvalidPayload'],
       [fetch(url, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: 'hi' }), 415, 'UnsupportedMediaType'],
+      // A body without a media type is no JSON either (read, then refused: nothing is queued).
+      [fetch(url, { method: 'PUT', body: new Blob(['hi']) }), 415, 'UnsupportedMediaType'],
       [post(`${h.baseUrl}/webhooks/${randomUUID()}`, '{}'), 404, 'ResourceNotFound'],
     ]
     for (const [pending, status, type] of cases) {
@@ -152,10 +178,10 @@ describe('webhook integration', () => {
     // The chat integration's webhook id is not a webhook endpoint, and the webhook's id is no Chat API.
     const { bot } = await adminClient(h).getBot({ id: botId })
     expect((await post(bot.integrations.chat!.webhookUrl, '{}')).status).toBe(404)
-    expect((await post(`${url}/messages`, '{}')).status).toBe(404)
     expect((await post(`${h.baseUrl}/${url.slice(url.lastIndexOf('/') + 1)}/conversations`, '{}', { 'x-user-key': 'k' })).status).toBe(404)
-    // Other methods on a webhook URL: 405 in the Botpress error body.
-    expect(await (await fetch(url)).json()).toMatchObject({ code: 405, type: 'MethodNotFound' })
+    // Methods a webhook URL does not take: 405 (HEAD: a link checker queues nothing).
+    expect((await fetch(url, { method: 'HEAD' })).status).toBe(405)
+    expect((await fetch(`${url}/sub`, { method: 'HEAD' })).status).toBe(405)
   })
 })
 
@@ -196,6 +222,9 @@ describe('webhook integration: signatures', () => {
     expect(ok.status).toBe(200)
     const { id } = (await ok.json()) as { id: string }
     await waitForLog(h, botId, (l) => l.message.startsWith('WEBHOOK ') && l.message.includes(id))
+    // Every method and sub-path signs its body the same way (a GET's body is empty).
+    expect((await fetch(`${url}/check`)).status).toBe(401)
+    expect((await fetch(`${url}/check`, { headers: { 'x-parley-signature': signatureHeader(secret, '') } })).status).toBe(200)
     // A rotated secret: several v1 values, one of them right.
     const rotated = await post(url, body, { 'x-parley-signature': `t=${now},v1=${hex(now, body, 'old-secret-0123456789')},v1=${hex(now, body)}` })
     expect(rotated.status).toBe(200)

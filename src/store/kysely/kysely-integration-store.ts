@@ -1,7 +1,7 @@
 import type { Generated, Kysely, Selectable } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type {
-  InstallationRow, IntegrationApiKeyRow, IntegrationDefinitionPatch, IntegrationDefinitionRow, IntegrationLogRow, IntegrationStore,
+  InstallationRow, InstallationStatus, IntegrationApiKeyRow, IntegrationDefinitionPatch, IntegrationDefinitionRow, IntegrationLogRow, IntegrationStore,
 } from '../integration-store.js'
 import { UniqueViolation, type JsonObject, type Page, type PageRequest } from '../store.js'
 
@@ -12,7 +12,7 @@ interface IntegrationTables {
     signing_secret: string; definition: string; created_at: number; updated_at: number
   }
   integration_api_keys: { id: string; definition_id: string; token_hash: string; note: string; created_at: number }
-  integration_installations: { integration_id: string; definition_id: string; configuration_type: string | null; disabled_channels: Generated<string> }
+  integration_installations: { integration_id: string; definition_id: string; configuration_type: string | null; disabled_channels: Generated<string>; status: Generated<string>; status_reason: Generated<string | null> }
   /** migrations/<dialect>/0017_integration_operations.sql */
   integration_secrets: { definition_id: string; name: string; value: string }
   integration_logs: { id: string; definition_id: string; bot_id: string | null; at: number; level: string; message: string; conversation_id: string | null }
@@ -127,7 +127,12 @@ export class KyselyIntegrationStore implements IntegrationStore {
     return rows.map((r) => ({
       integrationId: r.integration_id, definitionId: r.definition_id, configurationType: r.configuration_type,
       disabledChannels: JSON.parse(r.disabled_channels) as string[],
+      status: r.status as InstallationStatus, statusReason: r.status_reason,
     }))
+  }
+
+  async setInstallationStatus(integrationId: string, status: InstallationStatus, reason: string | null): Promise<void> {
+    await this.db.updateTable('integration_installations').set({ status, status_reason: reason }).where('integration_id', '=', integrationId).execute()
   }
 
   async countInstallations(definitionId: string): Promise<number> {

@@ -42,6 +42,7 @@ const toBot = (r: Selectable<Database['bots']>): BotRow => ({
   deployedAt: r.deployed_at === null ? null : Number(r.deployed_at),
   url: r.url ?? null,
   webchat: r.webchat ? (JSON.parse(r.webchat) as JsonObject) : null,
+  actions: r.actions ? (JSON.parse(r.actions) as JsonObject) : null,
   createdAt: Number(r.created_at),
   updatedAt: Number(r.updated_at),
 })
@@ -306,6 +307,7 @@ export class KyselyStore implements Store {
           id: bot.id, workspace_id: bot.workspaceId, name: bot.name, description: bot.description, tags: JSON.stringify(bot.tags),
           dev: bot.dev ? 1 : 0, signing_secret: bot.signingSecret, code: bot.code, max_execution_time: bot.maxExecutionTime, deployed_at: bot.deployedAt, url: bot.url,
           webchat: bot.webchat === null ? null : JSON.stringify(bot.webchat),
+          ...(bot.actions != null && { actions: JSON.stringify(bot.actions) }),
           created_at: bot.createdAt, updated_at: bot.updatedAt,
         })
         .execute()
@@ -367,6 +369,7 @@ export class KyselyStore implements Store {
           ...(patch.deployedAt !== undefined && { deployed_at: patch.deployedAt }),
           ...(patch.url !== undefined && { url: patch.url }),
           ...(patch.webchat !== undefined && { webchat: patch.webchat === null ? null : JSON.stringify(patch.webchat) }),
+          ...(patch.actions !== undefined && { actions: patch.actions === null ? null : JSON.stringify(patch.actions) }),
           tags: JSON.stringify(tags),
           updated_at: now,
         })

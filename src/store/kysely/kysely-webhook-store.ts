@@ -1,6 +1,6 @@
-import type { Kysely, Selectable } from 'kysely'
+import type { Generated, Kysely, Selectable } from 'kysely'
 import { isForeignKeyViolation } from '../../lib/errors.js'
-import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookDeliveryStatus, WebhookStore } from '../webhook-store.js'
+import type { NewWebhookDelivery, WebhookDeliveryRow, WebhookRequestRecord, WebhookDeliveryStatus, WebhookStore } from '../webhook-store.js'
 
 /** The table of migrations/<dialect>/0005_webhooks.sql (kept here so schema.ts stays untouched). */
 interface WebhookTables {
@@ -17,6 +17,8 @@ interface WebhookTables {
     lease_until: number
     created_at: number
     processed_at: number | null
+    /** 0025 */
+    request: Generated<string | null>
   }
   integrations: { id: string; bot_id: string }
 }
@@ -37,6 +39,7 @@ const toRow = (r: Record): WebhookDeliveryRow => ({
   leaseUntil: Number(r.lease_until),
   createdAt: Number(r.created_at),
   processedAt: r.processed_at === null ? null : Number(r.processed_at),
+  request: r.request ? (JSON.parse(r.request) as WebhookRequestRecord) : null,
 })
 
 /** Portable SQL only (ON CONFLICT DO NOTHING, UPDATE … RETURNING with a sub-select). */
@@ -55,6 +58,7 @@ export class KyselyWebhookStore implements WebhookStore {
         .values({
           id: d.id, integration_id: d.integrationId, idempotency_key: d.idempotencyKey, blob_name: d.blobName, size: d.size,
           content_type: d.contentType, status: 'pending', attempts: 0, lease_owner: null, lease_until: 0, created_at: d.createdAt, processed_at: null,
+          ...(d.request && { request: JSON.stringify(d.request) }),
         })
         .onConflict((oc) => oc.columns(['integration_id', 'idempotency_key']).doNothing())
         .returningAll()

@@ -22,6 +22,8 @@ export interface Database {
     url: string | null
     /** 0010: JSON object, the bot's webchat settings. */
     webchat: Generated<string | null>
+    /** 0025: JSON object, the bot's declared actions. */
+    actions: Generated<string | null>
     created_at: number
     updated_at: number
   }

@@ -7,9 +7,9 @@ import { runtimeSchema } from '../common.js'
 export default function callAction(app: App): void {
   app.post('/actions', {
     config: { permission: 'runtime.write', installation: (r) => [{ kind: 'action', id: (r.body as { type: string }).type }] },
-    schema: runtimeSchema('callAction', 'Call one of the bot\'s own actions: POSTed to a remote bot\'s url (action_triggered), or run in the sandbox (the deployed module\'s actions)', {
+    schema: runtimeSchema('callAction', 'Call an action: `alias:action` goes to the bot\'s integration of that alias (an installation\'s action_triggered, or a built-in one\'s: chat:sendEvent; 404 for an alias the bot has none of); an action without alias is the bot\'s own (404 when its definition\'s actions do not declare it): POSTed to a remote bot\'s url (action_triggered), or run in the sandbox (the deployed module\'s actions)', {
       body: Type.Object({
-        type: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the action' }),
+        type: Type.String({ minLength: 1, maxLength: 200, description: 'Name of the action: `<alias>:<action>` for an integration\'s' }),
         input: JsonObjectSchema,
       }),
     }, { 200: Type.Object({ output: JsonObjectSchema, meta: Type.Object({ cached: Type.Boolean() }) }) }),
