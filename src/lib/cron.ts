@@ -19,22 +19,24 @@ export interface Cron {
 const MONTHS = ['JAN', 'FEB', 'MAR', 'APR', 'MAY', 'JUN', 'JUL', 'AUG', 'SEP', 'OCT', 'NOV', 'DEC']
 const WEEKDAYS = ['SUN', 'MON', 'TUE', 'WED', 'THU', 'FRI', 'SAT']
 
-const FIELDS = [
+interface Field { name: string; min: number; max: number; names?: string[]; base?: number }
+
+const FIELDS: Field[] = [
   { name: 'minute', min: 0, max: 59 },
   { name: 'hour', min: 0, max: 23 },
   { name: 'day of month', min: 1, max: 31 },
   { name: 'month', min: 1, max: 12, names: MONTHS, base: 1 },
   { name: 'day of week', min: 0, max: 7, names: WEEKDAYS, base: 0 },
-] as const
+]
 
 export class CronError extends Error {}
 
-function parseField(text: string, field: (typeof FIELDS)[number]): Set<number> {
+function parseField(text: string, field: Field): Set<number> {
   const values = new Set<number>()
   const value = (raw: string): number => {
     const upper = raw.toUpperCase()
-    const named = 'names' in field ? (field.names as readonly string[]).indexOf(upper) : -1
-    if (named >= 0) return named + field.base
+    const named = field.names?.indexOf(upper) ?? -1
+    if (named >= 0) return named + (field.base ?? 0)
     if (!/^\d{1,2}$/.test(raw)) throw new CronError(`${field.name} "${raw}" is not a number`)
     const n = Number(raw)
     if (n < field.min || n > field.max) throw new CronError(`${field.name} ${n} is outside ${field.min}-${field.max}`)
