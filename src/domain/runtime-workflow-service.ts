@@ -143,6 +143,12 @@ export class RuntimeWorkflowService {
 
   async update(bot: BotRow, id: string, patch: WorkflowUpdate): Promise<WorkflowRow> {
     this.checkTags(patch.tags)
+    if (patch.status !== undefined) {
+      const current = await this.get(bot, id)
+      if (FINISHED_WORKFLOW_STATUSES.includes(current.status) && patch.status !== current.status) {
+        throw errors.invalidPayload(`Workflow "${id}" is ${current.status}: a finished workflow's status cannot change`)
+      }
+    }
     await this.checkRefs(bot, { userId: patch.userId })
     const updated = await this.store.workflows.update(bot.id, id, {
       output: patch.output, status: patch.status, failureReason: patch.failureReason, tags: patch.tags, userId: patch.userId, eventId: patch.eventId,

@@ -19,6 +19,8 @@ import type { App } from '../../src/http/types.js'
 import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
 import { ISO_Z } from '../helpers/formats.js'
 import { freePort } from '../helpers/ports.js'
+import type { Harness } from '../helpers/harness.js'
+import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 
 /**
  * Config for every server of these suites. The official `@botpress/chat` client (0.5.5) under Node
@@ -368,4 +370,14 @@ export const chatUrl = (p: ParleyLike, bot: Pick<TestBot, 'webhookId'>) => `${p.
 export function jsonAfter<T = any>(text: string, prefix: string): T {
   if (!text.startsWith(prefix)) throw new Error(`expected a message starting with ${JSON.stringify(prefix)}, got ${JSON.stringify(text.slice(0, 200))}`)
   return JSON.parse(text.slice(prefix.length)) as T
+}
+
+/** A bot of `h` served by the SDK program `script`, with a bot API key and the given state declarations. */
+export async function deploySdkBot(h: Harness, script: string, states: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<{ bot: TestBot; program: SdkBot }> {
+  const admin = adminClient(h)
+  const bot = await createBot(h)
+  const key = await admin.createBotApiKey({ botId: bot.id, note: 'sdk bot' })
+  const program = await startSdkBot(script, { apiUrl: h.baseUrl, token: key.value, botId: bot.id, env })
+  await admin.updateBot({ id: bot.id, url: program.url, ...(Object.keys(states).length > 0 && { states: states as never }) })
+  return { bot, program }
 }

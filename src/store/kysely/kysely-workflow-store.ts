@@ -132,7 +132,8 @@ export class KyselyWorkflowStore implements WorkflowStore {
           await trx.insertInto('runtime_workflow_tags').values({ workflow_id: id, key, value }).onConflict((oc) => oc.columns(['workflow_id', 'key']).doUpdateSet({ value })).execute()
         }
       }
-      const status = patch.status ?? row.status
+      // A finished workflow keeps its status (a late update of its bot's, after the timeout sweep, changes nothing).
+      const status = FINISHED_WORKFLOW_STATUSES.includes(row.status) ? row.status : patch.status ?? row.status
       const finished = FINISHED_WORKFLOW_STATUSES.includes(status)
       const r = await trx.updateTable('runtime_workflows').set({
         status,
