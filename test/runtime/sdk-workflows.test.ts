@@ -110,6 +110,25 @@ describe('SDK workflows and recurring events', () => {
     expect((await failure(client.setState({ type: 'bot', id: botId, name: 'undeclared', payload: {} }))).code).toBe(400)
   })
 
+  it('a workflow its bot never acknowledges is started 3 more times, then failed with the reason', async () => {
+    const { workflow } = await client.createWorkflow({ name: 'lazy', input: {}, status: 'pending' })
+    const failed = await eventually('the workflow to fail', async () => {
+      const { workflow: now } = await client.getWorkflow({ id: workflow.id })
+      return now.status === 'failed' ? now : undefined
+    }, 15_000)
+    expect(failed.failureReason).toBe('The bot did not acknowledge the workflow\'s start after 4 workflow_started updates')
+    expect(await updates(client, workflow.id)).toEqual(Array.from({ length: 4 }, () => ['workflow_started', 'processed']))
+  })
+
+  it("a finished workflow's status cannot change (a late update after the timeout sweep revived it)", async () => {
+    const { workflow } = await client.createWorkflow({ name: 'other', input: {}, status: 'in_progress', eventId: 'evt-2' })
+    await client.updateWorkflow({ id: workflow.id, status: 'completed' })
+    const err = await failure(client.updateWorkflow({ id: workflow.id, status: 'listening' }))
+    expect(err.code).toBe(400)
+    expect(err.message).toBe(`Workflow "${workflow.id}" is completed: a finished workflow's status cannot change`)
+    expect((await client.updateWorkflow({ id: workflow.id, output: { late: true } })).workflow).toMatchObject({ status: 'completed', output: { late: true } })
+  })
+
   it('a bad cron expression is refused with the reason', async () => {
     const err = await failure(adminClient(h).updateBot({ id: botId, recurringEvents: { bad: { type: 't', payload: {}, schedule: { cron: '61 * * * *' } } } } as never))
     expect(err.code).toBe(400)
