@@ -13,6 +13,8 @@ import { FileService } from './domain/file-service.js'
 import { RuntimeEventService } from './domain/runtime-event-service.js'
 import { RuntimeStateService } from './domain/runtime-state-service.js'
 import { RuntimeTelemetryService } from './domain/runtime-telemetry-service.js'
+import { WorkflowEngine } from './domain/workflow-engine.js'
+import { RecurringEventService } from './domain/recurring-event-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { TablesService } from './domain/tables-service.js'
 import { AnalyticsService } from './domain/analytics-service.js'
@@ -189,9 +191,12 @@ export function createServices(deps: ServiceDeps): Domain {
     runtimeEvent: (bot, id) => store.runtimeEvents.get(bot.id, id),
   })
   const runtimeStates = new RuntimeStateService(store)
-  const runtimeWorkflows = new RuntimeWorkflowService(store)
+  // Workflows run (docs/workflows.md): their changes queue workflow_update events, which the event queue delivers.
+  const workflowEngine = new WorkflowEngine(store, { continueMs: config.workflowContinueMs })
+  const runtimeWorkflows = new RuntimeWorkflowService(store, { events: workflowEngine.events })
+  const recurring = new RecurringEventService(store)
   const runtimeEvents = new RuntimeEventService({
-    store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, pollMs: config.runtimeEventPollMs, warn,
+    store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, workflowEngine, recurring, pollMs: config.runtimeEventPollMs, warn,
   })
   // Integrations served elsewhere: updateBot waits for register (its outcome is the installation's status), unregister runs in the background.
   let integrationDelivery: IntegrationDelivery | undefined
@@ -214,6 +219,7 @@ export function createServices(deps: ServiceDeps): Domain {
     outbound: config.outbound,
     installer: integrations,
     states: runtimeStates,
+    recurring,
     checkCode: async (code) => {
       const result = await sandbox.check(code)
       return result.ok ? undefined : result.error

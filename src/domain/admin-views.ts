@@ -155,7 +155,7 @@ export const integrationApiKeyView = (k: IntegrationApiKeyRow) => ({ id: k.id, c
  * encryption key: whoever holds it can mint user keys for any user of that integration. `webhookBase`: the base of
  * installed integrations' webhookUrls (config.webhookPublicUrl when set).
  */
-export function botView({ bot, integrations, installations, states }: BotWithIntegrations, publicUrl: string, showSecrets: boolean, webhookBase = publicUrl) {
+export function botView({ bot, integrations, installations, states, recurringEvents }: BotWithIntegrations, publicUrl: string, showSecrets: boolean, webhookBase = publicUrl) {
   return {
     ...botSummaryView(bot),
     description: bot.description ?? undefined,
@@ -174,7 +174,7 @@ export function botView({ bot, integrations, installations, states }: BotWithInt
     states: states ?? {},
     configuration: { data: {}, schema: {} },
     events: {},
-    recurringEvents: {},
+    recurringEvents: recurringEvents ?? {},
     subscriptions: { events: null },
     actions: bot.actions ?? {},
     secrets: [],

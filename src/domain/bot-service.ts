@@ -51,6 +51,8 @@ export interface BotInput {
   integrations?: Record<string, IntegrationInput | null> | undefined
   /** The bot definition's state declarations `{ name: { type, schema, expiry? } }`; null removes one (RuntimeStateService). */
   states?: Record<string, unknown> | undefined
+  /** The bot definition's recurring (cron) events `{ key: { type, payload, schedule: { cron } } }`; null removes one. */
+  recurringEvents?: Record<string, unknown> | undefined
   /**
    * The bot's webchat settings (src/webchat/shared/webchat-config.ts), merged into the stored ones: a key set to
    * null is removed, `webchat: null` removes them all. Also accepted as `integrations.chat.configuration.webchat`
@@ -68,6 +70,15 @@ export interface BotWithIntegrations {
   installations?: Installation[] | undefined
   /** Declared states (`states` of the bot definition). */
   states?: Record<string, unknown> | undefined
+  /** Declared recurring events (`recurringEvents` of the bot definition). */
+  recurringEvents?: Record<string, unknown> | undefined
+}
+
+/** Where recurring event declarations are checked and kept (RecurringEventService). */
+export interface RecurringDeclarations {
+  check(input: unknown): unknown
+  declare(botId: string, input: unknown): Promise<void>
+  definitions(botId: string): Promise<Record<string, unknown>>
 }
 
 /** Where state declarations are checked and kept (RuntimeStateService). */
@@ -198,6 +209,7 @@ export class BotService {
       onUrlChanged?: (bot: BotRow) => void
       clock?: () => number
       states?: StateDeclarations
+      recurring?: RecurringDeclarations
       /** Aliases other than the built-in ones: installations of integrations served elsewhere. */
       installer?: IntegrationInstaller
       /** Where a bot's url may point (config.outbound); the built-in policy by default. */
@@ -232,6 +244,7 @@ export class BotService {
     const url = checkServiceUrl(input.url, this.options.outbound) ?? null
     await this.assertLoads(input.code)
     if (input.states) this.options.states?.check(input.states)
+    if (input.recurringEvents) this.options.recurring?.check(input.recurringEvents)
     const webchat = applyWebchatInput(input, null) ?? null
     const now = this.clock()
     const tags = Object.fromEntries(Object.entries(input.tags ?? {}).filter((e): e is [string, string] => e[1] !== null))
@@ -263,8 +276,16 @@ export class BotService {
     }
     await this.store.createBot(bot, integrations)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
+    if (input.recurringEvents) await this.options.recurring?.declare(bot.id, input.recurringEvents)
     if (url !== null) this.options.onUrlChanged?.(bot)
-    return { bot, integrations, installations: await this.options.installer?.installations(integrations), states: await this.options.states?.definitions(bot.id) }
+    return this.withDefinitions(bot, integrations)
+  }
+
+  private async withDefinitions(bot: BotRow, integrations: IntegrationRow[]): Promise<BotWithIntegrations> {
+    return {
+      bot, integrations, installations: await this.options.installer?.installations(integrations),
+      states: await this.options.states?.definitions(bot.id), recurringEvents: await this.options.recurring?.definitions(bot.id),
+    }
   }
 
   /** A bot of this workspace; 404 for other workspaces' bots, so ids reveal nothing. */
@@ -272,7 +293,7 @@ export class BotService {
     const bot = await this.store.getBot(id)
     if (!bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot', id)
     const integrations = await this.store.listIntegrations(bot.id)
-    return { bot, integrations, installations: await this.options.installer?.installations(integrations), states: await this.options.states?.definitions(bot.id) }
+    return this.withDefinitions(bot, integrations)
   }
 
   listBots(filter: BotListFilter, nextToken: string | undefined, pageSize: number): Promise<Page<BotRow>> {
@@ -285,6 +306,7 @@ export class BotService {
     const webchat = applyWebchatInput(input, bot.webchat)
     await this.assertLoads(input.code)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
+    if (input.recurringEvents) await this.options.recurring?.declare(bot.id, input.recurringEvents)
     // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
     const startsRunning = (input.code !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
     if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
@@ -330,7 +352,7 @@ export class BotService {
     await this.changed(bot.id)
     if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
     const after = await this.store.listIntegrations(bot.id)
-    return { bot: updated, integrations: after, installations: await this.options.installer?.installations(after), states: await this.options.states?.definitions(bot.id) }
+    return this.withDefinitions(updated, after)
   }
 
   /** getBotWebchat: the embed code of one type for the bot's chat integration, carrying its webchat settings. */

@@ -7,6 +7,8 @@ import type { ChatService } from './chat-service.js'
 import { integrationScope } from './bot-chat-service.js'
 import type { RuntimeStateService } from './runtime-state-service.js'
 import type { RuntimeWorkflowService } from './runtime-workflow-service.js'
+import type { WorkflowEngine } from './workflow-engine.js'
+import type { RecurringEventService } from './recurring-event-service.js'
 
 /**
  * A bot-level event: an event of the Runtime API that has no conversation (createEvent without
@@ -24,6 +26,8 @@ export interface BotLevelEvent {
   userId: string | null
   messageId: string | null
   workflowId: string | null
+  /** The conversation it concerns without being in it (a workflow_update of a conversation's workflow). */
+  conversationId?: string | null | undefined
   createdAt: number
 }
 
@@ -75,6 +79,10 @@ export interface RuntimeEventServiceOptions {
   delivery: BotEventDelivery
   states: RuntimeStateService
   workflows: RuntimeWorkflowService
+  /** Builds workflow_update events as they go out and queues what follows them (src/domain/workflow-engine.ts). */
+  workflowEngine?: WorkflowEngine | undefined
+  /** Fires the bots' recurring (cron) events on each poll. */
+  recurring?: RecurringEventService | undefined
   /** How often each instance looks for due events, expired states and timed-out workflows (ms). */
   pollMs: number
   warn: (context: object, message: string) => void
@@ -222,6 +230,7 @@ export class RuntimeEventService {
   private async poll(): Promise<void> {
     while (!this.stopped && (await this.options.states.expireDue()) > 0) this.again = true
     await this.options.workflows.timeOutDue()
+    await this.options.recurring?.fireDue()
     while (!this.stopped) {
       if (this.inFlight.size >= IN_FLIGHT) {
         await Promise.race([...this.inFlight])
@@ -252,7 +261,20 @@ export class RuntimeEventService {
 
   private async deliverClaimed(row: RuntimeEventRow): Promise<RuntimeEventRow | undefined> {
     let outcome: Parameters<Store['runtimeEvents']['finish']>[2]
-    if (row.conversationId !== null && row.type !== 'state_expired') {
+    let next: Parameters<Store['runtimeEvents']['finish']>[4] = []
+    const engine = this.options.workflowEngine
+    if (engine?.handles(row)) {
+      // A workflow's update: its payload is the workflow as it is now; what the bot left decides the next update.
+      const prepared = await engine.prepare(row)
+      const result: BotEventOutcome = prepared.deliver
+        ? await this.options.delivery.deliverBotEvent({
+          id: row.id, botId: row.botId, type: row.type, payload: prepared.payload, userId: prepared.userId, conversationId: prepared.conversationId,
+          messageId: null, workflowId: row.workflowId, createdAt: row.createdAt,
+        })
+        : { status: 'ignored', reason: prepared.reason }
+      outcome = result.status === 'processed' ? { status: 'processed' } : { status: result.status, failureReason: result.reason }
+      next = await engine.next(row, result)
+    } else if (row.conversationId !== null && row.type !== 'state_expired') {
       const bot = await this.store.getBot(row.botId)
       const conversation = bot && (await this.conversationOf(bot, row.conversationId))
       const appended = conversation && (await this.options.chat.appendIncomingEvent(conversation.integration, {
@@ -268,7 +290,7 @@ export class RuntimeEventService {
       outcome = result.status === 'processed' ? { status: 'processed' } : { status: result.status, failureReason: result.reason }
     }
     const now = this.clock()
-    if (!(await this.store.runtimeEvents.finish(row.id, this.owner, outcome, now))) return undefined
+    if (!(await this.store.runtimeEvents.finish(row.id, this.owner, outcome, now, next))) return undefined
     if (outcome.status === 'pending') return (await this.store.runtimeEvents.get(row.botId, row.id)) ?? row
     return { ...row, status: outcome.status, failureReason: outcome.failureReason ?? null, processedAt: now, leaseOwner: null, leaseUntil: 0 }
   }

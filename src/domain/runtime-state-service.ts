@@ -118,6 +118,9 @@ function compile(ajv: Ajv, name: string, schema: JsonObject): ValidateFunction {
   }
 }
 
+/** A bot's workflow state that its definition does not declare (the CLI never sends them): any object. */
+const UNDECLARED_WORKFLOW_STATE: StateDefinition = { type: 'workflow', schema: { type: 'object' } }
+
 /** Validates one declaration as sent in createBot/updateBot `states`. */
 function checkDefinition(ajv: Ajv, name: string, value: unknown): StateDefinition {
   if (name.length === 0 || name.length > MAX_NAME_LENGTH) throw errors.invalidPayload(`State names must be 1 to ${MAX_NAME_LENGTH} characters`)
@@ -229,7 +232,10 @@ export class RuntimeStateService {
   private async declaration(bot: BotRow, type: StateType, name: string): Promise<{ definition: StateDefinition; validate: ValidateFunction; compiled: Compiled }> {
     const integration = await this.scopeOf(bot)
     const compiled = integration ? this.compiledIntegration(integration.key, integration.definitions) : await this.compiledOf(bot.id)
-    const definition = Object.hasOwn(compiled.definitions, name) ? compiled.definitions[name] : undefined
+    let definition = Object.hasOwn(compiled.definitions, name) ? compiled.definitions[name] : undefined
+    // The CLI strips `type: 'workflow'` states from the definition it sends (packages/cli/src/api/bot-body.ts), so the
+    // bot's own workflow states need no declaration: any JSON object, on a workflow of the bot (key() checks it).
+    if (!definition && !integration && type === 'workflow') definition = UNDECLARED_WORKFLOW_STATE
     if (!definition && integration) throw errors.invalidPayload(`State "${name}" is not declared in the integration's definition (its \`states\`)`)
     if (!definition) throw errors.invalidPayload(`State "${name}" is not declared in the bot definition (updateBot({ states: { ${JSON.stringify(name)}: { type, schema } } }))`)
     if (definition.type !== type) throw errors.invalidPayload(`State "${name}" is declared for type "${definition.type}", not "${type}"`)

@@ -2,7 +2,7 @@ import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { BotRow, JsonObject, Page, Store } from '../store/store.js'
 import { integrationScope } from './bot-chat-service.js'
-import { ACTIVE_WORKFLOW_STATUSES, FINISHED_WORKFLOW_STATUSES, type WorkflowFilter, type WorkflowRow, type WorkflowStatus } from '../store/workflow-store.js'
+import { ACTIVE_WORKFLOW_STATUSES, FINISHED_WORKFLOW_STATUSES, type WorkflowEvents, type WorkflowFilter, type WorkflowRow, type WorkflowStatus } from '../store/workflow-store.js'
 
 /** A workflow created without timeoutAt times out after this long. */
 export const DEFAULT_WORKFLOW_TIMEOUT_MS = 24 * 3600 * 1000
@@ -53,16 +53,18 @@ export interface WorkflowUpdate {
 }
 
 /**
- * Runtime API workflows: data semantics only. Botpress runs workflows in its cloud engine (it calls
- * the bot with workflow events, resumes them, times them out); Parley has no such engine. It stores
- * them, answers the client's list filters, updates status, output, tags and timeouts as the bot
- * says, and marks active workflows past their timeoutAt `timedout` (the event dispatcher's sweep).
+ * Runtime API workflows: stored, listed with the client's filters, updated (status, output, tags, timeouts) as the bot
+ * says; active workflows past their timeoutAt become `timedout` (the event dispatcher's sweep). Every change hands
+ * `events` (WorkflowEngine.events, src/domain/workflow-engine.ts) to the store, which queues the workflow_update
+ * events it implies in the same transaction: that is what runs them (docs/workflows.md).
  */
 export class RuntimeWorkflowService {
   private readonly clock: () => number
+  private readonly events: WorkflowEvents | undefined
 
-  constructor(private readonly store: Store, options: { clock?: () => number } = {}) {
+  constructor(private readonly store: Store, options: { clock?: () => number; events?: WorkflowEvents } = {}) {
     this.clock = options.clock ?? Date.now
+    this.events = options.events
   }
 
   private parseDate(field: string, value: string): number {
@@ -106,7 +108,7 @@ export class RuntimeWorkflowService {
   }
 
   async create(bot: BotRow, input: WorkflowInput): Promise<WorkflowRow> {
-    return this.store.workflows.create(await this.newWorkflow(bot, input))
+    return this.store.workflows.create(await this.newWorkflow(bot, input), this.events)
   }
 
   /**
@@ -130,7 +132,7 @@ export class RuntimeWorkflowService {
       ...(workflow.installationId !== null && { installationId: workflow.installationId }),
       ...(input.discriminateByStatusGroup && { statuses: [...(input.discriminateByStatusGroup === 'active' ? ACTIVE_WORKFLOW_STATUSES : FINISHED_WORKFLOW_STATUSES)] }),
     }
-    return this.store.workflows.getOrCreate(workflow, match)
+    return this.store.workflows.getOrCreate(workflow, match, this.events)
   }
 
   async get(bot: BotRow, id: string): Promise<WorkflowRow> {
@@ -141,17 +143,23 @@ export class RuntimeWorkflowService {
 
   async update(bot: BotRow, id: string, patch: WorkflowUpdate): Promise<WorkflowRow> {
     this.checkTags(patch.tags)
+    if (patch.status !== undefined) {
+      const current = await this.get(bot, id)
+      if (FINISHED_WORKFLOW_STATUSES.includes(current.status) && patch.status !== current.status) {
+        throw errors.invalidPayload(`Workflow "${id}" is ${current.status}: a finished workflow's status cannot change`)
+      }
+    }
     await this.checkRefs(bot, { userId: patch.userId })
     const updated = await this.store.workflows.update(bot.id, id, {
       output: patch.output, status: patch.status, failureReason: patch.failureReason, tags: patch.tags, userId: patch.userId, eventId: patch.eventId,
       ...(patch.timeoutAt !== undefined && { timeoutAt: this.parseDate('timeoutAt', patch.timeoutAt) }),
-    }, this.clock())
+    }, this.clock(), this.events)
     if (!updated) throw errors.notFound('Workflow', id)
     return updated
   }
 
   async delete(bot: BotRow, id: string): Promise<void> {
-    if (!(await this.store.workflows.delete(bot.id, id))) throw errors.notFound('Workflow', id)
+    if (!(await this.store.workflows.delete(bot.id, id, this.events))) throw errors.notFound('Workflow', id)
   }
 
   /** The bot's workflows; for an integration key, those its installation created (src/domain/installation-scope.ts). */
@@ -162,6 +170,6 @@ export class RuntimeWorkflowService {
 
   /** Active workflows past their timeoutAt become `timedout` (run by the event dispatcher's sweep). */
   async timeOutDue(): Promise<number> {
-    return this.store.workflows.timeOutDue(this.clock(), TIMEOUT_BATCH)
+    return this.store.workflows.timeOutDue(this.clock(), TIMEOUT_BATCH, this.events)
   }
 }

@@ -882,6 +882,7 @@ export class BotRuntime implements IncomingInterceptor {
         id: event.id, type: event.type, payload: event.payload, createdAt: new Date(event.createdAt).toISOString(), status: 'pending', failureReason: null,
         ...(event.userId !== null && { userId: event.userId }),
         ...(event.messageId !== null && { messageId: event.messageId }),
+        ...(event.conversationId != null && { conversationId: event.conversationId }),
       })
     }
     if (bot.code === null) return { status: 'ignored', reason: 'The bot has no code deployed' }

@@ -83,8 +83,11 @@ export interface RuntimeEventStore {
    * lease free or expired), or undefined. Atomic across instances.
    */
   claimDue(owner: string, now: number, leaseMs: number): Promise<RuntimeEventRow | undefined>
-  /** Ends a claimed event if `owner` still holds it; false when the lease was lost (another instance took it over). */
-  finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number): Promise<boolean>
+  /**
+   * Ends a claimed event if `owner` still holds it and, in the same transaction, queues `next` (the events that follow
+   * it: a workflow's next update); false (nothing queued) when the lease was lost (another instance took it over).
+   */
+  finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number, next?: NewRuntimeEvent[]): Promise<boolean>
   /** Moves the lease of an event `owner` still holds (a long delivery). */
   extendLease(id: string, owner: string, until: number): Promise<void>
   /** Gives a claimed event back (shutdown): claimable again at once. */

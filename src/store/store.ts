@@ -10,6 +10,7 @@ import type { RuntimeEventStore } from './runtime-event-store.js'
 import type { StateStore } from './state-store.js'
 import type { TelemetryStore } from './telemetry-store.js'
 import type { WorkflowStore } from './workflow-store.js'
+import type { RecurringEventStore } from './recurring-event-store.js'
 import type { BotChatStore } from './bot-chat-store.js'
 import type { TableStore } from './table-store.js'
 import type { AnalyticsStore } from './analytics-store.js'
@@ -248,8 +249,10 @@ export interface Store {
   readonly states: StateStore
   /** Runtime API events: scheduled, bot-level and state_expired events, and their delivery queue. */
   readonly runtimeEvents: RuntimeEventStore
-  /** Runtime API workflows (data only). */
+  /** Runtime API workflows (their workflow_update events go through runtimeEvents). */
   readonly workflows: WorkflowStore
+  /** A bot definition's recurring (cron) events. */
+  readonly recurringEvents: RecurringEventStore
   /** trackAnalytics counters, captureObservation records, configureIntegration registrations. */
   readonly telemetry: TelemetryStore
   /** The Runtime API's view of the chat data: tags, bot-wide filtered lists (bot-chat-store.ts). */

@@ -1,9 +1,10 @@
 import type { JsonObject, Page, PageRequest } from './store.js'
+import type { NewRuntimeEvent } from './runtime-event-store.js'
 
 /**
- * Runtime API workflows (migrations/<dialect>/0007_runtime_state.sql): data only. Botpress runs
- * workflows in its cloud engine; Parley stores them, lists them with the client's filters and
- * updates their status, output and timeout as the bot says (see the README).
+ * Runtime API workflows (migrations/<dialect>/0007_runtime_state.sql): stored, listed with the client's filters and
+ * updated as the bot says; every change may queue workflow_update events (WorkflowEvents) in the same transaction,
+ * which the runtime event queue delivers (src/domain/workflow-engine.ts, docs/workflows.md).
  */
 export type WorkflowStatus = 'pending' | 'in_progress' | 'failed' | 'completed' | 'listening' | 'paused' | 'timedout' | 'cancelled'
 export const FINISHED_WORKFLOW_STATUSES: readonly WorkflowStatus[] = ['failed', 'completed', 'timedout', 'cancelled']
@@ -54,18 +55,24 @@ export interface WorkflowFilter {
   installationId?: string | undefined
 }
 
+/**
+ * The events a change queues, given the workflow before (undefined: created) and after (undefined: deleted); inserted
+ * in the transaction that makes the change, so a change and its events are kept or lost together.
+ */
+export type WorkflowEvents = (before: WorkflowRow | undefined, after: WorkflowRow | undefined) => NewRuntimeEvent[]
+
 export interface WorkflowStore {
-  create(workflow: NewWorkflow): Promise<WorkflowRow>
+  create(workflow: NewWorkflow, events?: WorkflowEvents): Promise<WorkflowRow>
   /**
    * The newest workflow matching `match` (name, conversation, user, parent, the given tags and, with
    * statuses, one of them), or a new one created from `workflow`; atomic (one winner per match).
    */
-  getOrCreate(workflow: NewWorkflow, match: WorkflowFilter): Promise<{ workflow: WorkflowRow; created: boolean }>
+  getOrCreate(workflow: NewWorkflow, match: WorkflowFilter, events?: WorkflowEvents): Promise<{ workflow: WorkflowRow; created: boolean }>
   get(botId: string, id: string): Promise<WorkflowRow | undefined>
-  update(botId: string, id: string, patch: WorkflowPatch, now: number): Promise<WorkflowRow | undefined>
-  delete(botId: string, id: string): Promise<boolean>
-  /** Active workflows whose timeoutAt has passed become `timedout` (completedAt now); how many. */
-  timeOutDue(now: number, limit: number): Promise<number>
+  update(botId: string, id: string, patch: WorkflowPatch, now: number, events?: WorkflowEvents): Promise<WorkflowRow | undefined>
+  delete(botId: string, id: string, events?: WorkflowEvents): Promise<boolean>
+  /** Active workflows whose timeoutAt has passed become `timedout` (completedAt now), one instance each; how many. */
+  timeOutDue(now: number, limit: number, events?: WorkflowEvents): Promise<number>
   /** Newest first. */
   list(botId: string, filter: WorkflowFilter, page: PageRequest): Promise<Page<WorkflowRow>>
 }

@@ -19,6 +19,8 @@ import type { App } from '../../src/http/types.js'
 import { dropDatabase, freshDatabase, testStoreKind } from '../helpers/pg.js'
 import { ISO_Z } from '../helpers/formats.js'
 import { freePort } from '../helpers/ports.js'
+import type { Harness } from '../helpers/harness.js'
+import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 
 /**
  * Config for every server of these suites. The official `@botpress/chat` client (0.5.5) under Node

@@ -159,13 +159,22 @@ export class KyselyRuntimeEventStore implements RuntimeEventStore {
     return r && toRow({ ...r, effective_status: r.status })
   }
 
-  async finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number): Promise<boolean> {
+  async finish(id: string, owner: string, outcome: RuntimeEventOutcome, now: number, next: NewRuntimeEvent[] = []): Promise<boolean> {
     const set = outcome.status === 'pending'
       ? { status: 'pending', conversation_seq: outcome.conversationSeq, integration_id: outcome.integrationId, lease_owner: null, lease_until: 0 }
       : { status: outcome.status, failure_reason: outcome.failureReason ?? null, processed_at: now, lease_owner: null, lease_until: 0 }
-    const r = await this.db.updateTable('runtime_events').set(set)
-      .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).executeTakeFirst()
-    return Number(r.numUpdatedRows) === 1
+    const end = async (db: Db) => {
+      const r = await db.updateTable('runtime_events').set(set)
+        .where('id', '=', id).where('lease_owner', '=', owner).where('status', 'in', WAITING).executeTakeFirst()
+      return Number(r.numUpdatedRows) === 1
+    }
+    if (next.length === 0) return end(this.db)
+    // The events that follow this one (a workflow's next update) are queued only by the instance that ends it.
+    return this.db.transaction().execute(async (trx) => {
+      if (!(await end(trx))) return false
+      for (const e of next) await this.insertWith(trx, e)
+      return true
+    })
   }
 
   async extendLease(id: string, owner: string, until: number): Promise<void> {

@@ -10,6 +10,7 @@ import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
 import { KyselyQualityStore } from './kysely-quality-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
+import { KyselyRecurringEventStore } from './kysely-recurring-event-store.js'
 import { KyselyWebhookStore } from './kysely-webhook-store.js'
 import { KyselyHandoffStore } from './kysely-handoff-store.js'
 import { KyselyIntegrationStore } from './kysely-integration-store.js'
@@ -89,6 +90,7 @@ export class KyselyStore implements Store {
   readonly runtimeEvents: KyselyRuntimeEventStore
   readonly states: KyselyStateStore
   readonly workflows: KyselyWorkflowStore
+  readonly recurringEvents: KyselyRecurringEventStore
   readonly telemetry: KyselyTelemetryStore
   readonly botChat: KyselyBotChatStore
   readonly tables: KyselyTableStore
@@ -111,7 +113,8 @@ export class KyselyStore implements Store {
     this.integrationOutbox = new KyselyIntegrationOutboxStore(db)
     this.runtimeEvents = new KyselyRuntimeEventStore(db)
     this.states = new KyselyStateStore(db, dialect, this.runtimeEvents)
-    this.workflows = new KyselyWorkflowStore(db, dialect)
+    this.workflows = new KyselyWorkflowStore(db, dialect, this.runtimeEvents)
+    this.recurringEvents = new KyselyRecurringEventStore(db, this.runtimeEvents)
     this.telemetry = new KyselyTelemetryStore(db)
     this.botChat = new KyselyBotChatStore(db)
     this.tables = new KyselyTableStore(db, dialect)

@@ -1,7 +1,8 @@
 import { sql, type Kysely, type Selectable, type Transaction } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
 import type { JsonObject, Page, PageRequest } from '../store.js'
-import type { NewWorkflow, WorkflowFilter, WorkflowPatch, WorkflowRow, WorkflowStatus, WorkflowStore } from '../workflow-store.js'
+import type { NewWorkflow, WorkflowEvents, WorkflowFilter, WorkflowPatch, WorkflowRow, WorkflowStatus, WorkflowStore } from '../workflow-store.js'
+import type { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { ACTIVE_WORKFLOW_STATUSES, FINISHED_WORKFLOW_STATUSES } from '../workflow-store.js'
 
 /** The tables of migrations/<dialect>/0007_runtime_state.sql (kept here so schema.ts stays untouched). */
@@ -54,8 +55,13 @@ const toRow = (r: WorkflowRecord): WorkflowRow => ({
 export class KyselyWorkflowStore implements WorkflowStore {
   private readonly db: Kysely<WorkflowTables>
 
-  constructor(db: Kysely<any>, private readonly dialect: 'sqlite' | 'postgres') {
+  constructor(db: Kysely<any>, private readonly dialect: 'sqlite' | 'postgres', private readonly runtimeEvents: KyselyRuntimeEventStore) {
     this.db = db as Kysely<WorkflowTables>
+  }
+
+  /** Queues the workflow_update events of a change in the transaction that makes it (src/domain/workflow-engine.ts). */
+  private async queue(db: Db, events: WorkflowEvents | undefined, before: WorkflowRow | undefined, after: WorkflowRow | undefined): Promise<void> {
+    for (const e of events?.(before, after) ?? []) await this.runtimeEvents.insertWith(db, e)
   }
 
   private async insert(db: Db, w: NewWorkflow): Promise<WorkflowRow> {
@@ -70,8 +76,12 @@ export class KyselyWorkflowStore implements WorkflowStore {
     return toRow(r)
   }
 
-  create(w: NewWorkflow): Promise<WorkflowRow> {
-    return this.db.transaction().execute((trx) => this.insert(trx, w))
+  create(w: NewWorkflow, events?: WorkflowEvents): Promise<WorkflowRow> {
+    return this.db.transaction().execute(async (trx) => {
+      const row = await this.insert(trx, w)
+      await this.queue(trx, events, undefined, row)
+      return row
+    })
   }
 
   private filtered(db: Db, botId: string, filter: WorkflowFilter) {
@@ -88,13 +98,15 @@ export class KyselyWorkflowStore implements WorkflowStore {
     return q
   }
 
-  getOrCreate(w: NewWorkflow, match: WorkflowFilter): Promise<{ workflow: WorkflowRow; created: boolean }> {
+  getOrCreate(w: NewWorkflow, match: WorkflowFilter, events?: WorkflowEvents): Promise<{ workflow: WorkflowRow; created: boolean }> {
     return this.db.transaction().execute(async (trx) => {
       // One creator per (bot, name) at a time across instances; SQLite transactions are serial already.
       if (this.dialect === 'postgres') await sql`select pg_advisory_xact_lock(hashtext(${`parley-workflow:${w.botId}:${w.name}`}))`.execute(trx)
       const found = await this.filtered(trx, w.botId, match).orderBy('w.created_at', 'desc').orderBy('w.id', 'desc').limit(1).executeTakeFirst()
       if (found) return { workflow: toRow(found), created: false }
-      return { workflow: await this.insert(trx, w), created: true }
+      const row = await this.insert(trx, w)
+      await this.queue(trx, events, undefined, row)
+      return { workflow: row, created: true }
     })
   }
 
@@ -103,7 +115,7 @@ export class KyselyWorkflowStore implements WorkflowStore {
     return r && toRow(r)
   }
 
-  update(botId: string, id: string, patch: WorkflowPatch, now: number): Promise<WorkflowRow | undefined> {
+  update(botId: string, id: string, patch: WorkflowPatch, now: number, events?: WorkflowEvents): Promise<WorkflowRow | undefined> {
     return this.db.transaction().execute(async (trx) => {
       let q = trx.selectFrom('runtime_workflows').selectAll().where('bot_id', '=', botId).where('id', '=', id)
       if (this.dialect === 'postgres') q = q.forUpdate()
@@ -120,7 +132,8 @@ export class KyselyWorkflowStore implements WorkflowStore {
           await trx.insertInto('runtime_workflow_tags').values({ workflow_id: id, key, value }).onConflict((oc) => oc.columns(['workflow_id', 'key']).doUpdateSet({ value })).execute()
         }
       }
-      const status = patch.status ?? row.status
+      // A finished workflow keeps its status (a late update of its bot's, after the timeout sweep, changes nothing).
+      const status = FINISHED_WORKFLOW_STATUSES.includes(row.status) ? row.status : patch.status ?? row.status
       const finished = FINISHED_WORKFLOW_STATUSES.includes(status)
       const r = await trx.updateTable('runtime_workflows').set({
         status,
@@ -133,22 +146,35 @@ export class KyselyWorkflowStore implements WorkflowStore {
         completed_at: finished ? (row.completedAt ?? now) : null,
         updated_at: now,
       }).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
-      return toRow(r)
+      const after = toRow(r)
+      await this.queue(trx, events, row, after)
+      return after
     })
   }
 
-  async delete(botId: string, id: string): Promise<boolean> {
-    const r = await this.db.deleteFrom('runtime_workflows').where('bot_id', '=', botId).where('id', '=', id).executeTakeFirst()
-    return Number(r.numDeletedRows) === 1
+  delete(botId: string, id: string, events?: WorkflowEvents): Promise<boolean> {
+    return this.db.transaction().execute(async (trx) => {
+      const r = await trx.deleteFrom('runtime_workflows').where('bot_id', '=', botId).where('id', '=', id).returningAll().executeTakeFirst()
+      if (!r) return false
+      await this.queue(trx, events, toRow(r), undefined)
+      return true
+    })
   }
 
-  async timeOutDue(now: number, limit: number): Promise<number> {
-    const r = await this.db.updateTable('runtime_workflows').set({ status: 'timedout', completed_at: now, updated_at: now })
-      .where('id', 'in', (eb) => eb.selectFrom('runtime_workflows').select('id')
-        .where('status', 'in', [...ACTIVE_WORKFLOW_STATUSES]).where('timeout_at', '<=', now).limit(limit))
-      .where('status', 'in', [...ACTIVE_WORKFLOW_STATUSES]).where('timeout_at', '<=', now)
-      .executeTakeFirst()
-    return Number(r.numUpdatedRows)
+  timeOutDue(now: number, limit: number, events?: WorkflowEvents): Promise<number> {
+    return this.db.transaction().execute(async (trx) => {
+      let q = trx.selectFrom('runtime_workflows').selectAll().where('status', 'in', [...ACTIVE_WORKFLOW_STATUSES]).where('timeout_at', '<=', now)
+        .orderBy('timeout_at').limit(limit)
+      // Another instance sweeping at the same time takes other rows (or none): each timeout is told once.
+      if (this.dialect === 'postgres') q = q.forUpdate().skipLocked()
+      const due = await q.execute()
+      for (const r of due) {
+        const updated = await trx.updateTable('runtime_workflows').set({ status: 'timedout', completed_at: now, updated_at: now })
+          .where('id', '=', r.id).where('status', 'in', [...ACTIVE_WORKFLOW_STATUSES]).returningAll().executeTakeFirst()
+        if (updated) await this.queue(trx, events, toRow(r), toRow(updated))
+      }
+      return due.length
+    })
   }
 
   async list(botId: string, filter: WorkflowFilter, page: PageRequest): Promise<Page<WorkflowRow>> {
