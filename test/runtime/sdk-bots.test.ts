@@ -10,7 +10,7 @@ import { runtimeClient } from '../helpers/runtime-client.js'
 import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid, type TestBot } from './helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
 
 /** A bot of `h` served by the SDK program `script`, with a bot API key and the given state declarations. */
 export async function deploySdkBot(h: Harness, script: string, states: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<{ bot: TestBot; program: SdkBot }> {

@@ -27,7 +27,7 @@ import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpe
 import { adminClient, allLogs, sleep, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
 // A retry budget of about 3 s (backoff 200, 400, 800, 800, 800 ms): an outage of a second is ridden out.
-const REMOTE = { timeoutMs: 10_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800 }
+const REMOTE = { timeoutMs: 10_000, budgetMs: 20_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800 }
 
 const CODE = String.raw`
 export const hooks = {
