@@ -7,6 +7,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { freePort } from './ports.js'
+import type { Harness } from './harness.js'
+import { adminClient, createBot, type TestBot } from '../runtime/helpers.js'
 
 const FIXTURES = fileURLToPath(new URL('../fixtures/sdk-bots/', import.meta.url))
 
@@ -80,3 +82,14 @@ export async function startSdkBot(script: string, options: SdkBotOptions): Promi
   await bot.start()
   return bot
 }
+
+/** A bot of `h` served by the SDK program `script`, with a bot API key and the given state declarations. */
+export async function deploySdkBot(h: Harness, script: string, states: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<{ bot: TestBot; program: SdkBot }> {
+  const admin = adminClient(h)
+  const bot = await createBot(h)
+  const key = await admin.createBotApiKey({ botId: bot.id, note: 'sdk bot' })
+  const program = await startSdkBot(script, { apiUrl: h.baseUrl, token: key.value, botId: bot.id, env })
+  await admin.updateBot({ id: bot.id, url: program.url, ...(Object.keys(states).length > 0 && { states: states as never }) })
+  return { bot, program }
+}
+

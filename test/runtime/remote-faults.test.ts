@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startBotReceiver, type BotReceiver, type ReceivedRequest } from '../helpers/bot-receiver.js'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { loadConfig } from '../../src/config.js'
-import { adminClient, allLogs, createBot, newDataPlace, startOn, STREAM_CONFIG, Talk, uid, waitForLog, chatUrl } from './helpers.js'
+import { adminClient, allLogs, createBot, newDataPlace, qualityTotals, startOn, STREAM_CONFIG, Talk, uid, waitForLog, chatUrl } from './helpers.js'
 
 const REMOTE = { timeoutMs: 400, budgetMs: 1_000, attempts: 4, backoffMs: 50, maxBackoffMs: 200 }
 /** Slots per bot (src/runtime/endpoint-slots.ts); the breaker off: these faults are about retries and order. */
@@ -112,10 +112,7 @@ describe('remote bots: faults', () => {
         // Never processed: 503 on every attempt (a status alone: an error of the bot's code would be final).
         // getBotQualityAnalytics: the refused one failed, the one never answered in time timed out (turns run in order:
         // both were recorded before 'after' was delivered).
-        const res = await fetch(`${h.baseUrl}/v1/admin/bots/${bot.id}/analytics/quality?startDate=${startDate}&endDate=${new Date().toISOString().slice(0, 10)}`,
-          { headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId } })
-        const records = (await res.json() as { records: { failedTurns: number; timedOutTurns: number }[] }).records
-        expect([records.reduce((n, r) => n + r.failedTurns, 0), records.reduce((n, r) => n + r.timedOutTurns, 0)]).toEqual([1, 1])
+        expect(await qualityTotals(h, bot.id, startDate)).toEqual({ failedTurns: 1, timedOutTurns: 1 })
       } finally {
         await talk.close()
       }

@@ -7,20 +7,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
-import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
+import { deploySdkBot, startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid, type TestBot } from './helpers.js'
 
 const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
-
-/** A bot of `h` served by the SDK program `script`, with a bot API key and the given state declarations. */
-export async function deploySdkBot(h: Harness, script: string, states: Record<string, unknown> = {}, env: Record<string, string> = {}): Promise<{ bot: TestBot; program: SdkBot }> {
-  const admin = adminClient(h)
-  const bot = await createBot(h)
-  const key = await admin.createBotApiKey({ botId: bot.id, note: 'sdk bot' })
-  const program = await startSdkBot(script, { apiUrl: h.baseUrl, token: key.value, botId: bot.id, env })
-  await admin.updateBot({ id: bot.id, url: program.url, ...(Object.keys(states).length > 0 && { states: states as never }) })
-  return { bot, program }
-}
 
 const COUNTER = { counter: { type: 'user', schema: { type: 'object', properties: { count: { type: 'number' } } } } }
 
