@@ -158,7 +158,5 @@ export async function deliverWithRetries(run: RetryRun): Promise<DeliveryResult>
 
 /** The log line of a failed delivery (`what`: "Delivery of … to …"): why, never the answer's body beyond an SDK error's message. */
 export function failureLine(what: string, result: Extract<DeliveryResult, { delivered: false }>): string {
-  if (result.failure === 'unreachable') return `${what} failed after ${result.attempts} attempt(s): ${result.reason}`
-  if (result.failure === 'timeout') return `${what} failed: ${result.reason}`
-  return `${what} failed: ${result.reason} (final: not sent again)`
+  return `${what} failed after ${result.attempts} attempt(s): ${result.reason}`
 }

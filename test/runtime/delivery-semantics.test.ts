@@ -67,7 +67,7 @@ describe('delivery semantics: an @botpress/sdk bot', () => {
     const failing = await sayAndSettle('fail finishing')
     expect([posts(failing.id), handled(failing.id), replies('An error occured while finishing')]).toEqual([1, 1, 1])
     const line = await waitForLog(h, bot.id, (l) => l.level === 'error' && l.message.includes(failing.id))
-    expect(line.message).toMatch(/failed: answered 400 \(Runtime: could not finishing\) \(final: not sent again\)$/)
+    expect(line.message).toMatch(/failed after 1 attempt\(s\): answered 400 \(Runtime: could not finishing\)$/)
     expect(line.conversationId).toBe(talk.conversationId)
     expect(await qualityTotals(h, bot.id, startDate)).toEqual({ failedTurns: 1, timedOutTurns: 0 })
   })
