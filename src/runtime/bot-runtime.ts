@@ -173,10 +173,9 @@ export class BotRuntime implements IncomingInterceptor {
         // The start of a conversation runs a sandboxed bot's conversationStarted triggers; a remote bot gets no such turn.
         if (incoming.kind === 'started') return { states: [], logs: [], ownSeqs: [] }
         const event = await conversationEvent(remote.views, bot, integration, incoming)
-        const logs = await remote.deliver(bot, event, event.conversationId ?? null)
-        // Not delivered after its retries: failed, or timed out when the last attempt got no answer in time.
-        const failure: RunFailure | undefined = logs.length === 0 ? undefined : /no answer within/.test(logs[0]!.message) ? 'timeout' : 'error'
-        return { states: [], logs, ownSeqs: [], failure }
+        const { logs, failure } = await remote.deliver(bot, event, event.conversationId ?? null)
+        // Not delivered: timed out (no answer within the budget), else failed (an error answer, or never processed).
+        return { states: [], logs, ownSeqs: [], failure: failure && (failure === 'timeout' ? 'timeout' : 'error') }
       },
     }
   }

@@ -1,11 +1,11 @@
 import { uuidv7 } from '../lib/ids.js'
-import { answeredStatus, outboundFailure } from '../lib/outbound-policy.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
 import type { OutboxCursor } from '../store/integration-outbox-store.js'
 import type { BotRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
 import type { IntegrationDelivery } from './integrations.js'
 import { DeliveryStopped, type RemoteBots } from './remote-bots.js'
+import { failureLine, type DeliveryResult } from './delivery-policy.js'
 import { SerialByKey } from './serial-by-key.js'
 
 /**
@@ -15,15 +15,16 @@ import { SerialByKey } from './serial-by-key.js'
  * The conversation's log is the queue (as for the bot runtime): a bot message is durable once appended, and a
  * cursor per conversation (IntegrationOutboxStore) says how far its bot messages were sent. One instance at a time
  * sends a conversation's messages, under a lease renewed before every POST (a sender that lost its lease — it
- * stalled past it and another instance took over — stops before sending again), in sequence order, each retried
- * with backoff (the remote-bot settings), and moves the cursor past it once it was delivered or given up. So a
+ * stalled past it and another instance took over — stops before sending again), in sequence order, each by the
+ * delivery rules (src/runtime/delivery-policy.ts: only what was not processed is sent again, within the delivery
+ * budget), and moves the cursor past it once it was delivered or failed. So a
  * restart or a crash (kill -9) loses nothing: a crashed instance's lease expires and the sweep of a live one takes
  * the conversation over; a stopping one gives its leases back. Delivery is at least once: a crash between the
  * integration's answer and the cursor's move sends that message again (same message id).
  *
  * Each message's outcome is on the message, as the tag `parley:delivery` (`delivered` or `failed`; absent while it
  * is on its way) with `parley:deliveryError` (the last attempt's reason) on a failure, which also goes to the
- * integration's logs (getIntegrationLogs) and the bot's logs (getBotLogs).
+ * integration's logs (getIntegrationLogs), the bot's logs (getBotLogs) and its quality analytics.
  * Conversations are independent (in parallel, each with its own retries); the concurrency slots are RemoteBots',
  * keyed per integration, so a slow or dead integration holds its own slots and never a bot's or another integration's.
  */
@@ -34,18 +35,19 @@ export const DELIVERY_TAG = 'parley:delivery'
 export const DELIVERY_ERROR_TAG = 'parley:deliveryError'
 
 const SIGNAL_BATCH = 50
-/** Above the longest single wait of a delivery (one POST, or one backoff), so a live sender never loses its lease. */
+/** Above the longest single wait of a delivery (one POST, at most the budget, or one backoff), so a live sender never loses its lease. */
 const LEASE_MARGIN_MS = 5_000
 const CACHE_LIMIT = 10_000
 
 /** The instance's lease on the conversation was lost (expired and taken over): stop without sending or recording. */
-class LeaseLost extends Error {
+class LeaseLost extends DeliveryStopped {
   constructor() {
-    super('The delivery lease of the conversation was taken over')
+    super()
+    this.message = 'The delivery lease of the conversation was taken over'
   }
 }
 
-type Outcome = { delivered: true } | { delivered: false; reason: string; attempts: number }
+type Outcome = DeliveryResult | { delivered: false; failure: 'error'; reason: string; attempts: 0 }
 
 export interface OutgoingDeliveryOptions {
   /** How often conversations left behind (a dead instance's expired lease, a missed notification) are picked up. */
@@ -79,7 +81,7 @@ export class OutgoingDeliveries {
     if (metrics) {
       metrics.collect('parley_integration_messages_delivered_total', 'Bot messages this instance delivered to integrations (message_created answered 2xx)', () => this.delivered, 'counter')
       metrics.collect('parley_integration_messages_failed_total', 'Bot messages given up after the last attempt (tagged parley:delivery=failed, in the integration\'s and the bot\'s logs)', () => this.failed, 'counter')
-      metrics.collect('parley_integration_delivery_attempts_failed_total', 'message_created attempts that failed (retried or given up)', () => this.attemptsFailed, 'counter')
+      metrics.collect('parley_integration_delivery_attempts_failed_total', 'message_created attempts the integration did not process: no connection, 502/503/504 or 429 (retried, or given up after the last)', () => this.attemptsFailed, 'counter')
       metrics.collect('parley_integration_conversations_sending', 'Conversations whose bot messages this instance is sending or about to send', () => this.sending.size)
     }
   }
@@ -121,10 +123,10 @@ export class OutgoingDeliveries {
     return yes
   }
 
-  /** A lease lasts one POST or one backoff wait, with a margin; it is renewed before each POST. */
+  /** A lease lasts one POST (at most the delivery budget) or one backoff wait, with a margin; it is renewed before each POST and wait. */
   leaseMs(): number {
-    const { timeoutMs, maxBackoffMs } = this.remote.settings
-    return Math.max(timeoutMs, maxBackoffMs) + LEASE_MARGIN_MS
+    const { budgetMs, maxBackoffMs } = this.remote.settings
+    return Math.max(budgetMs, maxBackoffMs) + LEASE_MARGIN_MS
   }
 
   private async sweep(): Promise<void> {
@@ -190,34 +192,20 @@ export class OutgoingDeliveries {
     if (!(await this.store.integrationOutbox.renew(integrationId, conversationId, this.instanceId, this.clock() + this.leaseMs()))) throw new LeaseLost()
   }
 
-  /** One message, `message_created`, with retries. Throws only DeliveryStopped or LeaseLost (nothing is recorded then). */
+  /** One message, `message_created`, by the delivery rules. Throws only DeliveryStopped (LeaseLost included: nothing is recorded then). */
   private async deliver(bot: BotRow, install: Installation, message: MessageRow): Promise<Outcome> {
     const { integration } = install
-    if (!integration.enabled) return { delivered: false, reason: `the installation "${integration.name}" is disabled in this bot`, attempts: 0 }
+    if (!integration.enabled) return { delivered: false, failure: 'error', reason: `the installation "${integration.name}" is disabled in this bot`, attempts: 0 }
     const views = this.remote.views
     const [view, user, conversation] = await Promise.all([
       views.message(integration, message), views.user(integration, message.userId), views.conversation(integration, message.conversationId),
     ])
     const body = { conversation, user, type: view.type, payload: view.payload, message: view }
-    const { attempts } = this.remote.settings
     const hold = () => this.hold(integration.id, message.conversationId)
-    let reason = ''
-    for (let attempt = 1; attempt <= attempts; attempt++) {
-      if (attempt > 1) {
-        await hold()
-        await this.remote.wait(this.remote.backoff(attempt - 1))
-      }
-      try {
-        const answer = await this.sender.once(bot, install, 'message_created', 'message_created', body, { beforeSend: hold })
-        if (answer.status >= 200 && answer.status < 300) return { delivered: true }
-        reason = answeredStatus(answer.status)
-      } catch (err) {
-        if (err instanceof DeliveryStopped || err instanceof LeaseLost) throw err
-        reason = outboundFailure(err)
-      }
-      this.attemptsFailed++
-    }
-    return { delivered: false, reason, attempts }
+    return this.remote.retrying(
+      (_, timeoutMs) => this.sender.once(bot, install, 'message_created', 'message_created', body, { beforeSend: hold, timeoutMs }),
+      { beforeWait: hold, onRetry: () => this.attemptsFailed++ },
+    )
   }
 
   /** The outcome on the message (its tags) and, for a failure, in the integration's and the bot's logs. */
@@ -229,10 +217,15 @@ export class OutgoingDeliveries {
       return
     }
     this.failed++
-    const line = `Delivery of message ${message.id} (conversation ${message.conversationId}) to integration ${definition.name} (alias ${integration.name}) failed`
-      + `${outcome.attempts > 0 ? ` after ${outcome.attempts} attempt(s)` : ''}: ${outcome.reason}`
+    const what = `Delivery of message ${message.id} (conversation ${message.conversationId}) to integration ${definition.name} (alias ${integration.name})`
+    const line = outcome.attempts === 0 ? `${what} failed: ${outcome.reason}` : failureLine(what, outcome)
     await this.store.botChat.tagMessage(integration.id, message.id, { [DELIVERY_TAG]: 'failed', [DELIVERY_ERROR_TAG]: outcome.reason.slice(0, 1000) || 'unknown' })
     await this.service.log(definition.id, bot.id, 'error', line, message.conversationId)
     await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', message: line, conversationId: message.conversationId }]).catch(() => {})
+    // The bot's quality analytics: a reply its channel did not take (once per message).
+    await this.store.quality.recordTurnFailure({
+      botId: bot.id, sourceId: `delivery:${message.id}`, conversationId: message.conversationId, kind: 'delivery',
+      reason: outcome.failure === 'timeout' ? 'timeout' : 'error', createdAt: this.clock(),
+    }).catch(() => {})
   }
 }

@@ -6,6 +6,7 @@ import type { Installation, IntegrationService } from '../domain/integration-ser
 import type { BotRow, Store } from '../store/store.js'
 import { breakerLine, DeliveryStopped, integrationEndpoint, type BreakerReport, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
 import { refusedError } from './endpoint-slots.js'
+import { failureLine, type DeliveryResult } from './delivery-policy.js'
 
 /**
  * The protocol @botpress/sdk's integration server reads (its `Integration` handler): every request is
@@ -20,26 +21,9 @@ import { refusedError } from './endpoint-slots.js'
  * - action_triggered: { type, input }; answer { output, meta }
  * The integration answers through the Runtime API with an integration API key (AuthService).
  * Transport, timeouts, backoff, the concurrency slots and the circuit breaker are RemoteBots' (one delivery
- * machinery; one endpoint per integration definition and url).
+ * machinery; one endpoint per integration definition and url); message_created, register/unregister and webhook
+ * relays follow the delivery rules of src/runtime/delivery-policy.ts (only what was not processed is sent again).
  */
-
-/**
- * `: <message>` of an answer shaped exactly as @botpress/sdk's error answer (its handler threw: `{ id, code, type,
- * message }`, code = the status), else ''. The one part of an integration's answer Parley repeats (the installation's
- * statusReason, as Botpress shows it): an answer of another shape, the url being no integration, is never repeated
- * (docs/security.md "Outbound requests").
- */
-function sdkErrorMessage(answer: RemoteAnswer): string {
-  let body: unknown
-  try {
-    body = JSON.parse(answer.body)
-  } catch {
-    return ''
-  }
-  const e = body as { id?: unknown; code?: unknown; type?: unknown; message?: unknown } | null
-  const shaped = typeof e === 'object' && e !== null && typeof e.id === 'string' && e.code === answer.status && typeof e.type === 'string' && typeof e.message === 'string'
-  return shaped ? `: ${(e.message as string).slice(0, 500)}` : ''
-}
 
 export interface WebhookCall {
   method: string
@@ -89,9 +73,9 @@ export class IntegrationDelivery {
    * One request to the integration under its slots and circuit breaker. Someone waits for it by default: refused at
    * once (EndpointBusy, EndpointPaused) when its queue is full or it is paused. A `durable` one (outgoing delivery:
    * src/runtime/integration-delivery.ts) waits its turn, then `beforeSend` runs (it renews its lease) right before
-   * the POST; while the integration is paused it is deferred (DeliveryDeferred).
+   * the POST (given `timeoutMs`); while the integration is paused it is deferred (DeliveryDeferred).
    */
-  async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown, durable?: { beforeSend: () => Promise<void> }): Promise<RemoteAnswer> {
+  async once(bot: BotRow, install: Installation, operation: string, type: string, body: unknown, durable?: { beforeSend: () => Promise<void>; timeoutMs: number }): Promise<RemoteAnswer> {
     const url = install.definition.url
     if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
     const key = integrationEndpoint(install.definition)
@@ -104,10 +88,20 @@ export class IntegrationDelivery {
     try {
       await durable.beforeSend()
       const request = this.request(bot, install, operation, type, body)
-      return await this.remote.postTo(key, report, url, request.headers, request.body)
+      return await this.remote.postTo(key, report, url, request.headers, request.body, durable.timeoutMs)
     } finally {
       release()
     }
+  }
+
+  /**
+   * A request by the delivery rules (retried while not processed, within `budgetMs`) under the integration's slots;
+   * refused at once (EndpointBusy, EndpointPaused) when its queue is full or it is paused.
+   */
+  private retried(bot: BotRow, install: Installation, operation: string, body: unknown, budgetMs: number): Promise<DeliveryResult> {
+    const url = install.definition.url
+    if (url === null) throw errors.invalidPayload(`Integration "${install.definition.name}" has no url: set it with updateIntegration({ url })`)
+    return this.remote.callRetrying(integrationEndpoint(install.definition), this.breakerReport(bot, install), url, () => this.request(bot, install, operation, operation, body), budgetMs)
   }
 
   /** The integration's breaker changes, in its logs (getIntegrationLogs). */
@@ -119,30 +113,37 @@ export class IntegrationDelivery {
   }
 
   /**
-   * register (enabled) or unregister (disabled, removed): one attempt, its outcome in the integration's logs and, for
-   * register, the installation's status (`registration_failed` with the reason). Never throws.
+   * register (enabled) or unregister (disabled, removed) by the delivery rules, its outcome in the integration's logs
+   * and, for register, the installation's status (`registration_failed` with the reason). Never throws.
    */
   async lifecycle(bot: BotRow, install: Installation, operation: 'register' | 'unregister'): Promise<void> {
     if (install.definition.url === null) return
     let failure: string | null = null
     let line: string
+    const what = `${operation} (bot ${bot.id}, alias ${install.integration.name})`
     try {
-      const answer = await this.once(bot, install, operation, operation, { webhookUrl: this.webhookUrl(install.integration.webhookId) })
-      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${answeredStatus(answer.status)}`
-      if (answer.status < 200 || answer.status >= 300) failure = `${operation} ${answeredStatus(answer.status)}${sdkErrorMessage(answer)}`
+      // updateBot waits for register (its answer carries the installation's status): within the caller's wait, as a
+      // webhook relay; unregister runs in the background, within the delivery budget.
+      const budgetMs = operation === 'register' ? this.remote.settings.timeoutMs : this.remote.settings.budgetMs
+      const result = await this.retried(bot, install, operation, { webhookUrl: this.webhookUrl(install.integration.webhookId) }, budgetMs)
+      if (result.delivered) line = `${what}: ${answeredStatus(result.answer.status)}`
+      else {
+        failure = `${operation} ${result.reason}`
+        line = failureLine(what, result)
+      }
     } catch (err) {
       if (err instanceof DeliveryStopped) return
       failure = `${install.definition.url} could not be reached: ${outboundFailure(err)}`
-      line = `${operation} (bot ${bot.id}, alias ${install.integration.name}): ${failure}`
+      line = `${what}: ${failure}`
     }
     await this.service.log(install.definition.id, bot.id, failure === null ? 'info' : 'warn', line)
     if (operation === 'register') await this.service.registered(install.integration.id, failure).catch(() => {})
   }
 
   /**
-   * A request on {webhookUrl}: forwarded as webhook_received (one attempt: the caller waits); the integration's
-   * answer, which the HTTP layer relays as untrusted bytes (an allowlist of its headers). 404 for an unknown or
-   * disabled installation.
+   * A request on {webhookUrl}: forwarded as webhook_received by the delivery rules within the caller's wait
+   * (PARLEY_REMOTE_BOT_TIMEOUT_MS: retried while not processed); the integration's last answer, which the HTTP layer
+   * relays as untrusted bytes (an allowlist of its headers). 404 for an unknown or disabled installation.
    */
   async webhook(webhookId: string, call: WebhookCall): Promise<RemoteAnswer> {
     const integration = webhookId.length <= 200 ? await this.store.getIntegrationByWebhookId(webhookId) : undefined
@@ -150,14 +151,20 @@ export class IntegrationDelivery {
     const bot = install && (await this.store.getBot(install.integration.botId))
     if (!install || !bot) throw errors.notFound('Webhook', webhookId)
     let answer: RemoteAnswer
+    let result: DeliveryResult
     try {
-      answer = await this.once(bot, install, 'webhook_received', 'webhook_received', { req: call })
+      result = await this.retried(bot, install, 'webhook_received', { req: call }, this.remote.settings.timeoutMs)
     } catch (err) {
       // Refused without sending (queue full, paused): not logged per request (the breaker logs once).
       const refused = refusedError(err, `Integration ${install.definition.name} was not called`)
       if (refused) throw refused
-      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${outboundFailure(err)}`)
       throw unansweredError('The integration did not answer', err)
+    }
+    if (result.answer) answer = result.answer
+    else {
+      const failed = result as Extract<DeliveryResult, { delivered: false }>
+      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${failed.reason}`)
+      throw unansweredError('The integration did not answer', failed.cause)
     }
     if (answer.status >= 400) await this.service.log(install.definition.id, bot.id, 'warn', `webhook_received (${call.method} ${call.path || '/'}): ${answeredStatus(answer.status)}`)
     return answer

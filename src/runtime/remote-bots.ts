@@ -8,6 +8,7 @@ import type { BotLogRow, BotRow, Store } from '../store/store.js'
 import type { ConversationViews, RemoteEvent } from './remote-events.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSettings } from './endpoint-slots.js'
+import { AnswerCut, AnswerTimeout, backoff, deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -16,17 +17,20 @@ import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSet
  * signingSecret (x-parley-signature, src/lib/signature.ts). The bot answers through the Runtime API.
  *
  * The bot runtime schedules (one conversation at a time, in order, conversations in parallel, the
- * cursor moved after each 2xx); this module only runs a delivery: retries with backoff, then a
- * failure in the bot's logs. Every request goes through the endpoint's slots and circuit breaker
+ * cursor moved after each event's outcome); this module only runs a delivery by the rules of
+ * src/runtime/delivery-policy.ts (what was not processed is retried with backoff; an answer is final;
+ * the budget bounds it), a failure going to the bot's logs and quality analytics. Every request goes through the endpoint's slots and circuit breaker
  * (src/runtime/endpoint-slots.ts; an endpoint is a bot, key its id, or an integration, key
  * `integration:<id>`), so a slow or dead endpoint holds its own slots and never another's, and one that
  * keeps failing is paused: a durable delivery to it waits (DeliveryDeferred), a caller is refused at once.
  */
 
 export interface RemoteBotSettings {
-  /** Wall time of one POST (connect to last byte of the answer). */
+  /** Wall time of one call someone waits for (an action, a webhook relay, a ping): connect to last byte of the answer. */
   timeoutMs: number
-  /** POSTs per event before it is recorded as failed (1 = no retry). */
+  /** Wall time of one delivery (an event, an integration's message or register), every attempt and wait included. */
+  budgetMs: number
+  /** POSTs of a delivery that was not processed (no connection, 502/503/504, 429) before it is recorded as failed (1 = no retry). */
   attempts: number
   /** Wait before the first retry; doubled for each next one, capped at maxBackoffMs. */
   backoffMs: number
@@ -78,10 +82,10 @@ export type BreakerReport = (change: BreakerChange) => void
 
 export class RemoteBots {
   readonly slots: EndpointSlots
-  /** Events this instance delivered (answered 2xx), attempts that failed, events given up (logged as failed). */
+  /** Events this instance delivered (answered 2xx), attempts not processed (retried or given up), events failed by why. */
   private delivered = 0
   private retried = 0
-  private failed = 0
+  private readonly failed: Record<DeliveryFailure, number> = { error: 0, timeout: 0, unreachable: 0 }
   private readonly stopping = new AbortController()
   private readonly clock: () => number
   private viewsOf: ConversationViews | undefined
@@ -123,17 +127,17 @@ export class RemoteBots {
     this.agents['https:'].destroy()
   }
 
-  /** The longest one event can take (every attempt timing out, every backoff), plus a margin: a conversation's lease. */
+  /**
+   * The longest one event can take (its budget: every attempt and wait), plus a margin: a conversation's lease, so no
+   * other instance sends the conversation's next copy while a slow handler still runs.
+   */
   leaseMs(): number {
-    const { attempts, timeoutMs } = this.settings
-    let total = attempts * timeoutMs
-    for (let i = 1; i < attempts; i++) total += this.backoff(i)
-    return total + 10_000
+    return this.settings.budgetMs + 10_000
   }
 
   /** The wait before retry number `retry` (1-based): backoffMs doubled each time, capped at maxBackoffMs. */
   backoff(retry: number): number {
-    return Math.min(this.settings.maxBackoffMs, this.settings.backoffMs * 2 ** (retry - 1))
+    return backoff(this.settings, retry)
   }
 
   /**
@@ -153,7 +157,7 @@ export class RemoteBots {
    * is paused; its outcome counts for the endpoint's breaker (any answer closes it; a timeout or a network error
    * counts toward opening it). `report` is told when the breaker opens or closes.
    */
-  async postTo(key: string, report: BreakerReport, url: string, headers: Record<string, string>, body: string): Promise<RemoteAnswer> {
+  async postTo(key: string, report: BreakerReport, url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
     let settle: (outcome: 'answered' | 'failed' | 'none') => void
     try {
       settle = this.slots.begin(key, report)
@@ -161,7 +165,7 @@ export class RemoteBots {
       throw err instanceof EndpointPaused ? new DeliveryDeferred(err.retryAfterMs) : err
     }
     try {
-      const answer = await this.post(url, headers, body)
+      const answer = await this.post(url, headers, body, timeoutMs)
       settle('answered')
       return answer
     } catch (err) {
@@ -229,6 +233,7 @@ export class RemoteBots {
       }
       const transport = target.protocol === 'https:' ? https : http
       let settled = false
+      let answering = false
       const done = (fn: () => void) => {
         if (settled) return
         settled = true
@@ -242,6 +247,7 @@ export class RemoteBots {
         lookup: this.outbound.lookup,
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       }, (res) => {
+        answering = true
         const chunks: Buffer[] = []
         let size = 0
         res.on('data', (chunk: Buffer) => {
@@ -257,18 +263,19 @@ export class RemoteBots {
           body: Buffer.concat(chunks).toString('utf8'),
           headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v ?? ''])),
         })))
-        res.on('error', (err) => done(() => reject(err)))
+        // Cut during the answer: the bot's code got the request (not retried).
+        res.on('error', () => done(() => reject(new AnswerCut())))
       })
       const timer = setTimeout(() => {
         req.destroy()
-        done(() => reject(new OutboundError(`timed out (no answer within ${timeoutMs} ms)`)))
+        done(() => reject(new AnswerTimeout(timeoutMs)))
       }, timeoutMs)
       const onStop = () => {
         req.destroy()
         done(() => reject(new DeliveryStopped()))
       }
       this.stopping.signal.addEventListener('abort', onStop, { once: true })
-      req.on('error', (err) => done(() => reject(err)))
+      req.on('error', (err) => done(() => reject(answering ? new AnswerCut() : err)))
       req.end(body)
     })
   }
@@ -290,39 +297,67 @@ export class RemoteBots {
   }
 
   /**
-   * Delivers one event (`event_received`) with retries. Resolves with nothing to log when the bot
-   * answered 2xx, else with the failure's log line (status and reason of the last attempt); rejects
-   * only with DeliveryStopped. The signature is made again for each attempt (fresh timestamp).
+   * Runs a delivery by the rules of src/runtime/delivery-policy.ts with this instance's settings, clock and stop
+   * signal; `send` makes one attempt in the time left. Rejects only with DeliveryStopped (DeliveryDeferred included).
    */
-  async deliver(bot: BotRow, event: RemoteEvent, conversationId: string | null): Promise<BotLogRow[]> {
+  retrying(send: (attempt: number, timeoutMs: number) => Promise<RemoteAnswer>, options: { budgetMs?: number; beforeWait?: () => Promise<void>; onRetry?: () => void } = {}): Promise<DeliveryResult> {
+    return deliverWithRetries({
+      settings: this.settings, budgetMs: options.budgetMs ?? this.settings.budgetMs, clock: this.clock, wait: (ms) => this.wait(ms), send,
+      passes: (err) => err instanceof DeliveryStopped, beforeWait: options.beforeWait, onRetry: options.onRetry ?? (() => this.retried++),
+    })
+  }
+
+  /**
+   * A delivery someone may wait for (register, a webhook relay) to `key`'s endpoint: a bounded slot (refused at once
+   * with EndpointBusy or EndpointPaused), then the attempts within `budgetMs`.
+   */
+  async callRetrying(key: string, report: BreakerReport, url: string, request: () => { headers: Record<string, string>; body: string }, budgetMs: number): Promise<DeliveryResult> {
+    const release = await this.slots.acquire(key, { bounded: true })
+    try {
+      return await this.retrying((_, timeoutMs) => {
+        const { headers, body } = request()
+        return this.postTo(key, report, url, headers, body, timeoutMs)
+      }, { budgetMs })
+    } catch (err) {
+      throw err instanceof DeliveryDeferred ? new EndpointPaused(key, err.retryAfterMs) : err
+    } finally {
+      release()
+    }
+  }
+
+  /**
+   * Delivers one event (`event_received`) by the delivery rules. Resolves with nothing to log when the bot answered
+   * 2xx, else with the failure's log line and why (`failure`); rejects only with DeliveryStopped. The signature is
+   * made again for each attempt (fresh timestamp).
+   */
+  async deliver(bot: BotRow, event: RemoteEvent, conversationId: string | null): Promise<{ logs: BotLogRow[]; failure?: DeliveryFailure }> {
     const url = bot.url
-    if (url === null) return []
+    if (url === null) return { logs: [] }
     const key = botEndpoint(bot)
     const report = this.botReport(bot)
-    let reason = ''
-    for (let attempt = 1; attempt <= this.settings.attempts; attempt++) {
-      if (attempt > 1) await this.wait(this.backoff(attempt - 1))
+    const result = await this.retrying((attempt, timeoutMs) => {
       const { headers, body } = this.request(bot, 'event_received', event.type, { event }, event.id)
       headers['x-parley-attempt'] = String(attempt)
-      try {
-        const answer = await this.postTo(key, report, url, headers, body)
-        if (answer.status >= 200 && answer.status < 300) {
-          this.delivered++
-          return []
-        }
-        this.retried++
-        reason = answeredStatus(answer.status)
-      } catch (err) {
-        if (err instanceof DeliveryStopped) throw err
-        this.retried++
-        reason = outboundFailure(err)
-      }
+      return this.postTo(key, report, url, headers, body, timeoutMs)
+    })
+    if (result.delivered) {
+      this.delivered++
+      return { logs: [] }
     }
-    this.failed++
-    return [{
-      id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', conversationId,
-      message: `Delivery of ${event.type} event ${event.id} to ${url} failed after ${this.settings.attempts} attempt(s): ${reason}`,
-    }]
+    this.failed[result.failure]++
+    return {
+      failure: result.failure,
+      logs: [{ id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', conversationId, message: failureLine(`Delivery of ${event.type} event ${event.id} to ${url}`, result) }],
+    }
+  }
+
+  /** A failed bot-level event (no conversation) in the bot's logs and its quality analytics. */
+  private async recordBotLevel(bot: BotRow, event: RemoteEvent, outcome: { logs: BotLogRow[]; failure?: DeliveryFailure }): Promise<void> {
+    if (!outcome.failure) return
+    await this.store.appendBotLogs(outcome.logs).catch(() => {})
+    await this.store.quality.recordTurnFailure({
+      botId: bot.id, sourceId: event.id, conversationId: null, kind: 'event', reason: outcome.failure === 'timeout' ? 'timeout' : 'error', createdAt: this.clock(),
+    }).catch(() => {})
   }
 
   /**
@@ -332,8 +367,7 @@ export class RemoteBots {
   async deliverBotEvent(bot: BotRow, event: RemoteEvent): Promise<void> {
     const release = await this.admit(botEndpoint(bot))
     try {
-      const logs = await this.deliver(bot, event, null)
-      if (logs.length > 0) await this.store.appendBotLogs(logs).catch(() => {})
+      await this.recordBotLevel(bot, event, await this.deliver(bot, event, null))
     } catch (err) {
       // Stopped: nothing; paused: the caller's queue (the webhook's) delivers it again.
       if (err instanceof DeliveryDeferred) throw err
@@ -344,32 +378,31 @@ export class RemoteBots {
 
   /**
    * A bot-level event handed over by the runtime's seam (BotRuntime.deliverBotEvent: scheduled events,
-   * bot-level createEvent, state_expired): delivered under the bot's slots with retries; its outcome
+   * bot-level createEvent, state_expired): delivered under the bot's slots by the delivery rules; its outcome
    * is the event's final status. Rejects with DeliveryStopped when the instance stops, or DeliveryDeferred while
    * the bot's url is paused (the event's queue delivers it again).
    */
   async deliverBotLevel(bot: BotRow, event: RemoteEvent): Promise<{ status: 'processed' } | { status: 'failed'; reason: string }> {
     const release = await this.admit(botEndpoint(bot))
     try {
-      const logs = await this.deliver(bot, event, null)
-      if (logs.length === 0) return { status: 'processed' }
-      await this.store.appendBotLogs(logs).catch(() => {})
-      return { status: 'failed', reason: logs[0]!.message.slice(0, 1000) }
+      const outcome = await this.deliver(bot, event, null)
+      if (!outcome.failure) return { status: 'processed' }
+      await this.recordBotLevel(bot, event, outcome)
+      return { status: 'failed', reason: outcome.logs[0]!.message.slice(0, 1000) }
     } finally {
       release()
     }
   }
 
-  /** `register` (the url was set or changed): one attempt, its outcome logged. Never throws. */
+  /** `register` (the url was set or changed): by the delivery rules (retried while not processed), its outcome logged. Never throws. */
   async register(bot: BotRow): Promise<void> {
     if (bot.url === null) return
-    const { headers, body } = this.request(bot, 'register', 'register', {})
     let line: string
     let level = 'info'
     try {
-      const answer = await this.call(botEndpoint(bot), this.botReport(bot), bot.url, headers, body)
-      line = `register: ${bot.url} answered ${answer.status}`
-      if (answer.status < 200 || answer.status >= 300) level = 'warn'
+      const result = await this.callRetrying(botEndpoint(bot), this.botReport(bot), bot.url, () => this.request(bot, 'register', 'register', {}), this.settings.budgetMs)
+      line = result.delivered ? `register: ${bot.url} answered ${result.answer.status}` : failureLine(`register: ${bot.url}`, result)
+      if (!result.delivered) level = 'warn'
     } catch (err) {
       if (err instanceof DeliveryStopped) return
       level = 'warn'
@@ -401,7 +434,8 @@ export class RemoteBots {
     metrics.collect('parley_delivery_refused_total', 'Requests not sent because their endpoint was paused (circuit open) or its queue was full (busy)',
       () => [{ labels: { reason: 'paused' }, value: this.slots.counts.refusedPaused }, { labels: { reason: 'busy' }, value: this.slots.counts.refusedBusy }], 'counter')
     metrics.collect('parley_remote_deliveries_total', 'Events this instance delivered to remote bots (answered 2xx)', () => this.delivered, 'counter')
-    metrics.collect('parley_remote_delivery_attempts_failed_total', 'Delivery attempts to remote bots that failed (retried or given up)', () => this.retried, 'counter')
-    metrics.collect('parley_remote_deliveries_failed_total', 'Events given up after the last attempt (recorded as failed in the bot\'s logs)', () => this.failed, 'counter')
+    metrics.collect('parley_remote_delivery_attempts_failed_total', 'Attempts to remote bots (events, register) that were not processed: no connection, 502/503/504 or 429 (retried, or given up after the last)', () => this.retried, 'counter')
+    metrics.collect('parley_remote_deliveries_failed_total', 'Events recorded as failed in the bot\'s logs and quality analytics, by failure: error (the bot\'s code answered an error; not retried), timeout (no answer within PARLEY_DELIVERY_BUDGET_MS; not re-sent), unreachable (not processed on any attempt)',
+      () => Object.entries(this.failed).map(([failure, value]) => ({ labels: { failure }, value })), 'counter')
   }
 }

@@ -10,10 +10,11 @@ export type TurnFailureReason = 'error' | 'timeout' | 'memory' | 'crashed'
 
 export interface TurnFailureRow {
   botId: string
-  /** The message, event or conversation start the turn ran for (one row per turn). */
+  /** The message, event or conversation start the turn ran for (one row per turn); `delivery:<message id>` for a delivery. */
   sourceId: string
   conversationId: string | null
-  kind: 'message' | 'event' | 'start'
+  /** `delivery`: a bot message an installed integration did not take (src/runtime/integration-delivery.ts). */
+  kind: 'message' | 'event' | 'start' | 'delivery'
   reason: TurnFailureReason
   createdAt: number
 }

@@ -11,7 +11,7 @@ import { startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { definitionBody, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { adminClient, newDataPlace, startOn, type DataPlace, type Restartable } from '../runtime/helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 4, backoffMs: 50, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 4, backoffMs: 50, maxBackoffMs: 200 }
 const CODE = String.raw`
 export const hooks = {
   async afterIncoming({ event, client }) {

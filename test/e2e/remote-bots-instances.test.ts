@@ -9,7 +9,7 @@ import { startBotReceiver, type BotReceiver } from '../helpers/bot-receiver.js'
 import { testStoreKind } from '../helpers/pg.js'
 import { adminClient, chatUrl, newDataPlace, startOn, type DataPlace, type Restartable } from '../runtime/helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 4, backoffMs: 50, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 4, backoffMs: 50, maxBackoffMs: 200 }
 
 describe.skipIf(testStoreKind() !== 'postgres')('e2e: a remote bot with two instances on PostgreSQL', () => {
   let place: DataPlace

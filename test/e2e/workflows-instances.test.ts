@@ -27,7 +27,7 @@ describe.skipIf(testStoreKind() !== 'postgres')('e2e: workflows and recurring ev
 
   it('each start, timeout and recurring occurrence reaches the bot once', async () => {
     place = await newDataPlace()
-    const settings = { runtimeEventPollMs: 50, workflowContinueMs: 50, remoteBots: { timeoutMs: 5_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 } }
+    const settings = { runtimeEventPollMs: 50, workflowContinueMs: 50, remoteBots: { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 } }
     servers.push(await startOn(place, settings), await startOn(place, settings))
     const [a, b] = servers as [Restartable, Restartable]
     const admin = adminClient(a)

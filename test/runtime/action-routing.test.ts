@@ -19,7 +19,7 @@ describe('callAction routing', () => {
   const actionPosts = () => receiver.requests.filter((r) => r.headers['x-bp-operation'] === 'action_triggered')
 
   beforeAll(async () => {
-    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: { timeoutMs: 5_000, attempts: 1, backoffMs: 50, maxBackoffMs: 100 } } })
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: { timeoutMs: 5_000, budgetMs: 20_000, attempts: 1, backoffMs: 50, maxBackoffMs: 100 } } })
     receiver = await startBotReceiver((req) => (req.headers['x-bp-operation'] === 'action_triggered' ? { body: JSON.stringify({ output: { ran: req.body?.type } }) } : { status: 200 }))
     bot = await createBot(h)
     await adminClient(h).updateBot({ id: bot.id, url: receiver.url })

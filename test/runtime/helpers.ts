@@ -371,3 +371,11 @@ export function jsonAfter<T = any>(text: string, prefix: string): T {
   if (!text.startsWith(prefix)) throw new Error(`expected a message starting with ${JSON.stringify(prefix)}, got ${JSON.stringify(text.slice(0, 200))}`)
   return JSON.parse(text.slice(prefix.length)) as T
 }
+
+/** getBotQualityAnalytics from `startDate` to today, summed: failed and timed-out turns (deliveries included). */
+export async function qualityTotals(p: ParleyLike, botId: string, startDate: string): Promise<{ failedTurns: number; timedOutTurns: number }> {
+  const res = await fetch(`${p.baseUrl}/v1/admin/bots/${botId}/analytics/quality?startDate=${startDate}&endDate=${new Date().toISOString().slice(0, 10)}`,
+    { headers: { authorization: `Bearer ${p.credentials.token}`, 'x-workspace-id': p.credentials.workspaceId } })
+  const records = (await res.json() as { records: { failedTurns: number; timedOutTurns: number }[] }).records
+  return { failedTurns: records.reduce((n, r) => n + r.failedTurns, 0), timedOutTurns: records.reduce((n, r) => n + r.timedOutTurns, 0) }
+}

@@ -36,7 +36,7 @@ describe('installations: the webhook alias and registration status', () => {
   }
 
   beforeAll(async () => {
-    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: { timeoutMs: 5_000, attempts: 1, backoffMs: 50, maxBackoffMs: 100 } } })
+    h = await startParley({ listen: true, config: { ...STREAM_CONFIG, remoteBots: { timeoutMs: 5_000, budgetMs: 20_000, attempts: 1, backoffMs: 50, maxBackoffMs: 100 } } })
   })
   afterAll(async () => {
     await Promise.all(programs.map((p) => p.stop()))

@@ -16,7 +16,7 @@ import { deploySdkBot, type SdkBot } from '../helpers/sdk-bot.js'
 import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { allLogs, createBot, STREAM_CONFIG, Talk, uid, type TestBot } from './helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
 
 /** One bloc of every item type, in both shapes. */
 const ITEMS = [

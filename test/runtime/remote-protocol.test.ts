@@ -10,7 +10,7 @@ import { startParley, type Harness } from '../helpers/harness.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
 import { adminClient, createBot, STREAM_CONFIG, Talk, uid } from './helpers.js'
 
-const FAST = { timeoutMs: 2_000, attempts: 3, backoffMs: 20, maxBackoffMs: 100 }
+const FAST = { timeoutMs: 2_000, budgetMs: 10_000, attempts: 3, backoffMs: 20, maxBackoffMs: 100 }
 
 describe('remote bots: the delivery protocol', () => {
   let h: Harness

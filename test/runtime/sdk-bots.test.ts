@@ -8,9 +8,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
 import { deploySdkBot, startSdkBot, type SdkBot } from '../helpers/sdk-bot.js'
-import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid } from './helpers.js'
+import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid, type TestBot } from './helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
 
 const COUNTER = { counter: { type: 'user', schema: { type: 'object', properties: { count: { type: 'number' } } } } }
 

@@ -2,7 +2,8 @@
  * Outgoing delivery to an unchanged @botpress/sdk integration (test/fixtures/sdk-integrations/outside-chat.mjs, a
  * child process bridging a small outside chat service the test runs): the bot's replies are sent as
  * message_created from the conversation's log (src/runtime/integration-delivery.ts).
- * - the outside service down, then up: the replies arrive in order, each once, tagged parley:delivery=delivered;
+ * - the integration down (connections refused: not processed, so retried), then up: the replies arrive in order, each
+ *   once, tagged parley:delivery=delivered (an integration that answers an error is final: test/runtime/delivery-semantics.test.ts);
  * - a restart of Parley (the harness's server stopped and started again on the same database) with replies not yet
  *   delivered: they are delivered after it, in order, once;
  * - kill -9 of a Parley process (tsx src/main.ts on the same data) while it retries a reply: the next instance takes
@@ -21,13 +22,14 @@ import definition from '../fixtures/sdk-integrations/outside-chat.definition.mjs
 import { restartParley, startParley, type Harness } from '../helpers/harness.js'
 import { loadConfig } from '../../src/config.js'
 import { startParleyProcess } from '../helpers/parley-process.js'
+import { parsePrometheus, sampleValue } from '../helpers/prometheus.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
 import type { SdkBot } from '../helpers/sdk-bot.js'
 import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { adminClient, allLogs, sleep, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
 // A retry budget of about 3 s (backoff 200, 400, 800, 800, 800 ms): an outage of a second is ridden out.
-const REMOTE = { timeoutMs: 10_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800 }
+const REMOTE = { timeoutMs: 10_000, budgetMs: 20_000, attempts: 6, backoffMs: 200, maxBackoffMs: 800 }
 
 const CODE = String.raw`
 export const hooks = {
@@ -85,39 +87,43 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
     await h?.close()
   })
 
-  it('the outside service down, then up: the replies arrive in order, each once, tagged delivered', async () => {
-    outside.down = true
-    const refused = outside.refused
+  it('the integration down, then up: the replies arrive in order, each once, tagged delivered', async () => {
     let conversationId = ''
+    for (const text of ['one', 'two', 'three']) ({ conversationId } = await deliver({ userId: 'ann', chatId: 'chat-order', messageId: `order-${text}`, text }))
+    await delivered(conversationId, 3)
+    const refused = await attemptsFailed(h.baseUrl)
+    await program.stop()
     try {
-      for (const text of ['one', 'two', 'three']) ({ conversationId } = await deliver({ userId: 'ann', chatId: 'chat-order', messageId: `order-${text}`, text }))
-      // Three replies written, the first one refused at least twice, none delivered.
-      await until(async () => (await replies(conversationId)).length === 3, 'three replies')
-      await outside.waitFor(() => outside.refused >= refused + 2, 'two refused sends')
-      expect(sentTo('chat-order')).toEqual([])
+      const client = integrationClient()
+      const { user } = await client.getOrCreateUser({ tags: { id: 'ann' } })
+      await client.createMessage({ conversationId, userId: user.id, type: 'text', payload: { text: 'four' }, tags: { id: 'order-four' } })
+      // The fourth reply written, refused at least twice (the integration is down), not delivered.
+      await until(async () => (await replies(conversationId)).length === 4, 'four replies')
+      await until(async () => (await attemptsFailed(h.baseUrl)) >= refused + 2, 'two refused sends')
     } finally {
-      outside.down = false
+      await program.start()
     }
-    await outside.waitFor(() => sentTo('chat-order').length === 3, 'the three replies')
+    await outside.waitFor(() => sentTo('chat-order').length === 4, 'the four replies')
     await h.app.services.outgoingDeliveries.idle()
     await sleep(300) // room for a duplicate
-    expect(sentTo('chat-order')).toEqual(['bot says: one', 'bot says: two', 'bot says: three'])
+    expect(sentTo('chat-order')).toEqual(['bot says: one', 'bot says: two', 'bot says: three', 'bot says: four'])
     const tagged = await replies(conversationId)
-    expect(tagged.map((m) => m.tags[DELIVERY_TAG])).toEqual(['delivered', 'delivered', 'delivered'])
+    expect(tagged.map((m) => m.tags[DELIVERY_TAG])).toEqual(['delivered', 'delivered', 'delivered', 'delivered'])
     // The integration's ack: each reply carries the outside id the service gave it.
     const ids = outside.sent.filter((s) => s.chatId === 'chat-order').map((s) => String(s.id))
     expect(tagged.map((m) => m.tags.id)).toEqual(ids)
   })
 
   it('a restart with replies not yet delivered: they are delivered after it, in order, once', async () => {
-    outside.down = true
-    const refused = outside.refused
-    let conversationId = ''
-    for (const text of ['before restart 1', 'before restart 2']) ({ conversationId } = await deliver({ userId: 'ben', chatId: 'chat-restart', messageId: text, text }))
+    const { conversationId } = await deliver({ userId: 'ben', chatId: 'chat-restart', messageId: 'before restart 1', text: 'before restart 1' })
+    await delivered(conversationId, 1)
+    const refused = await attemptsFailed(h.baseUrl)
+    await program.stop()
+    await writeReply(conversationId, 'ben', 'before restart 2')
     await until(async () => (await replies(conversationId)).length === 2, 'two replies')
-    await outside.waitFor(() => outside.refused > refused, 'a refused send')
+    await until(async () => (await attemptsFailed(h.baseUrl)) > refused, 'a refused send')
     h = await restartParley(h)
-    outside.down = false
+    await program.start()
     await outside.waitFor(() => sentTo('chat-restart').length === 2, 'the replies after the restart')
     await h.app.services.outgoingDeliveries.idle()
     await sleep(300)
@@ -129,24 +135,24 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
     await h.stop()
     // The same data and port, as a process of its own; a 3 s request timeout keeps its lease short (3 + 5 s).
     const crashing = await startParleyProcess(h, {
-      PARLEY_REMOTE_BOT_TIMEOUT_MS: '3000', PARLEY_REMOTE_BOT_ATTEMPTS: '50', PARLEY_REMOTE_BOT_BACKOFF_MS: '200', PARLEY_REMOTE_BOT_MAX_BACKOFF_MS: '800',
+      PARLEY_REMOTE_BOT_TIMEOUT_MS: '3000', PARLEY_DELIVERY_BUDGET_MS: '3000', PARLEY_REMOTE_BOT_ATTEMPTS: '50', PARLEY_REMOTE_BOT_BACKOFF_MS: '200', PARLEY_REMOTE_BOT_MAX_BACKOFF_MS: '800',
       PARLEY_BOT_SWEEP_MS: '300',
     })
-    outside.down = true
-    const refused = outside.refused
+    await program.stop()
     let conversationId = ''
     try {
+      const refused = await attemptsFailed(h.baseUrl)
       // The outside message as the integration creates it (its Runtime API calls), on the process.
       const client = integrationClient()
       const { user } = await client.getOrCreateUser({ tags: { id: 'kim' } })
       const { conversation } = await client.getOrCreateConversation({ channel: 'channel', tags: { id: 'chat-kill' } })
       conversationId = conversation.id
       await client.createMessage({ conversationId, userId: user.id, type: 'text', payload: { text: 'before kill -9' }, tags: { id: 'kill-1' } })
-      await outside.waitFor(() => outside.refused > refused, 'a refused send from the process')
+      await until(async () => (await attemptsFailed(h.baseUrl)) > refused, 'a refused send from the process')
     } finally {
       await crashing.kill()
     }
-    outside.down = false
+    await program.start()
     h = await restartParley(h)
     await outside.waitFor(() => sentTo('chat-kill').length === 1, 'the reply after the crash', 40_000)
     await h.app.services.outgoingDeliveries.idle()
@@ -156,24 +162,26 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
   })
 
   it('what a crash (kill -9) leaves — a dead instance\'s lease: taken over once it expires, then delivered once', async () => {
-    outside.down = true
-    const refused = outside.refused
-    const { conversationId } = await deliver({ userId: 'cid', chatId: 'chat-crash', messageId: 'crash-1', text: 'before the crash' })
-    await until(async () => (await replies(conversationId)).length === 1, 'the reply')
-    await outside.waitFor(() => outside.refused > refused, 'a refused send')
+    const { conversationId } = await deliver({ userId: 'cid', chatId: 'chat-crash', messageId: 'crash-0', text: 'first' })
+    await delivered(conversationId, 1)
+    const refused = await attemptsFailed(h.baseUrl)
+    await program.stop()
+    await writeReply(conversationId, 'cid', 'before the crash')
+    await until(async () => (await replies(conversationId)).length === 2, 'the reply')
+    await until(async () => (await attemptsFailed(h.baseUrl)) > refused, 'a refused send')
     // Stopped, then the lease a killed instance would still hold (its cursor before the reply) for 2 more seconds.
     await h.stop()
     const { store, ...rest } = await createAdapters(h.config)
     const leasedAt = Date.now()
     expect(await store.integrationOutbox.claim(await integrationOf(store, bot.id), conversationId, 'killed-instance', leasedAt, 2_000)).toBeDefined()
     await closeAdapters({ store, ...rest })
-    outside.down = false
+    await program.start()
     h = await restartParley(h)
-    await outside.waitFor(() => sentTo('chat-crash').length === 1, 'the reply after the dead lease expired')
+    await outside.waitFor(() => sentTo('chat-crash').length === 2, 'the reply after the dead lease expired')
     expect(Date.now() - leasedAt).toBeGreaterThanOrEqual(2_000)
     await h.app.services.outgoingDeliveries.idle()
     await sleep(300)
-    expect(sentTo('chat-crash')).toEqual(['bot says: before the crash'])
+    expect(sentTo('chat-crash')).toEqual(['bot says: first', 'bot says: before the crash'])
   })
 
   it('a permanently dead integration: the reply fails visibly (message tags, integration logs, bot logs)', async () => {
@@ -205,7 +213,16 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
     }
   })
 
+  /** Waits until `count` replies of the conversation are delivered (the integration's handler answered: stopping it then cuts nothing). */
+  const delivered = (conversationId: string, count: number) =>
+    until(async () => (await replies(conversationId)).filter((m) => m.tags[DELIVERY_TAG] === 'delivered').length === count, `${count} delivered replies`)
   const integrationClient = () => new Client({ apiUrl: h.baseUrl, token: integrationKey, botId: bot.id, integrationId })
+  /** An outside message written as the integration writes it (the bot replies to it), while the integration's process is down. */
+  const writeReply = async (conversationId: string, userTag: string, text: string) => {
+    const client = integrationClient()
+    const { user } = await client.getOrCreateUser({ tags: { id: userTag } })
+    await client.createMessage({ conversationId, userId: user.id, type: 'text', payload: { text }, tags: { id: text } })
+  }
 
   it('dedupe: one outside message created twice by the integration (createMessage, getOrCreateMessage) is one message and one turn', async () => {
     const client = integrationClient()
@@ -254,6 +271,11 @@ describe('outgoing delivery to an @botpress/sdk integration', () => {
     }
   })
 })
+
+/** message_created attempts the integration did not process (refused connections), from /metrics of the instance at `baseUrl`. */
+async function attemptsFailed(baseUrl: string): Promise<number> {
+  return sampleValue(parsePrometheus(await (await fetch(`${baseUrl}/metrics`)).text()), 'parley_integration_delivery_attempts_failed_total') ?? 0
+}
 
 /** The bot's installed integration's id (the `outside` alias). */
 async function integrationOf(store: import('../../src/store/store.js').Store, botId: string): Promise<string> {

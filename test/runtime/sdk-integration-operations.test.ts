@@ -16,7 +16,7 @@ import type { SdkBot } from '../helpers/sdk-bot.js'
 import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, type TestBot } from './helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 2, backoffMs: 100, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 10_000, attempts: 2, backoffMs: 100, maxBackoffMs: 200 }
 const SECRETS_LOADER = fileURLToPath(new URL('../../integration-secrets.mjs', import.meta.url))
 const SECRET_VALUE = 'sk-the-integration-only-9f3a'
 

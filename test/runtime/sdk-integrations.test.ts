@@ -16,7 +16,7 @@ import type { SdkBot } from '../helpers/sdk-bot.js'
 import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { adminClient, createBot, STREAM_CONFIG, Talk, type TestBot } from './helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 4, backoffMs: 100, maxBackoffMs: 400 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 10_000, attempts: 4, backoffMs: 100, maxBackoffMs: 400 }
 
 const CODE = String.raw`
 export const hooks = {

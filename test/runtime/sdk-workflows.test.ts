@@ -17,7 +17,7 @@ import { deploySdkBot } from '../helpers/sdk-bot.js'
 import { RecurringEventService } from '../../src/domain/recurring-event-service.js'
 import { nextOccurrence, parseCron } from '../../src/lib/cron.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
 const YEARLY = '0 0 1 1 *'
 
 /** The workflow's update events, oldest first: [payload.type, status]. */

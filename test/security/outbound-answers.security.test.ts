@@ -15,7 +15,7 @@ import { failure, runtimeClient } from '../helpers/runtime-client.js'
 import { adminClient, allLogs, createBot, STREAM_CONFIG, Talk, uid, waitForLog } from '../runtime/helpers.js'
 
 const SECRET = 'internal-secret-4c1d9e'
-const REMOTE = { timeoutMs: 2_000, attempts: 1, backoffMs: 10, maxBackoffMs: 10 }
+const REMOTE = { timeoutMs: 2_000, budgetMs: 2_000, attempts: 1, backoffMs: 10, maxBackoffMs: 10 }
 const OBJECT = { schema: { type: 'object' } }
 
 /** An integration definition with one action and one channel, served at `url`, installed as `alias` on a new bot. */

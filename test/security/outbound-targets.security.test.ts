@@ -14,7 +14,7 @@ import { freePort, restartParley, startParley, type Harness } from '../helpers/h
 import { failure, runtimeClient } from '../helpers/runtime-client.js'
 import { adminClient, createBot, STREAM_CONFIG, Talk, uid, waitForLog } from '../runtime/helpers.js'
 
-const REMOTE = { timeoutMs: 2_000, attempts: 1, backoffMs: 10, maxBackoffMs: 10 }
+const REMOTE = { timeoutMs: 2_000, budgetMs: 2_000, attempts: 1, backoffMs: 10, maxBackoffMs: 10 }
 const REFUSED = 'address not allowed by the outbound policy'
 /** 169.254.169.254, the cloud metadata address, in the forms a URL parser reads. */
 const METADATA_FORMS = ['169.254.169.254', '2852039166', '0xa9fea9fe', '0251.0376.0251.0376', '169.254.43518', '[::ffff:169.254.169.254]', '[::ffff:a9fe:a9fe]']
