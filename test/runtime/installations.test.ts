@@ -80,9 +80,9 @@ describe('installations: the webhook alias and registration status', () => {
     const integrationId = await serveIntegration('2.0.0', { REGISTER_ERROR: 'The API token is invalid' })
     const bot = await createBot(h)
     const { bot: updated } = await admin.updateBot({ id: bot.id, integrations: { hooks: { integrationId, enabled: true, configuration: {} } } } as never)
-    expect(updated.integrations.hooks).toMatchObject({ status: 'registration_failed', statusReason: 'register answered 400: The API token is invalid' })
+    expect(updated.integrations.hooks).toMatchObject({ status: 'registration_failed', statusReason: 'register answered 400 (Runtime: The API token is invalid)' })
     const { bot: read } = await admin.getBot({ id: bot.id })
-    expect(read.integrations.hooks).toMatchObject({ status: 'registration_failed', statusReason: 'register answered 400: The API token is invalid' })
+    expect(read.integrations.hooks).toMatchObject({ status: 'registration_failed', statusReason: 'register answered 400 (Runtime: The API token is invalid)' })
     // Pointed at a definition whose register succeeds: registered again, no reason.
     const good = await serveIntegration('2.0.1')
     const { bot: fixed } = await admin.updateBot({ id: bot.id, integrations: { hooks: { integrationId: good, enabled: true, configuration: {} } } } as never)
