@@ -262,8 +262,8 @@ ${hzTable}
 
 ## What is compared
 
-- **parley**: the compiled build exactly as \`npm start\` runs it (\`${PARLEY_COMMAND}\`, default config: LOG_LEVEL=info; request
-  lines are logged at debug, so none are written), posting to the chat webhook of a bot created without code
+- **parley**: the compiled build exactly as \`npm start\` runs it (\`${PARLEY_COMMAND}\`, default config: LOG_LEVEL=info, so the
+  request log writes one line per request), posting to the chat webhook of a bot created without code
   through the Admin API, so no bot turn follows the message. See ANALYSIS.md for what one createMessage does.
 ${demo ? `- **parley + demo bot**: the same build, posting to the webhook bootstrap creates, whose bot runs the demo code: each
   message is followed (asynchronously, after the 201) by a bot turn that answers it. Replies count in "rows stored".\n` : ''}${quiet ? `- **parley (LOG_LEVEL=warn)**: like parley, without the per-request log lines.\n` : ''}- **baseline** (\`bench/baseline-server.mjs\`): bare fastify (logger off) + one cached better-sqlite3 statement: the same

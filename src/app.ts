@@ -30,6 +30,7 @@ import type { PubSub } from './pubsub/pubsub.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import { errors } from './lib/errors.js'
 import { requestId } from './lib/ids.js'
+import { registerRequestLog } from './http/plugins/request-log.js'
 import type { Store } from './store/store.js'
 
 /** The adapters the app runs on (src/compose.ts createAdapters builds them from the Config). */
@@ -64,7 +65,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     trustProxy: config.trustProxy,
     // Requests arriving while the server closes get 503 with the error body (plugins/connection.ts).
     return503OnClosing: false,
-    // Two info lines per request cost a large share of a chat request; access lines go to debug instead.
+    // Fastify's two lines per request are off: the request log (plugins/request-log.ts) writes one, without secrets.
     logController: new LogController({ disableRequestLogging: true }),
     frameworkErrors: frameworkErrorHandler,
     // Errors of Node's HTTP parser and the timeouts below answer with the error body too.
@@ -89,12 +90,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   app.decorate('services', services)
 
   // Hooks below are synchronous (done callback): an async hook costs a promise per request.
-  app.addHook('onResponse', (request, reply, done) => {
-    if (request.log.level === 'debug' || request.log.level === 'trace') {
-      request.log.debug({ method: request.method, url: request.url, statusCode: reply.statusCode, ms: Math.round(reply.elapsedTime) }, 'request')
-    }
-    done()
-  })
+  registerRequestLog(app, config.requestLog)
   registerErrorHandling(app)
   registerEarlyAnswers(app)
   registerJsonBody(app)

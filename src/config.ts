@@ -36,6 +36,8 @@ export interface Config {
   /** Connections of the blob pool: concurrent file uploads and downloads per instance (PARLEY_BLOB_POOL_SIZE). */
   blobPoolSize: number
   logLevel: string
+  /** The request log's level (src/http/plugins/request-log.ts), or off (PARLEY_REQUEST_LOG). */
+  requestLog: 'off' | 'debug' | 'info' | 'warn'
   /** SSE keep-alive interval; the official client's watchdog fires after 60 s without a data frame. */
   sseKeepAliveMs: number
   /** Slow-client protection (threats T7). */
@@ -334,6 +336,7 @@ export const SETTINGS = {
     kind: 'address list', defaultText: 'empty', check: (name, raw) => (OutboundPolicy.fromSettings(raw, undefined), raw),
   }),
   LOG_LEVEL: choice(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const, 'info', 'pino log level'),
+  PARLEY_REQUEST_LOG: choice(['off', 'debug', 'info', 'warn'] as const, 'info', 'Level of the [request log](operating.md#request-log): one line per request (method, route, status, duration, caller kind, ids; never a secret or a body); `off` writes none. Health and metrics probes are logged at `debug`. A line shows when `LOG_LEVEL` lets its level through'),
 } satisfies Record<string, Setting<unknown>>
 
 export type SettingName = keyof typeof SETTINGS
@@ -411,6 +414,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     blobStore: s.PARLEY_BLOB_STORE ?? (s.PARLEY_DATABASE_URL ? 'postgres' : 'local'),
     blobPoolSize: s.PARLEY_BLOB_POOL_SIZE,
     logLevel: s.LOG_LEVEL,
+    requestLog: s.PARLEY_REQUEST_LOG,
     sseKeepAliveMs: s.PARLEY_SSE_KEEPALIVE_MS,
     headersTimeoutMs: s.PARLEY_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: s.PARLEY_REQUEST_TIMEOUT_MS,

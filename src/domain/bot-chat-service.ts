@@ -143,7 +143,8 @@ const digest = (parts: unknown) => createHash('sha256').update(JSON.stringify(pa
 
 /**
  * A bot's chat data as the Runtime API sees it: users, conversations, participants and messages of
- * the bot's integrations (the `chat` integration unless `integrationName` says otherwise), with tags.
+ * the bot's integrations, with tags. Creates go to the `chat` integration unless `integrationName` says otherwise;
+ * lists span all of the bot's integrations (listConversations: one with `integrationName`), as Botpress Cloud's do.
  * The same rows as the Chat API's: a user's message appends through ChatService (hooks, the bot's
  * turn); the bot's own messages append here (appendOutgoing), and both reach the conversation's
  * stream. Used by the Runtime API routes, the sandboxed bot's client and remote-bot delivery.
@@ -193,7 +194,7 @@ export class BotChatService {
     return found
   }
 
-  /** Where ids are looked up: the bot's integrations, chat first. */
+  /** Where ids are looked up and what lists span: the bot's integrations, chat first (an integration's key: its own). */
   private async integrations(bot: BotRow): Promise<IntegrationRow[]> {
     const scope = integrationScope(bot)
     if (scope) return [scope]
@@ -300,9 +301,8 @@ export class BotChatService {
 
   async listUsers(bot: BotRow, q: ListUsersQuery): Promise<Page<BotChatUser>> {
     checkStringMap(q.tags, 'tags')
-    const integration = await this.integration(bot)
     return this.store.botChat.listUsers({
-      integrationId: integration.id, conversationId: q.conversationId, tags: q.tags,
+      integrationIds: (await this.integrations(bot)).map((i) => i.id), conversationId: q.conversationId, tags: q.tags,
       afterDate: parseDate(q.afterDate, 'afterDate'), beforeDate: parseDate(q.beforeDate, 'beforeDate'),
       rangeField: q.rangeField ?? 'createdAt', sortField: q.sortField ?? 'createdAt', sortDirection: q.sortDirection ?? 'desc',
     }, { after: q.nextToken, limit: pageSize(q.pageSize) })
@@ -382,16 +382,18 @@ export class BotChatService {
     for (const [name, n] of [['minMessageCount', q.minMessageCount], ['maxMessageCount', q.maxMessageCount]] as const) {
       if (n !== undefined && (!Number.isSafeInteger(n) || n < 0)) throw errors.invalidQuery(`${name} must be a non-negative integer`)
     }
-    const integration = await this.integration(bot, q.integrationName)
+    // Without integrationName: across all of the bot's integrations, as Botpress Cloud lists them.
+    const integrations = q.integrationName !== undefined ? [await this.integration(bot, q.integrationName)] : await this.integrations(bot)
     // An unknown participant id matches nothing (rather than being dropped from the filter).
     if (q.participantIds?.some((p) => !this.validId(p))) return { items: [] }
     const page = await this.store.botChat.listConversations({
-      integrationId: integration.id, tags: q.tags, participantIds: q.participantIds, channel: q.channel,
+      integrationIds: integrations.map((i) => i.id), tags: q.tags, participantIds: q.participantIds, channel: q.channel,
       afterDate: parseDate(q.afterDate, 'afterDate'), beforeDate: parseDate(q.beforeDate, 'beforeDate'),
       minMessageCount: q.minMessageCount, maxMessageCount: q.maxMessageCount,
       sortField: q.sortField ?? 'createdAt', sortDirection: q.sortDirection ?? 'desc',
     }, { after: q.nextToken, limit: pageSize(q.pageSize) })
-    return { items: page.items.map((c) => ({ ...c, integrationName: integration.name })), next: page.next }
+    const names = new Map(integrations.map((i) => [i.id, i.name]))
+    return { items: page.items.map((c) => ({ ...c, integrationName: names.get(c.integrationId) ?? 'chat' })), next: page.next }
   }
 
   // ---- participants ----
@@ -559,11 +561,11 @@ export class BotChatService {
 
   async listMessages(bot: BotRow, q: ListMessagesQuery): Promise<Page<BotChatMessage>> {
     checkStringMap(q.tags, 'tags')
-    let integrationId: string
-    if (q.conversationId !== undefined) integrationId = (await this.getConversation(bot, q.conversationId)).integrationId
-    else integrationId = (await this.integration(bot)).id
+    const integrationIds = q.conversationId !== undefined
+      ? [(await this.getConversation(bot, q.conversationId)).integrationId]
+      : (await this.integrations(bot)).map((i) => i.id)
     return this.store.botChat.listMessages({
-      integrationId, conversationId: q.conversationId, tags: q.tags,
+      integrationIds, conversationId: q.conversationId, tags: q.tags,
       afterDate: parseDate(q.afterDate, 'afterDate'), beforeDate: parseDate(q.beforeDate, 'beforeDate'),
     }, { after: q.nextToken, limit: pageSize(q.pageSize) })
   }
@@ -617,8 +619,7 @@ export class BotChatService {
 
   async listTagValues(bot: BotRow, key: string, kind: TagKind, q: { nextToken?: string | undefined; pageSize?: number | undefined }): Promise<Page<string>> {
     if (key.length === 0 || key.length > TAG_LIMITS.maxKeyLength || !storable(key)) return { items: [] }
-    const integration = await this.integration(bot)
-    return this.store.botChat.listTagValues(integration.id, kind, key, { after: q.nextToken, limit: pageSize(q.pageSize) })
+    return this.store.botChat.listTagValues((await this.integrations(bot)).map((i) => i.id), kind, key, { after: q.nextToken, limit: pageSize(q.pageSize) })
   }
 
   /** Ids the store can look up (anything else is simply not found). */

@@ -61,38 +61,45 @@ export function csvField(value: string | number): string {
 export class ConversationArchiveService {
   constructor(private readonly store: Store, private readonly bots: BotService) {}
 
-  private async chatOf(workspaceId: string, botId: string): Promise<{ botId: string; chat: IntegrationRow | undefined }> {
+  /** The bot and its integrations, chat first (a conversation id is looked up in that order), every channel's. */
+  private async integrationsOf(workspaceId: string, botId: string): Promise<{ botId: string; integrations: IntegrationRow[] }> {
     const { bot, integrations } = await this.bots.getBot(workspaceId, botId)
-    return { botId: bot.id, chat: integrations.find((i) => i.name === 'chat') }
+    return { botId: bot.id, integrations: [...integrations.filter((i) => i.name === 'chat'), ...integrations.filter((i) => i.name !== 'chat')] }
   }
 
-  private filter(botId: string, chat: IntegrationRow, query: ArchiveQuery): ArchiveFilter {
+  /** The conversation `conversationId` of one of the bot's integrations (the first that has it), or a 404. */
+  private async conversationOf(workspaceId: string, botId: string, conversationId: string): Promise<{ botId: string; integrationId: string }> {
+    const { botId: id, integrations } = await this.integrationsOf(workspaceId, botId)
+    const found = conversationId.length <= 200 && storable(conversationId)
+      ? await this.store.botChat.getConversation(integrations.map((i) => i.id), conversationId) : undefined
+    if (!found) throw errors.notFound('Conversation', conversationId)
+    return { botId: id, integrationId: found.integrationId }
+  }
+
+  private filter(botId: string, integrations: IntegrationRow[], query: ArchiveQuery): ArchiveFilter {
     const q = query.q?.trim()
     if (q !== undefined && (q.length > ARCHIVE_LIMITS.maxQuery || !storable(q))) throw errors.invalidQuery(`q must be at most ${ARCHIVE_LIMITS.maxQuery} characters of text`)
     if (query.conversationId !== undefined && (query.conversationId.length > 200 || !storable(query.conversationId))) throw errors.invalidQuery('conversationId is not a conversation id')
     return {
-      integrationId: chat.id, botId, q: q || undefined, from: time('from', query.from), to: time('to', query.to),
+      integrationIds: integrations.map((i) => i.id), botId, q: q || undefined, from: time('from', query.from), to: time('to', query.to),
       failed: query.failed, handoff: query.handoff, conversationId: query.conversationId,
     }
   }
 
   async search(workspaceId: string, botId: string, query: ArchiveQuery, nextToken: string | undefined): Promise<Page<ArchiveConversation>> {
-    const { botId: id, chat } = await this.chatOf(workspaceId, botId)
-    const f = chat && this.filter(id, chat, query)
-    if (!f) return { items: [], next: undefined }
-    return this.store.conversationArchive.searchConversations(f, { after: nextToken, limit: ARCHIVE_LIMITS.pageSize })
+    const { botId: id, integrations } = await this.integrationsOf(workspaceId, botId)
+    return this.store.conversationArchive.searchConversations(this.filter(id, integrations, query), { after: nextToken, limit: ARCHIVE_LIMITS.pageSize })
   }
 
   async transcript(workspaceId: string, botId: string, conversationId: string): Promise<Transcript> {
-    const { botId: id, chat } = await this.chatOf(workspaceId, botId)
-    if (!chat || conversationId.length > 200 || !storable(conversationId)) throw errors.notFound('Conversation', conversationId)
-    const found = await this.store.conversationArchive.searchConversations({ integrationId: chat.id, botId: id, conversationId }, { limit: 1 })
+    const { botId: id, integrationId } = await this.conversationOf(workspaceId, botId, conversationId)
+    const found = await this.store.conversationArchive.searchConversations({ integrationIds: [integrationId], botId: id, conversationId }, { limit: 1 })
     const conversation = found.items[0]
     if (!conversation) throw errors.notFound('Conversation', conversationId)
     const page = await this.store.conversationArchive.exportMessages(
-      { integrationId: chat.id, botId: id, conversationId }, { limit: ARCHIVE_LIMITS.transcriptMessages })
+      { integrationIds: [integrationId], botId: id, conversationId }, { limit: ARCHIVE_LIMITS.transcriptMessages })
     const userIds = [...new Set([...(conversation.ownerId ? [conversation.ownerId] : []), ...page.items.map((m) => m.userId)])]
-    const users = (await this.store.botChat.getUsers(chat.id, userIds)).map(({ tags: _t, properties: _p, attributes: _a, ...u }) => u)
+    const users = (await this.store.botChat.getUsers(integrationId, userIds)).map(({ tags: _t, properties: _p, attributes: _a, ...u }) => u)
     const logs: BotLogRow[] = []
     let after: string | undefined
     do {
@@ -103,19 +110,16 @@ export class ConversationArchiveService {
     return { conversation, messages: page.items, truncated: page.next !== undefined, users, logs }
   }
 
-  /** Where the console's live transcript reads: the conversation of the bot's chat integration (404 otherwise). */
+  /** Where the console's live transcript reads: the conversation of one of the bot's integrations (404 otherwise). */
   async streamTarget(workspaceId: string, botId: string, conversationId: string): Promise<{ integrationId: string; conversationId: string }> {
-    const { chat } = await this.chatOf(workspaceId, botId)
-    const conversation = chat && conversationId.length <= 200 && storable(conversationId) ? await this.store.getConversation(chat.id, conversationId) : undefined
-    if (!chat || !conversation) throw errors.notFound('Conversation', conversationId)
-    return { integrationId: chat.id, conversationId: conversation.id }
+    const { integrationId } = await this.conversationOf(workspaceId, botId, conversationId)
+    return { integrationId, conversationId }
   }
 
   /** The matching messages, one database page at a time (at most ARCHIVE_LIMITS.exportPage rows in memory). */
   async *exportRows(workspaceId: string, botId: string, query: ArchiveQuery): AsyncGenerator<ExportRow[]> {
-    const { botId: id, chat } = await this.chatOf(workspaceId, botId)
-    if (!chat) return
-    const f = this.filter(id, chat, query)
+    const { botId: id, integrations } = await this.integrationsOf(workspaceId, botId)
+    const f = this.filter(id, integrations, query)
     let after: string | undefined
     do {
       const page = await this.store.conversationArchive.exportMessages(f, { after, limit: ARCHIVE_LIMITS.exportPage })

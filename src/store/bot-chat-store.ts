@@ -38,7 +38,8 @@ export type DateField = 'createdAt' | 'updatedAt'
 
 /** Every filter is optional; all given filters must hold (AND). Dates are ms, exclusive bounds. */
 export interface ConversationFilter {
-  integrationId: string
+  /** The integrations listed (one, or all of a bot's): one page across them. */
+  integrationIds: string[]
   tags?: Tags | undefined
   participantIds?: string[] | undefined
   channel?: string | undefined
@@ -51,7 +52,7 @@ export interface ConversationFilter {
 }
 
 export interface UserFilter {
-  integrationId: string
+  integrationIds: string[]
   conversationId?: string | undefined
   tags?: Tags | undefined
   afterDate?: number | undefined
@@ -63,7 +64,7 @@ export interface UserFilter {
 
 /** Newest first (createdAt, then id). */
 export interface MessageFilter {
-  integrationId: string
+  integrationIds: string[]
   conversationId?: string | undefined
   tags?: Tags | undefined
   afterDate?: number | undefined
@@ -99,6 +100,6 @@ export interface BotChatStore {
   updateMessage(integrationId: string, id: string, patch: BotChatMessagePatch, now: number): Promise<BotChatMessage | undefined>
   listMessages(filter: MessageFilter, page: PageRequest): Promise<Page<BotChatMessage>>
 
-  /** Distinct values of one tag key over the integration's users, conversations or messages, in order. */
-  listTagValues(integrationId: string, kind: TagKind, key: string, page: PageRequest): Promise<Page<string>>
+  /** Distinct values of one tag key over the integrations' users, conversations or messages, in order. */
+  listTagValues(integrationIds: string[], kind: TagKind, key: string, page: PageRequest): Promise<Page<string>>
 }

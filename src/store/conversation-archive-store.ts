@@ -6,8 +6,8 @@
 import type { MessageRow, Page, PageRequest } from './store.js'
 
 export interface ArchiveFilter {
-  /** The bot's chat integration. */
-  integrationId: string
+  /** The bot's integrations (all of them: the console shows every channel). */
+  integrationIds: string[]
   /** The bot (its logs tell failed turns). */
   botId: string
   /** A word or phrase of a message (case-insensitive for ASCII), a user id, or a conversation or message tag value. */
@@ -24,6 +24,7 @@ export interface ArchiveFilter {
 }
 
 export interface ArchiveConversation {
+  integrationId: string
   id: string
   ownerId: string | null
   createdAt: number
@@ -33,10 +34,10 @@ export interface ArchiveConversation {
 }
 
 export interface ConversationArchiveStore {
-  /** Newest activity first (last_at, then id). */
+  /** Newest activity first (last_at, then id, then integration id: ids are unique per integration only). */
   searchConversations(filter: ArchiveFilter, page: PageRequest): Promise<Page<ArchiveConversation>>
   /**
-   * Messages of the matching conversations ordered by (conversation, seq), a page at a time: the caller loops on
+   * Messages of the matching conversations ordered by (conversation, integration, seq), a page at a time: the caller loops on
    * `next`, so an export of any size holds one page in memory.
    */
   exportMessages(filter: ArchiveFilter, page: PageRequest): Promise<Page<MessageRow>>

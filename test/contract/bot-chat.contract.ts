@@ -46,7 +46,7 @@ export function describeBotChatContract(name: string, factory: BotChatStoreFacto
       expect(await store.botChat.findUser(integrationId, { k: 'v', tier: 'silver' })).toBeUndefined()
       // The bot's own user (created with its integration) is never matched or listed.
       expect((await store.botChat.getUser([integrationId], botId))?.isBot).toBe(true)
-      const all = await store.botChat.listUsers({ integrationId, rangeField: 'createdAt', sortField: 'createdAt', sortDirection: 'asc' }, { limit: 100 })
+      const all = await store.botChat.listUsers({ integrationIds: [integrationId], rangeField: 'createdAt', sortField: 'createdAt', sortDirection: 'asc' }, { limit: 100 })
       expect(all.items.some((u) => u.id === botId)).toBe(false)
       // Deleting the user deletes its tags (a new user with the same id starts without them).
       await store.deleteUser(integrationId, id)
@@ -82,7 +82,7 @@ export function describeBotChatContract(name: string, factory: BotChatStoreFacto
         for (let m = 0; m < i; m++) await store.appendMessage(newMessage(integrationId, c.id, botId, ++now))
       }
       await store.addParticipant(integrationId, ids[3]!, user.id, ++now)
-      const list = async (f: object, limit = 100) => (await store.botChat.listConversations({ integrationId, sortField: 'createdAt', sortDirection: 'asc', tags: { run }, ...f }, { limit })).items.map((c) => c.id)
+      const list = async (f: object, limit = 100) => (await store.botChat.listConversations({ integrationIds: [integrationId], sortField: 'createdAt', sortDirection: 'asc', tags: { run }, ...f }, { limit })).items.map((c) => c.id)
       expect(await list({})).toEqual(ids)
       expect(await list({ tags: { run, i: '2' } })).toEqual([ids[2]])
       expect(await list({ channel: 'odd' })).toEqual([ids[1], ids[3]])
@@ -95,7 +95,7 @@ export function describeBotChatContract(name: string, factory: BotChatStoreFacto
       const seen: string[] = []
       let after: string | undefined
       do {
-        const page = await store.botChat.listConversations({ integrationId, tags: { run }, sortField: 'updatedAt', sortDirection: 'desc' }, { after, limit: 2 })
+        const page = await store.botChat.listConversations({ integrationIds: [integrationId], tags: { run }, sortField: 'updatedAt', sortDirection: 'desc' }, { after, limit: 2 })
         seen.push(...page.items.map((c) => c.id))
         after = page.next
       } while (after)
@@ -120,26 +120,65 @@ export function describeBotChatContract(name: string, factory: BotChatStoreFacto
       expect(await store.botChat.updateMessage(integrationId, appended[1]!.id, { tags: { k: 'again' } }, ++now)).toMatchObject({ metadata: { feedback: { value: 'positive' } } })
       expect(await store.botChat.updateMessage(integrationId, appended[1]!.id, { metadata: null, tags: { k: null } }, ++now)).toMatchObject({ metadata: null, tags: { ref: 'r1' } })
 
-      const page1 = await store.botChat.listMessages({ integrationId, conversationId: c.id }, { limit: 3 })
+      const page1 = await store.botChat.listMessages({ integrationIds: [integrationId], conversationId: c.id }, { limit: 3 })
       expect(page1.items.map((m) => m.id)).toEqual([appended[3]!.id, appended[2]!.id, appended[1]!.id])
-      const page2 = await store.botChat.listMessages({ integrationId, conversationId: c.id }, { after: page1.next, limit: 3 })
+      const page2 = await store.botChat.listMessages({ integrationIds: [integrationId], conversationId: c.id }, { after: page1.next, limit: 3 })
       expect(page2).toEqual({ items: [expect.objectContaining({ id: appended[0]!.id })], next: undefined })
-      expect((await store.botChat.listMessages({ integrationId, tags: { ref: 'r1' } }, { limit: 10 })).items.map((m) => m.id)).toEqual([appended[1]!.id])
-      expect((await store.botChat.listMessages({ integrationId, conversationId: c.id, afterDate: appended[2]!.createdAt }, { limit: 10 })).items.map((m) => m.id)).toEqual([appended[3]!.id])
+      expect((await store.botChat.listMessages({ integrationIds: [integrationId], tags: { ref: 'r1' } }, { limit: 10 })).items.map((m) => m.id)).toEqual([appended[1]!.id])
+      expect((await store.botChat.listMessages({ integrationIds: [integrationId], conversationId: c.id, afterDate: appended[2]!.createdAt }, { limit: 10 })).items.map((m) => m.id)).toEqual([appended[3]!.id])
 
       await store.deleteMessage(integrationId, appended[1]!.id, ++now)
-      expect((await store.botChat.listMessages({ integrationId, tags: { ref: 'r1' } }, { limit: 10 })).items).toEqual([])
-      expect(await store.botChat.listTagValues(integrationId, 'message', 'ref', { limit: 10 })).toEqual({ items: [] })
+      expect((await store.botChat.listMessages({ integrationIds: [integrationId], tags: { ref: 'r1' } }, { limit: 10 })).items).toEqual([])
+      expect(await store.botChat.listTagValues([integrationId], 'message', 'ref', { limit: 10 })).toEqual({ items: [] })
+    })
+
+    it('lists across integrations: one keyset order over both, pages of 1 in both directions, the same id and time in each integration listed twice', async () => {
+      const run = uid('x')
+      const at = ++now
+      const shared = uid('same')
+      // The same id and the same createdAt in both integrations (ids are unique per integration only), and one more each.
+      const rows = [
+        await store.botChat.createConversation({ integrationId, id: shared, channel: 'channel', tags: { run }, now: at }),
+        await store.botChat.createConversation({ integrationId: otherIntegrationId, id: shared, channel: 'channel', tags: { run }, now: at }),
+        await store.botChat.createConversation({ integrationId, id: uid('a'), channel: 'channel', tags: { run }, now: ++now }),
+        await store.botChat.createConversation({ integrationId: otherIntegrationId, id: uid('b'), channel: 'channel', tags: { run, side: 'b' }, now: ++now }),
+      ]
+      await store.botChat.createUser({ integrationId, id: shared, now: at, tags: { run } })
+      await store.botChat.createUser({ integrationId: otherIntegrationId, id: shared, now: at, tags: { run, side: 'b' } })
+      const both = [integrationId, otherIntegrationId]
+      const key = (c: { integrationId: string; id: string }) => `${c.integrationId}/${c.id}`
+      for (const sortDirection of ['asc', 'desc'] as const) {
+        const seen: string[] = []
+        let after: string | undefined
+        do {
+          const page = await store.botChat.listConversations({ integrationIds: both, tags: { run }, sortField: 'createdAt', sortDirection }, { after, limit: 1 })
+          seen.push(...page.items.map(key))
+          after = page.next
+        } while (after)
+        expect(seen).toHaveLength(4)
+        expect(new Set(seen)).toEqual(new Set(rows.map(key)))
+        // Oldest first when ascending: the two conversations of the same instant come first.
+        expect(sortDirection === 'asc' ? seen.slice(2) : seen.slice(0, 2)).toEqual(sortDirection === 'asc' ? [key(rows[2]!), key(rows[3]!)] : [key(rows[3]!), key(rows[2]!)])
+      }
+      // Tags come from each row's own integration.
+      const listed = (await store.botChat.listConversations({ integrationIds: both, tags: { run }, sortField: 'createdAt', sortDirection: 'asc' }, { limit: 10 })).items
+      expect(listed.filter((c) => c.tags.side === 'b').map(key)).toEqual([key(rows[3]!)])
+      const users = (await store.botChat.listUsers({ integrationIds: both, tags: { run }, rangeField: 'createdAt', sortField: 'createdAt', sortDirection: 'desc' }, { limit: 1 }))
+      const rest = await store.botChat.listUsers({ integrationIds: both, tags: { run }, rangeField: 'createdAt', sortField: 'createdAt', sortDirection: 'desc' }, { after: users.next, limit: 1 })
+      expect([...users.items, ...rest.items].map((u) => `${u.integrationId}:${JSON.stringify(u.tags)}`).sort())
+        .toEqual([`${integrationId}:${JSON.stringify({ run })}`, `${otherIntegrationId}:${JSON.stringify({ run, side: 'b' })}`].sort())
+      expect(rest.next).toBeUndefined()
+      expect((await store.botChat.listTagValues(both, 'conversation', 'side', { limit: 10 })).items).toEqual(['b'])
     })
 
     it('listTagValues: distinct, ascending, paged, per kind and per integration', async () => {
       const key = uid('key')
       for (const v of ['b', 'a', 'c', 'a']) await store.botChat.createUser({ integrationId, id: uid('tv'), now: ++now, tags: { [key]: v } })
       await store.botChat.createUser({ integrationId: otherIntegrationId, id: uid('tv'), now: ++now, tags: { [key]: 'elsewhere' } })
-      const first = await store.botChat.listTagValues(integrationId, 'user', key, { limit: 2 })
+      const first = await store.botChat.listTagValues([integrationId], 'user', key, { limit: 2 })
       expect(first.items).toEqual(['a', 'b'])
-      expect(await store.botChat.listTagValues(integrationId, 'user', key, { after: first.next, limit: 2 })).toEqual({ items: ['c'] })
-      expect((await store.botChat.listTagValues(integrationId, 'conversation', key, { limit: 2 })).items).toEqual([])
+      expect(await store.botChat.listTagValues([integrationId], 'user', key, { after: first.next, limit: 2 })).toEqual({ items: ['c'] })
+      expect((await store.botChat.listTagValues([integrationId], 'conversation', key, { limit: 2 })).items).toEqual([])
     })
   })
 }

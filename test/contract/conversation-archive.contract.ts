@@ -43,7 +43,7 @@ export function describeConversationArchiveContract(name: string, factory: Archi
     })
     afterAll(async () => cleanup?.())
 
-    const base = () => ({ integrationId: f.a.id, botId: f.bot.id })
+    const base = () => ({ integrationIds: [f.a.id], botId: f.bot.id })
     const ids = async (over: object, limit = 50) => (await store.conversationArchive.searchConversations({ ...base(), ...over }, { limit })).items.map((c) => c.id)
 
     it('lists latest activity first, with message counts, tags, and keyset pages', async () => {
@@ -98,6 +98,32 @@ export function describeConversationArchiveContract(name: string, factory: Archi
       })).toEqual(seen)
       const one = await store.conversationArchive.exportMessages({ ...base(), q: 'kangaroo' }, { limit: 50 })
       expect(one.items.map((m) => (m.payload as { text: string }).text)).toEqual(['Hello Kangaroo', '100% sure', 'under_score'])
+    })
+
+    it('spans several integrations: a conversation id in two of them is two conversations, listed and exported once each', async () => {
+      const both = { integrationIds: [f.a.id, f.b.id], botId: f.bot.id }
+      const twin = `twin-${randomUUID()}`
+      await store.createUser({ integrationId: f.b.id, id: twin, now: t })
+      // The same id as conv[0] of the other integration, at the same instant, with one message.
+      await store.createConversation(f.b.id, conv[0]!, twin, t)
+      await store.appendMessage(newMessage(f.b.id, conv[0]!, twin, t + 1, { type: 'text', text: 'the twin' }))
+      const listed: string[] = []
+      let after: string | undefined
+      do {
+        const p = await store.conversationArchive.searchConversations(both, { limit: 1, after })
+        listed.push(...p.items.map((c) => `${c.integrationId}/${c.id}`))
+        after = p.next
+      } while (after)
+      expect(listed.filter((k) => k.endsWith(`/${conv[0]}`)).sort()).toEqual([`${f.a.id}/${conv[0]}`, `${f.b.id}/${conv[0]}`].sort())
+      expect(listed).toHaveLength(new Set(listed).size)
+      expect(listed).toHaveLength(5) // three of f.a, the other one of f.b and the twin
+      const exported: string[] = []
+      do {
+        const p = await store.conversationArchive.exportMessages({ ...both, conversationId: conv[0] }, { limit: 1, after })
+        exported.push(...p.items.map((m) => (m.payload as { text: string }).text))
+        after = p.next
+      } while (after)
+      expect(exported.sort()).toEqual(['100% sure', 'Hello Kangaroo', 'the twin', 'under_score'])
     })
   })
 }

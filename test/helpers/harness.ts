@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { AddressInfo } from 'node:net'
+import type { FastifyServerOptions } from 'fastify'
 import { buildApp } from '../../src/app.js'
 import type { BlobStore } from '../../src/blobs/blob-store.js'
 import { closeAdapters, createAdapters } from '../../src/compose.js'
@@ -58,6 +59,8 @@ export interface StartOptions {
   blobs?: 'local' | 'postgres'
   /** Where bot code runs, instead of the QuickJS pool the config would build (a test double of BotSandbox). */
   sandbox?: BotSandbox
+  /** The app's pino options (e.g. `{ level, stream }` to read its log lines); silent by default. */
+  logger?: FastifyServerOptions['logger']
 }
 
 /**
@@ -84,7 +87,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     kbSentenceModel: false,
     ...options.config,
   })
-  return launch(config, { storeKind, dataDir, port, databaseUrl, listen: options.listen ?? false, demoBot: options.demoBot ?? false, sandbox: options.sandbox })
+  return launch(config, { storeKind, dataDir, port, databaseUrl, listen: options.listen ?? false, demoBot: options.demoBot ?? false, sandbox: options.sandbox, logger: options.logger })
 }
 
 /**
@@ -98,11 +101,11 @@ export async function restartParley(h: Harness, options: { config?: Partial<Conf
   return launch({ ...h.config, ...options.config }, { storeKind: h.storeKind, dataDir: h.dataDir, port, databaseUrl: h.databaseUrl, listen: port !== 0, demoBot: false, sandbox: options.sandbox })
 }
 
-async function launch(config: Config, at: { storeKind: StoreKind; dataDir: string; port: number; databaseUrl: string | undefined; listen: boolean; demoBot: boolean; sandbox: BotSandbox | undefined }): Promise<Harness> {
+async function launch(config: Config, at: { storeKind: StoreKind; dataDir: string; port: number; databaseUrl: string | undefined; listen: boolean; demoBot: boolean; sandbox: BotSandbox | undefined; logger?: FastifyServerOptions['logger'] }): Promise<Harness> {
   const { storeKind, dataDir, port, databaseUrl } = at
   const adapters = await createAdapters(config)
   const { store, pubsub, blobs } = adapters
-  const app = await buildApp({ config, ...adapters, logger: false, ...(at.sandbox && { sandbox: at.sandbox }) })
+  const app = await buildApp({ config, ...adapters, logger: at.logger ?? false, ...(at.sandbox && { sandbox: at.sandbox }) })
   let baseUrl = config.publicUrl
   if (at.listen) {
     await app.listen({ port, host: '127.0.0.1' })

@@ -1,5 +1,6 @@
 import { sql, type ExpressionBuilder, type Kysely, type RawBuilder, type Selectable, type SqlBool, type Transaction } from 'kysely'
 import { decodeCursor, encodeCursor } from '../cursor.js'
+import { keysetAcross } from './keyset-across.js'
 import { UniqueViolation, type Page, type PageRequest } from '../store.js'
 import type {
   BotChatConversation, BotChatConversationPatch, BotChatMessage, BotChatMessagePatch, BotChatStore, BotChatUser, BotChatUserPatch,
@@ -13,6 +14,7 @@ type UserSel = Selectable<Database['users']>
 type ConversationSel = Selectable<Database['conversations']> & { message_count: number | string | bigint | null }
 type MessageSel = Selectable<Database['messages']>
 
+const tagKey = (integrationId: string, id: string) => `${integrationId}\n${id}`
 const parseMap = (text: string | null): Tags | null => (text === null ? null : (JSON.parse(text) as Tags))
 
 /** A string map with `patch` applied (null or '' removes a key); null when nothing is left. */
@@ -44,17 +46,21 @@ export class KyselyBotChatStore implements BotChatStore {
 
   // ---- tags ----
 
-  private async tagsOf(db: Db, kind: TagKind, integrationId: string, ids: string[]): Promise<Map<string, Tags>> {
+  /** Tags of rows (of one or several integrations), by tagKey(integration id, id). */
+  private async tagsOf(db: Db, kind: TagKind, rows: { integration_id: string; id: string }[]): Promise<Map<string, Tags>> {
     const out = new Map<string, Tags>()
-    if (ids.length === 0) return out
-    const rows = kind === 'message'
-      ? await db.selectFrom('message_tags').select(['message_id as id', 'key', 'value']).where('message_id', 'in', ids).execute()
+    if (rows.length === 0) return out
+    const ids = [...new Set(rows.map((r) => r.id))]
+    const integrationIds = [...new Set(rows.map((r) => r.integration_id))]
+    const tagRows = kind === 'message'
+      ? await db.selectFrom('message_tags').select(['integration_id', 'message_id as id', 'key', 'value']).where('message_id', 'in', ids).execute()
       : kind === 'user'
-        ? await db.selectFrom('user_tags').select(['user_id as id', 'key', 'value']).where('integration_id', '=', integrationId).where('user_id', 'in', ids).execute()
-        : await db.selectFrom('conversation_tags').select(['conversation_id as id', 'key', 'value']).where('integration_id', '=', integrationId).where('conversation_id', 'in', ids).execute()
-    for (const r of rows) {
-      let tags = out.get(r.id)
-      if (!tags) out.set(r.id, (tags = {}))
+        ? await db.selectFrom('user_tags').select(['integration_id', 'user_id as id', 'key', 'value']).where('integration_id', 'in', integrationIds).where('user_id', 'in', ids).execute()
+        : await db.selectFrom('conversation_tags').select(['integration_id', 'conversation_id as id', 'key', 'value']).where('integration_id', 'in', integrationIds).where('conversation_id', 'in', ids).execute()
+    for (const r of tagRows) {
+      const k = tagKey(r.integration_id, r.id)
+      let tags = out.get(k)
+      if (!tags) out.set(k, (tags = {}))
       tags[r.key] = r.value
     }
     return out
@@ -94,9 +100,9 @@ export class KyselyBotChatStore implements BotChatStore {
     }
   }
 
-  private async usersWithTags(db: Db, integrationId: string, rows: UserSel[]): Promise<BotChatUser[]> {
-    const tags = await this.tagsOf(db, 'user', integrationId, rows.map((r) => r.id))
-    return rows.map((r) => this.toUser(r, tags.get(r.id)))
+  private async usersWithTags(db: Db, rows: UserSel[]): Promise<BotChatUser[]> {
+    const tags = await this.tagsOf(db, 'user', rows)
+    return rows.map((r) => this.toUser(r, tags.get(tagKey(r.integration_id, r.id))))
   }
 
   async createUser(u: NewBotChatUser): Promise<BotChatUser> {
@@ -117,13 +123,13 @@ export class KyselyBotChatStore implements BotChatStore {
     if (integrationIds.length === 0) return undefined
     const rows = await this.db.selectFrom('users').selectAll().where('integration_id', 'in', integrationIds).where('id', '=', id).execute()
     const r = integrationIds.map((i) => rows.find((row) => row.integration_id === i)).find((row) => row !== undefined)
-    return r && (await this.usersWithTags(this.db, r.integration_id, [r]))[0]
+    return r && (await this.usersWithTags(this.db, [r]))[0]
   }
 
   async getUsers(integrationId: string, ids: string[]): Promise<BotChatUser[]> {
     if (ids.length === 0) return []
     const rows = await this.db.selectFrom('users').selectAll().where('integration_id', '=', integrationId).where('id', 'in', ids).execute()
-    const users = await this.usersWithTags(this.db, integrationId, rows)
+    const users = await this.usersWithTags(this.db, rows)
     return ids.map((id) => users.find((u) => u.id === id)).filter((u): u is BotChatUser => u !== undefined)
   }
 
@@ -131,7 +137,7 @@ export class KyselyBotChatStore implements BotChatStore {
     const r = await this.db.selectFrom('users as u').selectAll('u').where('u.integration_id', '=', integrationId).where('u.is_bot', '=', 0)
       .where(KyselyBotChatStore.hasTags('user', { integration: 'u.integration_id', id: 'u.id' }, tags))
       .orderBy('u.created_at').orderBy('u.id').limit(1).executeTakeFirst()
-    return r && (await this.usersWithTags(this.db, integrationId, [r]))[0]
+    return r && (await this.usersWithTags(this.db, [r]))[0]
   }
 
   async updateUser(integrationId: string, id: string, patch: BotChatUserPatch, now: number): Promise<BotChatUser | undefined> {
@@ -148,31 +154,29 @@ export class KyselyBotChatStore implements BotChatStore {
         attributes: attributes && JSON.stringify(attributes),
       }).where('integration_id', '=', integrationId).where('id', '=', id).returningAll().executeTakeFirstOrThrow()
       await this.patchTags(trx, 'user', integrationId, id, patch.tags)
-      return (await this.usersWithTags(trx, integrationId, [r]))[0]
+      return (await this.usersWithTags(trx, [r]))[0]
     })
   }
 
   async listUsers(f: UserFilter, page: PageRequest): Promise<Page<BotChatUser>> {
-    const sortColumn = f.sortField === 'updatedAt' ? 'u.updated_at' : 'u.created_at'
+    const sortColumn = f.sortField === 'updatedAt' ? 'updated_at' : 'created_at'
     const rangeColumn = f.rangeField === 'updatedAt' ? 'u.updated_at' : 'u.created_at'
-    const desc = f.sortDirection === 'desc'
-    let q = this.db.selectFrom('users as u').selectAll('u').where('u.integration_id', '=', f.integrationId).where('u.is_bot', '=', 0)
-      .where(KyselyBotChatStore.hasTags('user', { integration: 'u.integration_id', id: 'u.id' }, f.tags))
-    if (f.conversationId !== undefined) {
-      const conversationId = f.conversationId
-      q = q.where((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id')
-        .whereRef('p.integration_id', '=', 'u.integration_id').whereRef('p.user_id', '=', 'u.id').where('p.conversation_id', '=', conversationId)))
-    }
-    if (f.afterDate !== undefined) q = q.where(rangeColumn, '>', f.afterDate)
-    if (f.beforeDate !== undefined) q = q.where(rangeColumn, '<', f.beforeDate)
-    if (page.after !== undefined) {
-      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
-      const op = desc ? '<' : '>'
-      q = q.where((eb) => eb.or([eb(sortColumn, op, at), eb.and([eb(sortColumn, '=', at), eb('u.id', op, id)])]))
-    }
-    const rows = await q.orderBy(sortColumn, desc ? 'desc' : 'asc').orderBy('u.id', desc ? 'desc' : 'asc').limit(page.limit + 1).execute()
-    const p = pageOf(rows, page.limit, (r) => [Number(f.sortField === 'updatedAt' ? r.updated_at : r.created_at), r.id])
-    return { items: await this.usersWithTags(this.db, f.integrationId, p.items), next: p.next }
+    const p = await keysetAcross<UserSel>(this.db, f.integrationIds, page, {
+      column: `u.${sortColumn}`, name: sortColumn, idColumn: 'u.id', integrationColumn: 'u.integration_id', desc: f.sortDirection === 'desc',
+      valueOf: (r) => Number(r[sortColumn]),
+    }, (integrationId) => {
+      let q = this.db.selectFrom('users as u').selectAll('u').where('u.integration_id', '=', integrationId).where('u.is_bot', '=', 0)
+        .where(KyselyBotChatStore.hasTags('user', { integration: 'u.integration_id', id: 'u.id' }, f.tags))
+      if (f.conversationId !== undefined) {
+        const conversationId = f.conversationId
+        q = q.where((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id')
+          .whereRef('p.integration_id', '=', 'u.integration_id').whereRef('p.user_id', '=', 'u.id').where('p.conversation_id', '=', conversationId)))
+      }
+      if (f.afterDate !== undefined) q = q.where(rangeColumn, '>', f.afterDate)
+      if (f.beforeDate !== undefined) q = q.where(rangeColumn, '<', f.beforeDate)
+      return q
+    })
+    return { items: await this.usersWithTags(this.db, p.items), next: p.next }
   }
 
   // ---- conversations ----
@@ -182,11 +186,11 @@ export class KyselyBotChatStore implements BotChatStore {
       .whereRef('m.integration_id', '=', 'c.integration_id').whereRef('m.conversation_id', '=', 'c.id').as('message_count'))
   }
 
-  private async conversationsWithTags(db: Db, integrationId: string, rows: ConversationSel[]): Promise<BotChatConversation[]> {
-    const tags = await this.tagsOf(db, 'conversation', integrationId, rows.map((r) => r.id))
+  private async conversationsWithTags(db: Db, rows: ConversationSel[]): Promise<BotChatConversation[]> {
+    const tags = await this.tagsOf(db, 'conversation', rows)
     return rows.map((r) => ({
       integrationId: r.integration_id, id: r.id, ownerId: ownerOf(r.owner_id), lastSeq: Number(r.last_seq),
-      createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), channel: r.channel, tags: tags.get(r.id) ?? {},
+      createdAt: Number(r.created_at), updatedAt: Number(r.updated_at), channel: r.channel, tags: tags.get(tagKey(r.integration_id, r.id)) ?? {},
       properties: parseMap(r.properties), messageCount: Number(r.message_count ?? 0),
     }))
   }
@@ -200,7 +204,7 @@ export class KyselyBotChatStore implements BotChatStore {
       }).onConflict((oc) => oc.columns(['integration_id', 'id']).doNothing()).returningAll().executeTakeFirst()
       if (!r) throw new UniqueViolation('Conversation')
       await this.patchTags(trx, 'conversation', c.integrationId, c.id, c.tags)
-      return (await this.conversationsWithTags(trx, c.integrationId, [{ ...r, message_count: 0 }]))[0]!
+      return (await this.conversationsWithTags(trx, [{ ...r, message_count: 0 }]))[0]!
     })
   }
 
@@ -208,14 +212,14 @@ export class KyselyBotChatStore implements BotChatStore {
     if (integrationIds.length === 0) return undefined
     const rows = await this.conversationQuery(this.db).where('c.integration_id', 'in', integrationIds).where('c.id', '=', id).execute()
     const r = integrationIds.map((i) => rows.find((row) => row.integration_id === i)).find((row) => row !== undefined)
-    return r && (await this.conversationsWithTags(this.db, r.integration_id, [r]))[0]
+    return r && (await this.conversationsWithTags(this.db, [r]))[0]
   }
 
   async findConversation(integrationId: string, channel: string, tags: Tags): Promise<BotChatConversation | undefined> {
     const r = await this.conversationQuery(this.db).where('c.integration_id', '=', integrationId).where('c.channel', '=', channel)
       .where(KyselyBotChatStore.hasTags('conversation', { integration: 'c.integration_id', id: 'c.id' }, tags))
       .orderBy('c.created_at').orderBy('c.id').limit(1).executeTakeFirst()
-    return r && (await this.conversationsWithTags(this.db, integrationId, [r]))[0]
+    return r && (await this.conversationsWithTags(this.db, [r]))[0]
   }
 
   async updateConversation(integrationId: string, id: string, patch: BotChatConversationPatch, now: number): Promise<BotChatConversation | undefined> {
@@ -226,41 +230,39 @@ export class KyselyBotChatStore implements BotChatStore {
       await trx.updateTable('conversations').set({ properties: properties && JSON.stringify(properties) }).where('integration_id', '=', integrationId).where('id', '=', id).execute()
       await this.patchTags(trx, 'conversation', integrationId, id, patch.tags)
       const r = await this.conversationQuery(trx).where('c.integration_id', '=', integrationId).where('c.id', '=', id).executeTakeFirstOrThrow()
-      return (await this.conversationsWithTags(trx, integrationId, [r]))[0]
+      return (await this.conversationsWithTags(trx, [r]))[0]
     })
   }
 
   async listConversations(f: ConversationFilter, page: PageRequest): Promise<Page<BotChatConversation>> {
-    const column = f.sortField === 'updatedAt' ? 'c.updated_at' : 'c.created_at'
-    const desc = f.sortDirection === 'desc'
-    let q = this.conversationQuery(this.db).where('c.integration_id', '=', f.integrationId)
-      .where(KyselyBotChatStore.hasTags('conversation', { integration: 'c.integration_id', id: 'c.id' }, f.tags))
-    if (f.channel !== undefined) q = q.where('c.channel', '=', f.channel)
-    for (const userId of f.participantIds ?? []) {
-      q = q.where((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id')
-        .whereRef('p.integration_id', '=', 'c.integration_id').whereRef('p.conversation_id', '=', 'c.id').where('p.user_id', '=', userId)))
-    }
-    if (f.afterDate !== undefined) q = q.where(column, '>', f.afterDate)
-    if (f.beforeDate !== undefined) q = q.where(column, '<', f.beforeDate)
+    const column = f.sortField === 'updatedAt' ? 'updated_at' : 'created_at'
     const count = (eb: ExpressionBuilder<Database & { c: Database['conversations'] }, 'c'>) => eb.selectFrom('messages as m').select(eb.fn.countAll().as('n'))
       .whereRef('m.integration_id', '=', 'c.integration_id').whereRef('m.conversation_id', '=', 'c.id')
-    if (f.minMessageCount !== undefined) { const n = f.minMessageCount; q = q.where((eb) => eb(count(eb), '>=', n)) }
-    if (f.maxMessageCount !== undefined) { const n = f.maxMessageCount; q = q.where((eb) => eb(count(eb), '<=', n)) }
-    if (page.after !== undefined) {
-      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
-      const op = desc ? '<' : '>'
-      q = q.where((eb) => eb.or([eb(column, op, at), eb.and([eb(column, '=', at), eb('c.id', op, id)])]))
-    }
-    const rows = await q.orderBy(column, desc ? 'desc' : 'asc').orderBy('c.id', desc ? 'desc' : 'asc').limit(page.limit + 1).execute()
-    const p = pageOf(rows, page.limit, (r) => [Number(f.sortField === 'updatedAt' ? r.updated_at : r.created_at), r.id])
-    return { items: await this.conversationsWithTags(this.db, f.integrationId, p.items), next: p.next }
+    const p = await keysetAcross<ConversationSel>(this.db, f.integrationIds, page, {
+      column: `c.${column}`, name: column, idColumn: 'c.id', integrationColumn: 'c.integration_id', desc: f.sortDirection === 'desc',
+      valueOf: (r) => Number(r[column]),
+    }, (integrationId) => {
+      let q = this.conversationQuery(this.db).where('c.integration_id', '=', integrationId)
+        .where(KyselyBotChatStore.hasTags('conversation', { integration: 'c.integration_id', id: 'c.id' }, f.tags))
+      if (f.channel !== undefined) q = q.where('c.channel', '=', f.channel)
+      for (const userId of f.participantIds ?? []) {
+        q = q.where((eb) => eb.exists(eb.selectFrom('participants as p').select('p.user_id')
+          .whereRef('p.integration_id', '=', 'c.integration_id').whereRef('p.conversation_id', '=', 'c.id').where('p.user_id', '=', userId)))
+      }
+      if (f.afterDate !== undefined) q = q.where(`c.${column}`, '>', f.afterDate)
+      if (f.beforeDate !== undefined) q = q.where(`c.${column}`, '<', f.beforeDate)
+      if (f.minMessageCount !== undefined) { const n = f.minMessageCount; q = q.where((eb) => eb(count(eb), '>=', n)) }
+      if (f.maxMessageCount !== undefined) { const n = f.maxMessageCount; q = q.where((eb) => eb(count(eb), '<=', n)) }
+      return q
+    })
+    return { items: await this.conversationsWithTags(this.db, p.items), next: p.next }
   }
 
   // ---- messages ----
 
   private async messagesWithTags(db: Db, rows: MessageSel[]): Promise<BotChatMessage[]> {
-    const tags = await this.tagsOf(db, 'message', '', rows.map((r) => r.id))
-    return rows.map((r) => ({ ...toMessage(r), tags: tags.get(r.id) ?? {}, updatedAt: Number(r.updated_at ?? r.created_at) }))
+    const tags = await this.tagsOf(db, 'message', rows)
+    return rows.map((r) => ({ ...toMessage(r), tags: tags.get(tagKey(r.integration_id, r.id)) ?? {}, updatedAt: Number(r.updated_at ?? r.created_at) }))
   }
 
   async getMessage(integrationIds: string[], id: string): Promise<BotChatMessage | undefined> {
@@ -301,26 +303,27 @@ export class KyselyBotChatStore implements BotChatStore {
   }
 
   async listMessages(f: MessageFilter, page: PageRequest): Promise<Page<BotChatMessage>> {
-    let q = this.db.selectFrom('messages as m').selectAll('m').where('m.integration_id', '=', f.integrationId)
-      .where(KyselyBotChatStore.hasTags('message', { integration: 'm.integration_id', id: 'm.id' }, f.tags))
-    if (f.conversationId !== undefined) q = q.where('m.conversation_id', '=', f.conversationId)
-    if (f.afterDate !== undefined) q = q.where('m.created_at', '>', f.afterDate)
-    if (f.beforeDate !== undefined) q = q.where('m.created_at', '<', f.beforeDate)
-    if (page.after !== undefined) {
-      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
-      q = q.where((eb) => eb.or([eb('m.created_at', '<', at), eb.and([eb('m.created_at', '=', at), eb('m.id', '<', id)])]))
-    }
-    const rows = await q.orderBy('m.created_at', 'desc').orderBy('m.id', 'desc').limit(page.limit + 1).execute()
-    const p = pageOf(rows, page.limit, (r) => [Number(r.created_at), r.id])
+    const p = await keysetAcross<MessageSel>(this.db, f.integrationIds, page, {
+      column: 'm.created_at', name: 'created_at', idColumn: 'm.id', integrationColumn: 'm.integration_id', desc: true,
+      valueOf: (r) => Number(r.created_at),
+    }, (integrationId) => {
+      let q = this.db.selectFrom('messages as m').selectAll('m').where('m.integration_id', '=', integrationId)
+        .where(KyselyBotChatStore.hasTags('message', { integration: 'm.integration_id', id: 'm.id' }, f.tags))
+      if (f.conversationId !== undefined) q = q.where('m.conversation_id', '=', f.conversationId)
+      if (f.afterDate !== undefined) q = q.where('m.created_at', '>', f.afterDate)
+      if (f.beforeDate !== undefined) q = q.where('m.created_at', '<', f.beforeDate)
+      return q
+    })
     return { items: await this.messagesWithTags(this.db, p.items), next: p.next }
   }
 
   // ---- tag values ----
 
-  async listTagValues(integrationId: string, kind: TagKind, key: string, page: PageRequest): Promise<Page<string>> {
+  async listTagValues(integrationIds: string[], kind: TagKind, key: string, page: PageRequest): Promise<Page<string>> {
+    if (integrationIds.length === 0) return { items: [] }
     const { table } = TAG_TABLES[kind]
     let q = this.db.selectFrom(`${table} as t` as 'user_tags as t').select('t.value').distinct()
-      .where('t.integration_id', '=', integrationId).where('t.key', '=', key)
+      .where('t.integration_id', 'in', integrationIds).where('t.key', '=', key)
     if (page.after !== undefined) {
       const [after] = decodeCursor(page.after, ['string'], 4096) as [string]
       q = q.where('t.value', '>', after)

@@ -23,7 +23,7 @@ export class KyselyConversationArchiveStore implements ConversationArchiveStore 
   /** The WHERE of a filter over `conversations as c`. */
   private matching(f: ArchiveFilter) {
     return (eb: Eb) => {
-      const all = [eb('c.integration_id', '=', f.integrationId)]
+      const all = [f.integrationIds.length > 0 ? eb('c.integration_id', 'in', f.integrationIds) : eb.val(false)]
       if (f.conversationId !== undefined) all.push(eb('c.id', '=', f.conversationId))
       if (f.from !== undefined) all.push(eb('c.last_at', '>=', f.from))
       if (f.to !== undefined) all.push(eb('c.created_at', '<=', f.to))
@@ -57,26 +57,31 @@ export class KyselyConversationArchiveStore implements ConversationArchiveStore 
 
   async searchConversations(f: ArchiveFilter, page: PageRequest): Promise<Page<ArchiveConversation>> {
     let q = this.db.selectFrom('conversations as c').where(this.matching(f))
-      .select((eb) => ['c.id', 'c.owner_id', 'c.created_at', 'c.last_at',
+      .select((eb) => ['c.integration_id', 'c.id', 'c.owner_id', 'c.created_at', 'c.last_at',
         eb.selectFrom('messages as n').select(eb.fn.countAll().as('n'))
           .whereRef('n.integration_id', '=', 'c.integration_id').whereRef('n.conversation_id', '=', 'c.id').as('message_count')])
     if (page.after !== undefined) {
-      const [at, id] = decodeCursor(page.after, ['number', 'string']) as [number, string]
-      q = q.where((eb) => eb.or([eb('c.last_at', '<', at), eb.and([eb('c.last_at', '=', at), eb('c.id', '<', id)])]))
+      const [at, id, integrationId] = decodeCursor(page.after, ['number', 'string', 'string']) as [number, string, string]
+      q = q.where((eb) => eb.or([
+        eb('c.last_at', '<', at),
+        eb.and([eb('c.last_at', '=', at), eb('c.id', '<', id)]),
+        eb.and([eb('c.last_at', '=', at), eb('c.id', '=', id), eb('c.integration_id', '<', integrationId)]),
+      ]))
     }
-    const rows = await q.orderBy('c.last_at', 'desc').orderBy('c.id', 'desc').limit(page.limit + 1).execute()
-    const p = pageOf(rows, page.limit, (r) => [Number(r.last_at), r.id])
+    const rows = await q.orderBy('c.last_at', 'desc').orderBy('c.id', 'desc').orderBy('c.integration_id', 'desc').limit(page.limit + 1).execute()
+    const p = pageOf(rows, page.limit, (r) => [Number(r.last_at), r.id, r.integration_id])
     const ids = p.items.map((r) => r.id)
     const tags = new Map<string, Record<string, string>>()
+    const key = (integrationId: string, id: string) => `${integrationId}\n${id}`
     if (ids.length > 0) {
-      const tagRows = await this.db.selectFrom('conversation_tags').select(['conversation_id', 'key', 'value'])
-        .where('integration_id', '=', f.integrationId).where('conversation_id', 'in', ids).execute()
-      for (const t of tagRows) tags.set(t.conversation_id, { ...tags.get(t.conversation_id), [t.key]: t.value })
+      const tagRows = await this.db.selectFrom('conversation_tags').select(['integration_id', 'conversation_id', 'key', 'value'])
+        .where('integration_id', 'in', [...new Set(p.items.map((r) => r.integration_id))]).where('conversation_id', 'in', ids).execute()
+      for (const t of tagRows) tags.set(key(t.integration_id, t.conversation_id), { ...tags.get(key(t.integration_id, t.conversation_id)), [t.key]: t.value })
     }
     return {
       items: p.items.map((r) => ({
-        id: r.id, ownerId: r.owner_id === '' ? null : r.owner_id, createdAt: Number(r.created_at), lastAt: Number(r.last_at),
-        messageCount: Number(r.message_count ?? 0), tags: tags.get(r.id) ?? {},
+        integrationId: r.integration_id, id: r.id, ownerId: r.owner_id === '' ? null : r.owner_id, createdAt: Number(r.created_at), lastAt: Number(r.last_at),
+        messageCount: Number(r.message_count ?? 0), tags: tags.get(key(r.integration_id, r.id)) ?? {},
       })),
       next: p.next,
     }
@@ -84,16 +89,20 @@ export class KyselyConversationArchiveStore implements ConversationArchiveStore 
 
   async exportMessages(f: ArchiveFilter, page: PageRequest): Promise<Page<MessageRow>> {
     let q = this.db.selectFrom('messages as mm').selectAll('mm')
-      .where('mm.integration_id', '=', f.integrationId)
+      .where((eb) => f.integrationIds.length > 0 ? eb('mm.integration_id', 'in', f.integrationIds) : eb.val(false))
       .where((eb) => eb.exists(eb.selectFrom('conversations as c').select('c.id')
         .whereRef('c.integration_id', '=', 'mm.integration_id').whereRef('c.id', '=', 'mm.conversation_id').where(this.matching(f) as never)))
     if (f.conversationId !== undefined) q = q.where('mm.conversation_id', '=', f.conversationId)
     if (page.after !== undefined) {
-      const [conversationId, seq] = decodeCursor(page.after, ['string', 'number']) as [string, number]
-      q = q.where((eb) => eb.or([eb('mm.conversation_id', '>', conversationId), eb.and([eb('mm.conversation_id', '=', conversationId), eb('mm.seq', '>', seq)])]))
+      const [conversationId, integrationId, seq] = decodeCursor(page.after, ['string', 'string', 'number']) as [string, string, number]
+      q = q.where((eb) => eb.or([
+        eb('mm.conversation_id', '>', conversationId),
+        eb.and([eb('mm.conversation_id', '=', conversationId), eb('mm.integration_id', '>', integrationId)]),
+        eb.and([eb('mm.conversation_id', '=', conversationId), eb('mm.integration_id', '=', integrationId), eb('mm.seq', '>', seq)]),
+      ]))
     }
-    const rows = await q.orderBy('mm.conversation_id').orderBy('mm.seq').limit(page.limit + 1).execute()
-    const p = pageOf(rows.map(toMessage), page.limit, (m) => [m.conversationId, m.seq])
+    const rows = await q.orderBy('mm.conversation_id').orderBy('mm.integration_id').orderBy('mm.seq').limit(page.limit + 1).execute()
+    const p = pageOf(rows.map(toMessage), page.limit, (m) => [m.conversationId, m.integrationId, m.seq])
     return p
   }
 }

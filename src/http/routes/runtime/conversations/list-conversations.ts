@@ -20,7 +20,7 @@ const Query = Type.Object({
 export default function listConversations(app: App): void {
   app.get('/conversations', {
     config: { permission: 'runtime.read', installation: {} },
-    schema: runtimeSchema('listConversations', 'List the bot\'s conversations (every filter must hold; dates apply to sortField)', { querystring: Query },
+    schema: runtimeSchema('listConversations', 'List the bot\'s conversations, of all of its integrations unless integrationName names one (every filter must hold; dates apply to sortField)', { querystring: Query },
       { 200: Type.Object({ conversations: Type.Array(RuntimeConversationSchema), meta: ListMeta }) }),
   }, async (request) => {
     const { participantIds, ...query } = request.query

@@ -14,7 +14,7 @@ const Query = Type.Object({
 export default function listMessages(app: App): void {
   app.get('/messages', {
     config: { permission: 'runtime.read', installation: { query: { conversationId: 'conversation' } } },
-    schema: runtimeSchema('listMessages', 'List messages, newest first (of a conversation, or of the chat integration); dates apply to createdAt',
+    schema: runtimeSchema('listMessages', 'List messages, newest first (of a conversation, or of all of the bot\'s integrations); dates apply to createdAt',
       { querystring: Query }, { 200: Type.Object({ messages: Type.Array(RuntimeMessageSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.botChat.listMessages(request.runtimeBot, request.query)

@@ -17,7 +17,7 @@ const Query = Type.Object({
 export default function listUsers(app: App): void {
   app.get('/users', {
     config: { permission: 'runtime.read', installation: { query: { conversationId: 'conversation' } } },
-    schema: runtimeSchema('listUsers', 'List the end users of the bot\'s chat integration (dates apply to rangeField)', { querystring: Query },
+    schema: runtimeSchema('listUsers', 'List the end users of all of the bot\'s integrations (dates apply to rangeField)', { querystring: Query },
       { 200: Type.Object({ users: Type.Array(RuntimeUserSchema), meta: ListMeta }) }),
   }, async (request) => {
     const page = await app.services.botChat.listUsers(request.runtimeBot, request.query)
