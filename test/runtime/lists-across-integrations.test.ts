@@ -16,7 +16,7 @@ import type { SdkBot } from '../helpers/sdk-bot.js'
 import { hostSdkIntegration, startOutsideChat, type OutsideChat } from '../helpers/sdk-integration.js'
 import { STREAM_CONFIG, Talk, type TestBot } from './helpers.js'
 
-const REMOTE = { timeoutMs: 5_000, attempts: 2, backoffMs: 100, maxBackoffMs: 200 }
+const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 2, backoffMs: 100, maxBackoffMs: 200 }
 
 /** Bot code that answers nothing: the test sees exactly the messages it makes. */
 const CODE = 'export const hooks = {}\n'
