@@ -41,7 +41,7 @@ async function measure(backend: string, store: KyselyStore): Promise<Report> {
   await store.createWorkspace({ id: ws, name: 'bench', createdAt: now, updatedAt: now })
   const botId = `bot_an_${now}`
   const integrationId = `int_an_${now}`
-  await store.createBot({ id: botId, workspaceId: ws, name: 'bench', description: null, tags: {}, dev: false, signingSecret: 's', code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, createdAt: now, updatedAt: now },
+  await store.createBot({ id: botId, workspaceId: ws, name: 'bench', description: null, tags: {}, dev: false, signingSecret: 's', code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, actions: null, createdAt: now, updatedAt: now },
     [{ id: integrationId, botId, name: 'chat', webhookId: `wh_an_${now}`, encryptionKey: 'k', enabled: true, configuration: {}, createdAt: now, updatedAt: now } as never])
   const db = store.db as never as import('kysely').Kysely<any>
   const t0 = performance.now()

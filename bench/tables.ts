@@ -27,7 +27,7 @@ async function measure(backend: string, store: KyselyStore, extras: BackendExtra
   const wsId = `ws_bench_${now}`
   await store.createWorkspace({ id: wsId, name: 'bench', createdAt: now, updatedAt: now })
   const botId = `bot_bench_${now}`
-  await store.createBot({ id: botId, workspaceId: wsId, name: 'bench', description: null, tags: {}, dev: false, signingSecret: 's', code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, createdAt: now, updatedAt: now }, [])
+  await store.createBot({ id: botId, workspaceId: wsId, name: 'bench', description: null, tags: {}, dev: false, signingSecret: 's', code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, actions: null, createdAt: now, updatedAt: now }, [])
   const tables = new TablesService(store)
   const table = await tables.createTable(botId, {
     name: 'BenchTable', keyColumn: 'k',

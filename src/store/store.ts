@@ -49,8 +49,8 @@ export interface BotRow {
   url: string | null
   /** The bot's webchat settings (src/webchat/shared/webchat-config.ts); null: none set. */
   webchat: JsonObject | null
-  /** The bot's own declared actions (createBot/updateBot `actions`); null or absent: never declared (migrations 0025). */
-  actions?: JsonObject | null | undefined
+  /** The bot's own declared actions (createBot/updateBot `actions`); null: never declared (migrations 0025). */
+  actions: JsonObject | null
   createdAt: number
   updatedAt: number
 }

@@ -32,7 +32,7 @@ export interface Fixture {
 export function botRow(workspaceId: string, now = T0, over: Partial<BotRow> = {}): BotRow {
   return {
     id: uid('bot'), workspaceId, name: 'Contract bot', description: null, tags: {}, dev: false,
-    signingSecret: uid('secret'), code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, createdAt: now, updatedAt: now, ...over,
+    signingSecret: uid('secret'), code: null, maxExecutionTime: null, deployedAt: null, url: null, webchat: null, actions: null, createdAt: now, updatedAt: now, ...over,
   }
 }
 
