@@ -5,9 +5,12 @@ import type { BotWithIntegrations } from './bot-service.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
 import { webchatUrl } from '../webchat/urls.js'
 import { webhookUrl } from './webhook-service.js'
+import { builtInByName } from './builtin-integrations.js'
 
 /** Row → wire object for the Admin API, in the shapes @botpress/client@1.45.0 declares. */
 const iso = (ms: number) => new Date(ms).toISOString()
+const mapValues = (o: Record<string, unknown>, f: (v: Record<string, unknown>) => unknown) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'object' && v !== null ? f(v as Record<string, unknown>) : v]))
 
 export const accountView = (a: AccountRow) => ({
   id: a.id, email: a.email, displayName: a.displayName, emailVerified: false, createdAt: iso(a.createdAt),
@@ -16,10 +19,11 @@ export const accountView = (a: AccountRow) => ({
 export const tokenView = (t: AccessTokenRow) => ({ id: t.id, createdAt: iso(t.createdAt), note: t.note })
 export const botApiKeyView = (k: BotApiKeyRow) => ({ id: k.id, createdAt: iso(k.createdAt), note: k.note })
 
-export const workspaceView = ({ workspace: w, ownerId, botCount }: WorkspaceWithStats) => ({
+export const workspaceView = ({ workspace: w, ownerId, botCount, handle }: WorkspaceWithStats) => ({
   id: w.id,
   name: w.name,
   ownerId,
+  ...(handle !== undefined && { handle }),
   createdAt: iso(w.createdAt),
   updatedAt: iso(w.updatedAt),
   botCount,
@@ -59,7 +63,7 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
   return {
     id: i.id,
     name: i.name,
-    version: '1.0.0',
+    version: builtInByName(i.name)?.version ?? '1.0.0',
     enabled: i.enabled,
     webhookId: i.webhookId,
     webhookUrl: i.name === 'webhook' ? webhookUrl(publicUrl, i.webhookId) : `${publicUrl}/${i.webhookId}`,
@@ -127,8 +131,9 @@ export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecre
     signingSecret: showSecrets ? d.signingSecret : '',
     identifier: obj('identifier'),
     configuration: obj('configuration', { schema: {}, identifier: {} }),
-    configurations: obj('configurations'),
-    channels: obj('channels'),
+    // Botpress always answers these parts (the CLI's update body reads channel.message.tags, configurations.<c>.identifier).
+    configurations: mapValues(obj('configurations'), (c) => ({ ...c, identifier: c.identifier ?? {} })),
+    channels: mapValues(obj('channels'), (c) => ({ ...c, messages: c.messages ?? {}, message: { tags: {}, ...(c.message as object | undefined) }, conversation: { tags: {}, ...(c.conversation as object | undefined) } })),
     states: obj('states'),
     events: obj('events'),
     actions: obj('actions'),
@@ -140,10 +145,11 @@ export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecre
     description: typeof def.description === 'string' ? def.description : '',
     iconUrl: '',
     readmeUrl: '',
-    public: false,
-    visibility: 'private' as const,
-    verificationStatus: 'unapproved' as const,
+    public: d.visibility === 'public',
+    visibility: d.visibility ?? 'private',
+    verificationStatus: d.workspaceId === '' ? 'approved' as const : 'unapproved' as const,
     lifecycleStatus: 'published' as const,
+    sdkVersion: typeof def.sdkVersion === 'string' ? def.sdkVersion : undefined,
     secrets: Array.isArray(def.secrets) ? (def.secrets as string[]) : [],
   }
 }

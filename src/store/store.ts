@@ -16,6 +16,7 @@ import type { AnalyticsStore } from './analytics-store.js'
 import type { QualityStore } from './quality-store.js'
 import type { ConsoleSessionStore } from './console-session-store.js'
 import type { ConversationArchiveStore } from './conversation-archive-store.js'
+import type { PackageStore } from './package-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -260,6 +261,8 @@ export interface Store {
   readonly consoleSessions: ConsoleSessionStore
   /** The console's conversation search and paged exports (conversation-archive-store.ts). */
   readonly conversationArchive: ConversationArchiveStore
+  /** Workspace handles, interface and plugin definitions, bots' plugins and CommonJS bundles (package-store.ts). */
+  readonly packages: PackageStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

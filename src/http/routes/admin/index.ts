@@ -9,6 +9,7 @@ import createWorkspace from './workspaces/create-workspace.js'
 import getWorkspace from './workspaces/get-workspace.js'
 import updateWorkspace from './workspaces/update-workspace.js'
 import deleteWorkspace from './workspaces/delete-workspace.js'
+import checkHandleAvailability from './workspaces/check-handle-availability.js'
 import listWorkspaceMembers from './members/list-workspace-members.js'
 import getWorkspaceMember from './members/get-workspace-member.js'
 import createWorkspaceMember from './members/create-workspace-member.js'
@@ -79,7 +80,7 @@ export async function adminRoutes(app: App): Promise<void> {
   for (const route of [
     getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken, createConsoleSignInLink,
     listConsoleSessions, revokeConsoleSession, revokeConsoleSessions,
-    listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace,
+    listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace, checkHandleAvailability,
   ]) route(app)
 
   await app.register(async function workspaceScoped(scope: App) {
