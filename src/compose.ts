@@ -33,6 +33,8 @@ import { RemoteBots } from './runtime/remote-bots.js'
 import { IntegrationDelivery } from './runtime/integrations.js'
 import { IntegrationOperations } from './runtime/integration-operations.js'
 import { OutgoingDeliveries } from './runtime/integration-delivery.js'
+import { PackageService } from './domain/package-service.js'
+import { BotPlugins } from './domain/bot-deploy.js'
 import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
@@ -209,9 +211,11 @@ export function createServices(deps: ServiceDeps): Domain {
   runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
   runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))
   runtime.useIntegrationActions((bot, type, input) => integrationOps.callAction(bot, type, input))
+  const packages = new PackageService(store)
   const bots = new BotService(store, {
     outbound: config.outbound,
     installer: integrations,
+    plugins: new BotPlugins(store, packages),
     states: runtimeStates,
     checkCode: async (code) => {
       const result = await sandbox.check(code)
@@ -236,7 +240,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
     console: new ConsoleService(store, config.console),

@@ -50,8 +50,8 @@ export interface Installation {
 }
 
 const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
-const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
-const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
+export const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
+export const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
 /** Parts of the definition that are stored and shown as given (objects). */
 const OBJECT_PARTS = ['configuration', 'configurations', 'channels', 'states', 'events', 'actions', 'entities', 'user', 'interfaces', 'identifier', 'attributes', 'extraOperations'] as const
 const STRING_PARTS = ['title', 'description', 'sdkVersion'] as const
@@ -64,7 +64,10 @@ export const MAX_ICON_README_CHARS = 1024 * 1024
 const MAX_DEFINITION_BYTES = 1024 * 1024
 const VISIBILITIES = ['private', 'public', 'unlisted'] as const
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+/** Parts that are records of named entries (null removes an entry in an update). */
+const RECORD_PARTS = new Set(['configurations', 'channels', 'states', 'events', 'actions', 'entities', 'interfaces', 'attributes'])
+const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null))
 
 /** A JSON schema that compiles (400 naming where it is otherwise). */
 function checkSchema(schema: unknown, where: string): void {
@@ -84,7 +87,12 @@ export function checkDefinition(input: Record<string, unknown>, objectParts: rea
     const value = input[part]
     if (value === undefined || value === null) continue
     if (!isObject(value)) throw errors.invalidPayload(`${part} must be an object`)
-    out[part] = value as JsonObject
+    // An update names what it removes with null (`actions: { old: null }`, as `bp deploy` sends it): the part given
+    // replaces the stored one, so a removed entry is simply left out.
+    out[part] = (RECORD_PARTS.has(part) ? withoutNulls(value) : value) as JsonObject
+  }
+  for (const c of Object.values((out.channels ?? {}) as Record<string, unknown>)) {
+    if (isObject(c) && isObject(c.messages)) c.messages = withoutNulls(c.messages)
   }
   for (const part of STRING_PARTS) {
     const value = input[part]

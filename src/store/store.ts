@@ -134,7 +134,7 @@ export interface BotPatch {
   name?: string | undefined
   description?: string | null | undefined
   dev?: boolean | undefined
-  code?: string | undefined
+  code?: string | null | undefined
   maxExecutionTime?: number | null | undefined
   deployedAt?: number | undefined
   /** null: no remote url (turns run in the sandbox). */
