@@ -239,9 +239,13 @@ export class IntegrationService {
 
   /** `version`: exact, `latest` (the last created) or a range such as `<1.2.3` (the highest in it; src/lib/semver.ts). */
   async getByName(workspaceId: string, name: string, version: string): Promise<IntegrationDefinitionRow> {
-    const row = version === 'latest' || isVersion(version)
-      ? await this.store.integrations.findDefinition(workspaceId, name, version === 'latest' ? undefined : version)
-      : highestMatching(await this.store.integrations.definitionVersions(name, workspaceId), version)
+    const find = async (n: string) => version === 'latest' || isVersion(version)
+      ? this.store.integrations.findDefinition(workspaceId, n, version === 'latest' ? undefined : version)
+      : highestMatching(await this.store.integrations.definitionVersions(n, workspaceId), version)
+    // A bare name also finds the workspace's `<handle>/<name>`: a bot whose bp_modules say `telegram` finds the
+    // `handle/telegram` its workspace deployed, as Botpress's bots find Botpress's own (handle-less) hub integrations.
+    const handle = name.includes('/') ? undefined : await this.store.packages.handleOf(workspaceId)
+    const row = (await find(name)) ?? (handle !== undefined ? await find(`${handle}/${name}`) : undefined)
     if (!row) throw errors.notFound('Integration', `${name}@${version}`)
     return row
   }

@@ -143,6 +143,8 @@ describe('bp deploy (the Botpress CLI\'s calls) against Parley', () => {
     expect((await ws.c.getIntegrationByName({ name, version: '<1.0.1' })).integration.id).toBe(created.id)
     expect(await apiError(ws.c.getIntegrationByName({ name, version: '<1.0.0' }))).toMatchObject({ type: 'ResourceNotFound', code: 404 })
     expect((await ws.c.listIntegrations({ name, version: '1.0.0' })).integrations.map((i) => i.id)).toEqual([created.id])
+    // A bot's bp_modules name it without the handle (`messenger`): the workspace's `handle/messenger` answers.
+    expect((await ws.c.getIntegrationByName({ name: 'messenger', version: '1.0.0' })).integration.id).toBe(created.id)
 
     ws.calls.length = 0
     const updated = await cliDeployIntegration(ws.c, ws.id, integrationBody(name, '1.0.0', false))
