@@ -6,10 +6,11 @@ import type { BotRow, JsonObject, Store } from '../store/store.js'
  * What `bp deploy` sends to updateBot besides the definition (issue #26 item 1): its `code` (a CommonJS bundle,
  * not a Parley module) and its `plugins`.
  *
- * Telling the two kinds of code apart: code that loads in the sandbox as an ES module is a Parley module, as before.
- * Code that does not load there and refers to CommonJS (`module.exports`, `exports.x =`, `require(`), as every bundle
- * of `bp build` does, is a bundle: it is kept (bot_bundles) for hosted code (#26 item 2) and not run by the sandbox;
- * the bot's sandbox code is cleared. Code that does neither is refused with its load error, as before.
+ * Telling the two kinds of code apart, by the text: code that assigns `module.exports` (esbuild's CommonJS output,
+ * which `bp build` makes, always does) and has no ES `export` statement is a bundle. It is kept (bot_bundles) for
+ * hosted code (#26 item 2), never loaded in the sandbox (a bundle of the SDK takes seconds to evaluate there), and
+ * the bot's sandbox code is cleared. Anything else is a Parley module, checked in the sandbox as before: one that does
+ * not load (even one that calls require()) is refused with its load error, and the previous code stays live.
  */
 export interface DeployedCode {
   /** A Parley module: goes live in the sandbox (and a kept bundle is dropped). */
@@ -18,14 +19,15 @@ export interface DeployedCode {
   bundle?: string | undefined
 }
 
-const COMMONJS = /\bmodule\.exports\b|\bexports\.[A-Za-z_$][\w$]*\s*=|\brequire\(/
+const MODULE_EXPORTS = /\bmodule\.exports\s*=/
+const ES_EXPORT = /^\s*export\s+(?:default\b|const\b|let\b|var\b|function\b|async\b|class\b|\{|\*)/m
 
 export async function classifyCode(code: string | undefined, check: ((code: string) => Promise<string | undefined>) | undefined): Promise<DeployedCode> {
   if (code === undefined) return {}
+  if (MODULE_EXPORTS.test(code) && !ES_EXPORT.test(code)) return { bundle: code }
   const error = check ? await check(code) : undefined
-  if (!error) return { module: code }
-  if (COMMONJS.test(code)) return { bundle: code }
-  throw errors.invalidPayload(`Bot code does not load: ${error}`)
+  if (error) throw errors.invalidPayload(`Bot code does not load: ${error}`)
+  return { module: code }
 }
 
 /** Where a plugin id is looked up (PackageService.usable): the workspace's own, or a public or unlisted one. */

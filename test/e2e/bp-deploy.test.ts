@@ -162,9 +162,11 @@ describe('bp deploy (the Botpress CLI\'s calls) against Parley', () => {
     expect(ws.calls).toEqual(['getPluginByName', 'getPublicPlugin', 'createPlugin'])
 
     const { bot } = await ws.c.createBot({})
-    // The bundle, as `bp build` makes it: esbuild, CommonJS, for node.
-    const entry = fileURLToPath(new URL('../fixtures/sdk-bots/echo-bot.mjs', import.meta.url))
-    const bundled = await build({ entryPoints: [entry], bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'silent' })
+    // The bundle, as `bp build` makes it: esbuild, CommonJS, for node, of a src/index.ts that exports the bot.
+    const bundled = await build({
+      stdin: { contents: "import * as sdk from '@botpress/sdk'\nconst bot = new sdk.Bot({ actions: {}, plugins: {} })\nexport default bot\n", resolveDir: fileURLToPath(new URL('.', import.meta.url)) },
+      bundle: true, platform: 'node', format: 'cjs', write: false, logLevel: 'silent',
+    })
     const code = bundled.outputFiles[0]!.text
     ws.calls.length = 0
     const calls: string[] = []
@@ -191,8 +193,12 @@ describe('bp deploy (the Botpress CLI\'s calls) against Parley', () => {
     await ws.c.updateBot({ id: bot.id, code: module })
     expect((await h.store.getBot(bot.id))?.code).toBe(module)
     expect(await h.store.packages.getBundle(bot.id)).toBeUndefined()
-    // Code that is neither a module that loads nor a CommonJS bundle is refused as before.
-    expect(await apiError(ws.c.updateBot({ id: bot.id, code: 'export const = 1' }))).toMatchObject({ type: 'InvalidPayload', code: 400 })
+    // Code that is neither a module that loads nor a CommonJS bundle is refused as before, the module staying live:
+    // also a Parley module that calls require() or mentions module.exports.
+    for (const broken of ['export const = 1', "const fs = require('fs')\nexport const hooks = {}", 'module.exports = {}\nexport const hooks = {}\nnope()']) {
+      expect(await apiError(ws.c.updateBot({ id: bot.id, code: broken }))).toMatchObject({ type: 'InvalidPayload', code: 400 })
+    }
+    expect((await h.store.getBot(bot.id))?.code).toBe(module)
   })
 
   it('icon and readme up to MAX_ICON_README_CHARS each are taken, one more character is refused (400 naming the part)', async () => {
