@@ -1,6 +1,7 @@
 import { errors } from '../lib/errors.js'
 import type { BotPluginRow, PackageDefinitionRow } from '../store/package-store.js'
 import type { BotRow, JsonObject, Store } from '../store/store.js'
+import { ALIAS, isObject } from './integration-service.js'
 
 /**
  * What `bp deploy` sends to updateBot besides the definition (issue #26 item 1): its `code` (a CommonJS bundle,
@@ -37,8 +38,6 @@ export interface PluginLookup {
 
 export interface BotPlugin { row: BotPluginRow; definition: PackageDefinitionRow | undefined }
 
-const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 /** A bot's plugins: updateBot({ plugins: { <alias>: { id, enabled, configuration, interfaces, integrations } | null } }). */
 export class BotPlugins {

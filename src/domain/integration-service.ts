@@ -49,7 +49,7 @@ export interface Installation {
   definition: IntegrationDefinitionRow
 }
 
-const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
+export const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
 export const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
 export const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
 /** Parts of the definition that are stored and shown as given (objects). */

@@ -21,7 +21,8 @@ interface IntegrationTables {
   integration_logs: { id: string; definition_id: string; bot_id: string | null; at: number; level: string; message: string; conversation_id: string | null }
 }
 
-const isUniqueViolation = (err: unknown) => {
+/** A unique or primary-key violation on either engine. */
+export const isUniqueViolation = (err: unknown) => {
   const code = (err as { code?: unknown } | undefined)?.code
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
 }

@@ -1,6 +1,7 @@
 import type { Kysely, Selectable } from 'kysely'
 import type { BotPluginRow, PackageDefinitionRow, PackageKind, PackageStore, Visibility } from '../package-store.js'
 import { UniqueViolation, type JsonObject } from '../store.js'
+import { isUniqueViolation } from './kysely-integration-store.js'
 
 /** The tables of migrations/<dialect>/0027_deploy_definitions.sql (kept here so schema.ts stays untouched). */
 interface PackageTables {
@@ -11,11 +12,6 @@ interface PackageTables {
   }
   bot_plugins: { bot_id: string; alias: string; plugin_id: string; installation: string; created_at: number; updated_at: number }
   bot_bundles: { bot_id: string; code: string; deployed_at: number }
-}
-
-const isUniqueViolation = (err: unknown) => {
-  const code = (err as { code?: unknown } | undefined)?.code
-  return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
 }
 
 // PostgreSQL BIGINT columns come back as strings: Number() for both engines.
