@@ -36,6 +36,8 @@ import { IntegrationDelivery } from './runtime/integrations.js'
 import { IntegrationOperations } from './runtime/integration-operations.js'
 import { BuiltInActions } from './domain/builtin-actions.js'
 import { OutgoingDeliveries } from './runtime/integration-delivery.js'
+import { PackageService } from './domain/package-service.js'
+import { BotPlugins } from './domain/bot-deploy.js'
 import { IntegrationService } from './domain/integration-service.js'
 import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
@@ -215,9 +217,11 @@ export function createServices(deps: ServiceDeps): Domain {
   runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
   runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))
   runtime.useIntegrationActions((bot, type, input) => integrationOps.callAction(bot, type, input))
+  const packages = new PackageService(store)
   const bots = new BotService(store, {
     outbound: config.outbound,
     installer: integrations,
+    plugins: new BotPlugins(store, packages),
     states: runtimeStates,
     recurring,
     checkCode: async (code) => {
@@ -243,7 +247,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {
-    config, chat, botChat, streams, store, bots, integrations, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
+    config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
     handoffs,
     console: new ConsoleService(store, config.console),

@@ -1,13 +1,18 @@
 import type { Installation } from './integration-service.js'
 import type { IntegrationApiKeyRow, IntegrationDefinitionRow } from '../store/integration-store.js'
+import type { PackageDefinitionRow } from '../store/package-store.js'
 import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, MemberRow } from '../store/store.js'
 import type { BotWithIntegrations } from './bot-service.js'
+import type { BotPlugin } from './bot-deploy.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
 import { webchatUrl } from '../webchat/urls.js'
 import { webhookUrl } from './webhook-service.js'
+import { builtInByName } from './builtin-integrations.js'
 
 /** Row → wire object for the Admin API, in the shapes @botpress/client@1.45.0 declares. */
 const iso = (ms: number) => new Date(ms).toISOString()
+const mapValues = (o: Record<string, unknown>, f: (v: Record<string, unknown>) => unknown) =>
+  Object.fromEntries(Object.entries(o).map(([k, v]) => [k, typeof v === 'object' && v !== null ? f(v as Record<string, unknown>) : v]))
 
 export const accountView = (a: AccountRow) => ({
   id: a.id, email: a.email, displayName: a.displayName, emailVerified: false, createdAt: iso(a.createdAt),
@@ -16,10 +21,11 @@ export const accountView = (a: AccountRow) => ({
 export const tokenView = (t: AccessTokenRow) => ({ id: t.id, createdAt: iso(t.createdAt), note: t.note })
 export const botApiKeyView = (k: BotApiKeyRow) => ({ id: k.id, createdAt: iso(k.createdAt), note: k.note })
 
-export const workspaceView = ({ workspace: w, ownerId, botCount }: WorkspaceWithStats) => ({
+export const workspaceView = ({ workspace: w, ownerId, botCount, handle }: WorkspaceWithStats) => ({
   id: w.id,
   name: w.name,
   ownerId,
+  ...(handle !== undefined && { handle }),
   createdAt: iso(w.createdAt),
   updatedAt: iso(w.updatedAt),
   botCount,
@@ -59,7 +65,7 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
   return {
     id: i.id,
     name: i.name,
-    version: '1.0.0',
+    version: builtInByName(i.name)?.version ?? '1.0.0',
     enabled: i.enabled,
     webhookId: i.webhookId,
     webhookUrl: i.name === 'webhook' ? webhookUrl(publicUrl, i.webhookId) : `${publicUrl}/${i.webhookId}`,
@@ -127,8 +133,9 @@ export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecre
     signingSecret: showSecrets ? d.signingSecret : '',
     identifier: obj('identifier'),
     configuration: obj('configuration', { schema: {}, identifier: {} }),
-    configurations: obj('configurations'),
-    channels: obj('channels'),
+    // Botpress always answers these parts (the CLI's update body reads channel.message.tags, configurations.<c>.identifier).
+    configurations: mapValues(obj('configurations'), (c) => ({ ...c, identifier: c.identifier ?? {} })),
+    channels: mapValues(obj('channels'), (c) => ({ ...c, messages: c.messages ?? {}, message: { tags: {}, ...(c.message as object | undefined) }, conversation: { tags: {}, ...(c.conversation as object | undefined) } })),
     states: obj('states'),
     events: obj('events'),
     actions: obj('actions'),
@@ -140,10 +147,11 @@ export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecre
     description: typeof def.description === 'string' ? def.description : '',
     iconUrl: '',
     readmeUrl: '',
-    public: false,
-    visibility: 'private' as const,
-    verificationStatus: 'unapproved' as const,
+    public: d.visibility === 'public',
+    visibility: d.visibility ?? 'private',
+    verificationStatus: d.workspaceId === '' ? 'approved' as const : 'unapproved' as const,
     lifecycleStatus: 'published' as const,
+    sdkVersion: typeof def.sdkVersion === 'string' ? def.sdkVersion : undefined,
     secrets: Array.isArray(def.secrets) ? (def.secrets as string[]) : [],
   }
 }
@@ -155,7 +163,7 @@ export const integrationApiKeyView = (k: IntegrationApiKeyRow) => ({ id: k.id, c
  * encryption key: whoever holds it can mint user keys for any user of that integration. `webhookBase`: the base of
  * installed integrations' webhookUrls (config.webhookPublicUrl when set).
  */
-export function botView({ bot, integrations, installations, states, recurringEvents }: BotWithIntegrations, publicUrl: string, showSecrets: boolean, webhookBase = publicUrl) {
+export function botView({ bot, integrations, installations, states, recurringEvents, plugins }: BotWithIntegrations, publicUrl: string, showSecrets: boolean, webhookBase = publicUrl) {
   return {
     ...botSummaryView(bot),
     description: bot.description ?? undefined,
@@ -167,7 +175,7 @@ export function botView({ bot, integrations, installations, states, recurringEve
       const installed = installations?.find((x) => x.integration.id === i.id)
       return [i.name, installed ? installationView(installed, webhookBase) : integrationView(i, publicUrl, showSecrets, bot.webchat)]
     })),
-    plugins: {},
+    plugins: Object.fromEntries((plugins ?? []).map((p) => [p.row.alias, botPluginView(p)])),
     user: { tags: {} },
     conversation: { tags: {} },
     message: { tags: {} },
@@ -181,5 +189,46 @@ export function botView({ bot, integrations, installations, states, recurringEve
     alwaysAlive: false,
     status: 'active' as const,
     medias: [],
+  }
+}
+
+/** bot.plugins[alias] as @botpress/client's getBot declares it: the installation and its plugin's summary. */
+function botPluginView({ row, definition }: BotPlugin) {
+  const inst = row.installation as Record<string, unknown>
+  const deps = ((definition?.definition.dependencies ?? {}) as Record<string, Record<string, { id?: string }> | undefined>).interfaces ?? {}
+  const interfaces = Object.fromEntries(Object.entries((inst.interfaces ?? {}) as Record<string, Record<string, unknown>>)
+    .map(([k, v]) => [k, { ...v, integrationAlias: v.integrationAlias ?? '', interfaceId: deps[k]?.id ?? '' }]))
+  const summary = definition ? packageView(definition) : undefined
+  return {
+    enabled: inst.enabled !== false, name: definition?.name ?? '', version: definition?.version ?? '',
+    configuration: inst.configuration ?? {}, interfaces, integrations: inst.integrations ?? {},
+    id: row.pluginId, createdAt: iso(row.createdAt), updatedAt: iso(row.updatedAt),
+    title: summary?.title ?? '', description: summary?.description ?? '', iconUrl: '', readmeUrl: '',
+    public: definition?.visibility === 'public', visibility: definition?.visibility ?? 'private', lifecycleStatus: 'published' as const,
+  }
+}
+
+/** An interface or plugin definition (createInterface, createPlugin…) in @botpress/client's Interface / Plugin shape. */
+export function packageView(d: PackageDefinitionRow) {
+  const def = d.definition as Record<string, unknown>
+  const obj = (k: string, fallback: object = {}) => (def[k] ?? fallback) as Record<string, unknown>
+  const common = {
+    id: d.id, createdAt: iso(d.createdAt), updatedAt: iso(d.updatedAt), name: d.name, version: d.version,
+    title: typeof def.title === 'string' ? def.title : d.name,
+    description: typeof def.description === 'string' ? def.description : '',
+    iconUrl: '', readmeUrl: '', public: d.visibility === 'public', attributes: obj('attributes'),
+    events: obj('events'), actions: obj('actions'),
+    ...(typeof def.sdkVersion === 'string' && { sdkVersion: def.sdkVersion }),
+  }
+  if (d.kind === 'interface') {
+    return { ...common, entities: obj('entities'), channels: obj('channels'), ...(def.nameTemplate !== undefined && { nameTemplate: def.nameTemplate }) }
+  }
+  const deps = obj('dependencies')
+  return {
+    ...common,
+    configuration: obj('configuration', { schema: {} }), states: obj('states'),
+    dependencies: { interfaces: deps.interfaces ?? {}, integrations: deps.integrations ?? {} },
+    user: obj('user', { tags: {} }), conversation: obj('conversation', { tags: {} }), message: obj('message', { tags: {} }),
+    visibility: d.visibility, lifecycleStatus: 'published' as const,
   }
 }

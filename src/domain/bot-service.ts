@@ -2,6 +2,7 @@ import type { Installation } from './integration-service.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { checkServiceUrl } from './service-url.js'
+import { classifyCode, type BotPlugin, type BotPlugins, type DeployedCode } from './bot-deploy.js'
 import type { OutboundPolicy } from '../lib/outbound-policy.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
@@ -61,6 +62,8 @@ export interface BotInput {
   webchat?: unknown
   /** The bot definition's actions `{ name: { input, output, … } }` (what `bp deploy` sends); null removes one. */
   actions?: unknown
+  /** `bp deploy`'s plugins: { <alias>: { id, enabled, configuration, interfaces, integrations } | null } (bot-deploy.ts). */
+  plugins?: unknown
 }
 
 export interface BotWithIntegrations {
@@ -72,6 +75,8 @@ export interface BotWithIntegrations {
   states?: Record<string, unknown> | undefined
   /** Declared recurring events (`recurringEvents` of the bot definition). */
   recurringEvents?: Record<string, unknown> | undefined
+  /** Its plugins (updateBot({ plugins })) with their definitions. */
+  plugins?: BotPlugin[] | undefined
 }
 
 /** Where recurring event declarations are checked and kept (RecurringEventService). */
@@ -214,6 +219,8 @@ export class BotService {
       installer?: IntegrationInstaller
       /** Where a bot's url may point (config.outbound); the built-in policy by default. */
       outbound?: OutboundPolicy
+      /** A bot's plugins (updateBot({ plugins }), bot-deploy.ts). */
+      plugins?: BotPlugins
     } = {},
   ) {
     this.checkCode = options.checkCode
@@ -224,11 +231,26 @@ export class BotService {
     await this.options.onChanged?.(botId)
   }
 
-  /** Code that does not load is refused with its error, and the previous code stays live. */
-  private async assertLoads(code: string | undefined): Promise<void> {
-    if (code === undefined || !this.checkCode) return
-    const error = await this.checkCode(code)
-    if (error) throw errors.invalidPayload(`Bot code does not load: ${error}`)
+  /**
+   * A Parley module that loads, or a CommonJS bundle of `bp deploy` (kept for hosted code: bot-deploy.ts); other code
+   * that does not load is refused with its error, and the previous code stays live.
+   */
+  private classify(code: string | undefined): Promise<DeployedCode> {
+    return classifyCode(code, this.checkCode)
+  }
+
+  /** After the bot row is written: keep the bundle, or drop it once a Parley module replaces it. */
+  private async keepBundle(botId: string, deployed: DeployedCode, now: number): Promise<void> {
+    if (deployed.bundle !== undefined) await this.store.packages.setBundle(botId, deployed.bundle, now)
+    else if (deployed.module !== undefined) await this.store.packages.setBundle(botId, null, now)
+  }
+
+  /** The bot with its integrations, installations, declared states and plugins, as getBot shows it. */
+  private async details(bot: BotRow, integrations: IntegrationRow[]): Promise<BotWithIntegrations> {
+    return {
+      bot, integrations, installations: await this.options.installer?.installations(integrations), states: await this.options.states?.definitions(bot.id),
+      recurringEvents: await this.options.recurring?.definitions(bot.id), plugins: await this.options.plugins?.list(bot.id),
+    }
   }
 
   async getLogs(workspaceId: string, botId: string, range: BotLogFilter, nextToken: string | undefined): Promise<Page<BotLogRow>> {
@@ -242,7 +264,7 @@ export class BotService {
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
     const url = checkServiceUrl(input.url, this.options.outbound) ?? null
-    await this.assertLoads(input.code)
+    const deployed = await this.classify(input.code)
     if (input.states) this.options.states?.check(input.states)
     if (input.recurringEvents) this.options.recurring?.check(input.recurringEvents)
     const webchat = applyWebchatInput(input, null) ?? null
@@ -256,7 +278,7 @@ export class BotService {
       tags,
       dev: input.dev ?? false,
       signingSecret: randomBytes(24).toString('base64url'),
-      code: input.code ?? null,
+      code: deployed.module ?? null,
       maxExecutionTime: input.maxExecutionTime ?? null,
       deployedAt: input.code !== undefined ? now : null,
       url,
@@ -275,25 +297,19 @@ export class BotService {
       if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
     }
     await this.store.createBot(bot, integrations)
+    await this.keepBundle(bot.id, deployed, now)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
     if (input.recurringEvents) await this.options.recurring?.declare(bot.id, input.recurringEvents)
+    await this.options.plugins?.apply(bot, input.plugins, now)
     if (url !== null) this.options.onUrlChanged?.(bot)
-    return this.withDefinitions(bot, integrations)
-  }
-
-  private async withDefinitions(bot: BotRow, integrations: IntegrationRow[]): Promise<BotWithIntegrations> {
-    return {
-      bot, integrations, installations: await this.options.installer?.installations(integrations),
-      states: await this.options.states?.definitions(bot.id), recurringEvents: await this.options.recurring?.definitions(bot.id),
-    }
+    return this.details(bot, integrations)
   }
 
   /** A bot of this workspace; 404 for other workspaces' bots, so ids reveal nothing. */
   async getBot(workspaceId: string, id: string): Promise<BotWithIntegrations> {
     const bot = await this.store.getBot(id)
     if (!bot || bot.workspaceId !== workspaceId) throw errors.notFound('Bot', id)
-    const integrations = await this.store.listIntegrations(bot.id)
-    return this.withDefinitions(bot, integrations)
+    return this.details(bot, await this.store.listIntegrations(bot.id))
   }
 
   listBots(filter: BotListFilter, nextToken: string | undefined, pageSize: number): Promise<Page<BotRow>> {
@@ -304,13 +320,14 @@ export class BotService {
     const { bot, integrations } = await this.getBot(workspaceId, id)
     const url = checkServiceUrl(input.url, this.options.outbound)
     const webchat = applyWebchatInput(input, bot.webchat)
-    await this.assertLoads(input.code)
+    const deployed = await this.classify(input.code)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
     if (input.recurringEvents) await this.options.recurring?.declare(bot.id, input.recurringEvents)
-    // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
-    const startsRunning = (input.code !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
-    if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
     const now = this.clock()
+    await this.options.plugins?.apply(bot, input.plugins, now)
+    // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
+    const startsRunning = (deployed.module !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
+    if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
     const actions = mergeActions(bot.actions ?? null, input.actions)
     for (const [keyName, value] of Object.entries(input.integrations ?? {})) {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
@@ -338,7 +355,8 @@ export class BotService {
         description: input.description,
         dev: input.dev,
         tags: input.tags,
-        code: input.code,
+        // A bundle clears the sandbox code: the bot is now the bundle's (hosted code, #26 item 2).
+        code: deployed.bundle !== undefined ? null : deployed.module,
         maxExecutionTime: input.maxExecutionTime,
         url,
         webchat,
@@ -349,10 +367,10 @@ export class BotService {
       now,
     )
     if (!updated) throw errors.notFound('Bot', id)
+    await this.keepBundle(bot.id, deployed, now)
     await this.changed(bot.id)
     if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
-    const after = await this.store.listIntegrations(bot.id)
-    return this.withDefinitions(updated, after)
+    return this.details(updated, await this.store.listIntegrations(bot.id))
   }
 
   /** getBotWebchat: the embed code of one type for the bot's chat integration, carrying its webchat settings. */

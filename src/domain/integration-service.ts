@@ -7,6 +7,9 @@ import type { IntegrationApiKeyRow, IntegrationDefinitionRow, IntegrationLogRow,
 import { UniqueViolation, type BotRow, type IntegrationRow, type JsonObject, type Page, type Store } from '../store/store.js'
 import { checkServiceUrl } from './service-url.js'
 import type { OutboundPolicy } from '../lib/outbound-policy.js'
+import { highestMatching, isVersion } from '../lib/semver.js'
+import type { Visibility } from '../store/package-store.js'
+import { builtInById, builtInByName } from './builtin-integrations.js'
 
 /**
  * Integrations written with @botpress/sdk and served elsewhere (issue #19): their definitions
@@ -46,17 +49,27 @@ export interface Installation {
   definition: IntegrationDefinitionRow
 }
 
-const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
+export const ALIAS = /^[a-z][a-z0-9_-]{0,99}$/
 /** The built-in integration an installation may take the place of (Botpress's own `webhook` integration). */
 const REPLACEABLE_BUILT_IN = 'webhook'
-const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
-const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
+export const NAME = /^[a-z0-9][a-z0-9_/-]{0,199}$/
+export const VERSION = /^\d+\.\d+\.\d+(?:-[0-9A-Za-z.-]+)?$/
 /** Parts of the definition that are stored and shown as given (objects). */
 const OBJECT_PARTS = ['configuration', 'configurations', 'channels', 'states', 'events', 'actions', 'entities', 'user', 'interfaces', 'identifier', 'attributes', 'extraOperations'] as const
-const STRING_PARTS = ['title', 'description', 'icon', 'readme', 'sdkVersion', 'visibility'] as const
+const STRING_PARTS = ['title', 'description', 'sdkVersion'] as const
+/**
+ * icon (base64 SVG) and readme (base64 Markdown) as `bp deploy` sends them. Botpress documents no cap; its hub holds
+ * an icon of 220,757 bytes (integrations/cerebras: 294,344 base64 characters). Parley takes up to 1 MiB of text each.
+ */
+export const MAX_ICON_README_CHARS = 1024 * 1024
+/** The rest of a definition (schemas, channels…), icon and readme aside. */
 const MAX_DEFINITION_BYTES = 1024 * 1024
+const VISIBILITIES = ['private', 'public', 'unlisted'] as const
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+export const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
+/** Parts that are records of named entries (null removes an entry in an update). */
+const RECORD_PARTS = new Set(['configurations', 'channels', 'states', 'events', 'actions', 'entities', 'interfaces', 'attributes'])
+const withoutNulls = (o: Record<string, unknown>) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== null))
 
 /** A JSON schema that compiles (400 naming where it is otherwise). */
 function checkSchema(schema: unknown, where: string): void {
@@ -70,13 +83,18 @@ function checkSchema(schema: unknown, where: string): void {
 }
 
 /** Checks and normalizes the definition parts of a create or update: the stored `definition` JSON. */
-export function checkDefinition(input: Record<string, unknown>): JsonObject {
+export function checkDefinition(input: Record<string, unknown>, objectParts: readonly string[] = OBJECT_PARTS): JsonObject {
   const out: JsonObject = {}
-  for (const part of OBJECT_PARTS) {
+  for (const part of objectParts) {
     const value = input[part]
     if (value === undefined || value === null) continue
     if (!isObject(value)) throw errors.invalidPayload(`${part} must be an object`)
-    out[part] = value as JsonObject
+    // An update names what it removes with null (`actions: { old: null }`, as `bp deploy` sends it): the part given
+    // replaces the stored one, so a removed entry is simply left out.
+    out[part] = (RECORD_PARTS.has(part) ? withoutNulls(value) : value) as JsonObject
+  }
+  for (const c of Object.values((out.channels ?? {}) as Record<string, unknown>)) {
+    if (isObject(c) && isObject(c.messages)) c.messages = withoutNulls(c.messages)
   }
   for (const part of STRING_PARTS) {
     const value = input[part]
@@ -84,6 +102,16 @@ export function checkDefinition(input: Record<string, unknown>): JsonObject {
     if (typeof value !== 'string' || value.length > 10_000) throw errors.invalidPayload(`${part} must be a string of at most 10000 characters`)
     out[part] = value
   }
+  for (const part of ['icon', 'readme'] as const) {
+    const value = input[part]
+    if (value === undefined || value === null) continue
+    if (typeof value !== 'string' || value.length > MAX_ICON_README_CHARS) {
+      throw errors.invalidPayload(`${part} must be a string of at most ${MAX_ICON_README_CHARS} characters (base64)${typeof value === 'string' ? `: it has ${value.length}` : ''}`)
+    }
+    out[part] = value
+  }
+  const visibility = checkVisibility(input)
+  if (visibility !== undefined) out.visibility = visibility
   checkSchema((out.configuration as Record<string, unknown> | undefined)?.schema, 'configuration.schema')
   for (const [type, c] of Object.entries((out.configurations ?? {}) as Record<string, unknown>)) {
     if (!isObject(c)) throw errors.invalidPayload(`configurations.${type} must be an object`)
@@ -115,8 +143,21 @@ export function checkDefinition(input: Record<string, unknown>): JsonObject {
     }
     out.secrets = Object.keys(secrets)
   }
-  if (Buffer.byteLength(JSON.stringify(out)) > MAX_DEFINITION_BYTES) throw errors.invalidPayload(`The definition is larger than ${MAX_DEFINITION_BYTES} bytes`)
+  const { icon: _icon, readme: _readme, ...sized } = out
+  if (Buffer.byteLength(JSON.stringify(sized)) > MAX_DEFINITION_BYTES) throw errors.invalidPayload(`The definition is larger than ${MAX_DEFINITION_BYTES} bytes`)
   return out
+}
+
+/** `visibility` (private, public, unlisted) or the older `public: true`; undefined when neither is given. */
+export function checkVisibility(input: Record<string, unknown>): Visibility | undefined {
+  const v = input.visibility
+  if (v !== undefined && v !== null) {
+    if (typeof v !== 'string' || !(VISIBILITIES as readonly string[]).includes(v)) throw errors.invalidPayload(`visibility must be one of ${VISIBILITIES.join(', ')}`)
+    return v as Visibility
+  }
+  if (input.public === true) return 'public'
+  if (input.public === false) return 'private'
+  return undefined
 }
 
 /** A secret's value as createIntegration/updateIntegration take it: a string (set), null or an object (declared, no value). */
@@ -174,12 +215,14 @@ export class IntegrationService {
   async create(workspaceId: string, input: DefinitionInput): Promise<IntegrationDefinitionRow> {
     if (!NAME.test(input.name)) throw errors.invalidPayload('name must be 1 to 200 characters: lowercase letters, digits, -, _ and /')
     if (!VERSION.test(input.version)) throw errors.invalidPayload('version must be a semantic version (1.2.3)')
+    await this.checkHandle(workspaceId, input.name)
     const url = checkServiceUrl(input.url, this.options.outbound) ?? null
     const definition = checkDefinition(input)
+    await this.checkInterfaces(workspaceId, definition)
     const now = this.clock()
     const row: IntegrationDefinitionRow = {
       id: uuidv7(), workspaceId, name: input.name, version: input.version, url, dev: input.dev ?? false,
-      signingSecret: randomBytes(24).toString('base64url'), definition, createdAt: now, updatedAt: now,
+      signingSecret: randomBytes(24).toString('base64url'), definition, createdAt: now, updatedAt: now, visibility: checkVisibility(input) ?? 'private',
     }
     try {
       await this.store.integrations.createDefinition(row)
@@ -199,10 +242,65 @@ export class IntegrationService {
     return row
   }
 
+  /** `version`: exact, `latest` (the last created) or a range such as `<1.2.3` (the highest in it; src/lib/semver.ts). */
   async getByName(workspaceId: string, name: string, version: string): Promise<IntegrationDefinitionRow> {
-    const row = await this.store.integrations.findDefinition(workspaceId, name, version === 'latest' ? undefined : version)
+    const find = async (n: string) => version === 'latest' || isVersion(version)
+      ? this.store.integrations.findDefinition(workspaceId, n, version === 'latest' ? undefined : version)
+      : highestMatching(await this.store.integrations.definitionVersions(n, workspaceId), version)
+    // A bare name also finds the workspace's `<handle>/<name>`: a bot whose bp_modules say `telegram` finds the
+    // `handle/telegram` its workspace deployed, as Botpress's bots find Botpress's own (handle-less) hub integrations.
+    const handle = name.includes('/') ? undefined : await this.store.packages.handleOf(workspaceId)
+    const row = (await find(name)) ?? (handle !== undefined ? await find(`${handle}/${name}`) : undefined)
     if (!row) throw errors.notFound('Integration', `${name}@${version}`)
     return row
+  }
+
+  /** The hub (getPublicIntegration): the built-in chat and webhook, then public and unlisted definitions of every workspace. */
+  async hubGet(name: string, version: string): Promise<IntegrationDefinitionRow> {
+    const builtIn = builtInByName(name)
+    const row = (builtIn && highestMatching([builtIn], version)) ?? highestMatching(await this.store.integrations.definitionVersions(name, undefined), version)
+    if (!row) throw errors.notFound('Integration', `${name}@${version}`)
+    return row
+  }
+
+  /**
+   * The hub by id (getPublicIntegrationById): a built-in, a public or unlisted definition, or the built-in one a bot of
+   * this workspace has (bot.integrations.chat.id is the bot's own integration id; `bp deploy` looks it up here).
+   */
+  async hubGetById(workspaceId: string, id: string): Promise<IntegrationDefinitionRow> {
+    const builtIn = builtInById(id)
+    if (builtIn) return builtIn
+    const row = id.length <= 200 ? await this.store.integrations.getDefinition(id) : undefined
+    if (row && row.visibility !== 'private') return row
+    const own = id.length <= 200 && !row ? await this.store.getIntegration(id) : undefined
+    const bot = own && await this.store.getBot(own.botId)
+    const ownBuiltIn = own && bot?.workspaceId === workspaceId && !(await this.installation(own)) ? builtInByName(own.name) : undefined
+    if (ownBuiltIn) return ownBuiltIn
+    throw errors.notFound('Integration', id)
+  }
+
+  /** A name `handle/name` belongs to the workspace holding that handle (updateWorkspace({ handle })). */
+  private async checkHandle(workspaceId: string, name: string): Promise<void> {
+    const slash = name.indexOf('/')
+    if (slash < 0) return
+    const handle = name.slice(0, slash)
+    const own = await this.store.packages.handleOf(workspaceId)
+    if (own !== handle) {
+      throw errors.invalidPayload(own === undefined
+        ? `Integration "${name}": this workspace has no handle; claim "${handle}" first (updateWorkspace({ handle }))`
+        : `Integration "${name}": the workspace handle is "${own}", not "${handle}"`)
+    }
+  }
+
+  /** Each `interfaces.<alias>.id` is an interface this workspace may use (its own or a public one). */
+  private async checkInterfaces(workspaceId: string, definition: JsonObject): Promise<void> {
+    for (const [alias, ref] of Object.entries((definition.interfaces ?? {}) as Record<string, unknown>)) {
+      if (ref === null) continue
+      const id = isObject(ref) ? ref.id : undefined
+      if (typeof id !== 'string') throw errors.invalidPayload(`interfaces.${alias}.id must be the id of an interface (getPublicInterface)`)
+      const found = id.length <= 200 ? await this.store.packages.getDefinition('interface', id) : undefined
+      if (!found || (found.workspaceId !== workspaceId && found.visibility === 'private')) throw errors.referenceNotFound(`interfaces.${alias}: interface "${id.slice(0, 200)}" not found`)
+    }
   }
 
   list(workspaceId: string, filter: { name?: string | undefined; version?: string | undefined; dev?: boolean | undefined }, nextToken: string | undefined, pageSize: number): Promise<Page<IntegrationDefinitionRow>> {
@@ -213,11 +311,12 @@ export class IntegrationService {
     const current = await this.get(workspaceId, id)
     const url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null, this.options.outbound)
     const parts = checkDefinition(input)
+    await this.checkInterfaces(workspaceId, parts)
     // Secrets: the names given join the declared ones; a string sets a value, null removes it.
     if (parts.secrets !== undefined) parts.secrets = [...new Set([...((current.definition.secrets ?? []) as string[]), ...(parts.secrets as string[])])]
     const definition = Object.keys(parts).length > 0 ? { ...current.definition, ...parts } : undefined
     if (input.dev !== undefined && typeof input.dev !== 'boolean') throw errors.invalidPayload('dev must be a boolean')
-    const updated = await this.store.integrations.updateDefinition(id, { url, dev: input.dev as boolean | undefined, definition }, this.clock())
+    const updated = await this.store.integrations.updateDefinition(id, { url, dev: input.dev as boolean | undefined, definition, visibility: checkVisibility(input) }, this.clock())
     if (!updated) throw errors.notFound('Integration', id)
     await this.store.integrations.setSecrets(id, secretValues(input, true))
     return updated

@@ -1,13 +1,23 @@
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
+import { randomBytes } from 'node:crypto'
 import { UniqueViolation, type AccessTokenRow, type AccountRow, type MemberRow, type Page, type Store, type WorkspaceRow } from '../store/store.js'
 import type { BotService } from './bot-service.js'
 import { assertCan, rank, type Role } from './permissions.js'
 
+const randomSuffix = () => randomBytes(2).toString('hex')
+
 export const ADMIN_PAGE_SIZE = { default: 20, max: 100 }
 
-export interface WorkspaceWithStats { workspace: WorkspaceRow; ownerId: string; botCount: number }
+export interface WorkspaceWithStats { workspace: WorkspaceRow; ownerId: string; botCount: number; handle?: string | undefined }
+
+/**
+ * A workspace handle as Botpress documents it (updateWorkspace: pattern ^[0-9a-z][a-z0-9-_]+[0-9a-z]$, at most 64
+ * characters): lowercase letters, digits, - and _, starting and ending with a letter or digit, 3 to 64 characters.
+ */
+export const HANDLE = /^[0-9a-z][a-z0-9_-]{1,62}[0-9a-z]$/
+const HANDLE_RULE = 'a handle is 3 to 64 characters: lowercase letters, digits, - and _, starting and ending with a letter or digit'
 
 /** Accounts, their personal access tokens, workspaces and memberships. */
 export class WorkspaceService {
@@ -40,7 +50,7 @@ export class WorkspaceService {
   private async withStats(workspace: WorkspaceRow): Promise<WorkspaceWithStats> {
     const [members, botCount] = await Promise.all([this.store.listMembers(workspace.id, { limit: ADMIN_PAGE_SIZE.max }), this.store.countBots(workspace.id)])
     const owner = members.items.find((m) => m.role === 'owner')
-    return { workspace, ownerId: owner?.account.id ?? '', botCount }
+    return { workspace, ownerId: owner?.account.id ?? '', botCount, handle: await this.store.packages.handleOf(workspace.id) }
   }
 
   async createWorkspace(account: AccountRow, name: string): Promise<WorkspaceWithStats> {
@@ -51,7 +61,14 @@ export class WorkspaceService {
     return this.withStats(workspace)
   }
 
-  async listWorkspaces(account: AccountRow, nextToken: string | undefined, pageSize: number): Promise<Page<WorkspaceWithStats>> {
+  /** `handle`: only the workspace holding it, when the account is a member (the CLI's findWorkspaceByHandle). */
+  async listWorkspaces(account: AccountRow, nextToken: string | undefined, pageSize: number, handle?: string): Promise<Page<WorkspaceWithStats>> {
+    if (handle !== undefined) {
+      const id = await this.store.packages.workspaceOfHandle(handle)
+      const member = id !== undefined && await this.store.getMember(id, account.id)
+      const workspace = member ? await this.store.getWorkspace(id) : undefined
+      return { items: workspace ? [await this.withStats(workspace)] : [] }
+    }
     const page = await this.store.listWorkspacesOf(account.id, { after: nextToken, limit: pageSize })
     return { items: await Promise.all(page.items.map((w) => this.withStats(w))), next: page.next }
   }
@@ -69,11 +86,47 @@ export class WorkspaceService {
     return this.withStats(workspace)
   }
 
-  async updateWorkspace(account: AccountRow, workspaceId: string, name: string | undefined): Promise<WorkspaceWithStats> {
+  async updateWorkspace(account: AccountRow, workspaceId: string, patch: { name?: string | undefined; handle?: string | undefined }): Promise<WorkspaceWithStats> {
     const { workspace, role } = await this.membership(account, workspaceId)
     assertCan(role, 'workspace.update')
-    const updated = name === undefined ? workspace : await this.store.updateWorkspace(workspaceId, name, this.clock())
+    if (patch.handle !== undefined) await this.claimHandle(workspaceId, patch.handle)
+    const updated = patch.name === undefined ? workspace : await this.store.updateWorkspace(workspaceId, patch.name, this.clock())
     return this.withStats(updated ?? workspace)
+  }
+
+  /**
+   * checkHandleAvailability: available when well-formed and held by no workspace. A taken or malformed handle comes
+   * with free suggestions; `usedBy` names the workspace holding it when the caller is one of its members.
+   */
+  async checkHandleAvailability(account: AccountRow, handle: string): Promise<{ available: boolean; suggestions: string[]; usedBy?: string }> {
+    const wellFormed = HANDLE.test(handle)
+    const holder = wellFormed ? await this.store.packages.workspaceOfHandle(handle) : undefined
+    if (wellFormed && holder === undefined) return { available: true, suggestions: [] }
+    const mine = holder !== undefined && (await this.store.getMember(holder, account.id)) !== undefined
+    return { available: false, suggestions: await this.handleSuggestions(handle), ...(mine && { usedBy: holder }) }
+  }
+
+  private async handleSuggestions(handle: string): Promise<string[]> {
+    const base = handle.toLowerCase().replace(/[^a-z0-9_-]+/g, '-').replace(/^[-_]+|[-_]+$/g, '').slice(0, 56) || 'workspace'
+    const out: string[] = []
+    for (const candidate of [base, `${base}-bots`, `${base}-dev`, `${base}-${randomSuffix()}`, `${base}-${randomSuffix()}`]) {
+      if (out.length < 3 && HANDLE.test(candidate) && candidate !== handle && (await this.store.packages.workspaceOfHandle(candidate)) === undefined) out.push(candidate)
+    }
+    return out
+  }
+
+  private async claimHandle(workspaceId: string, handle: string): Promise<void> {
+    if (!HANDLE.test(handle)) throw errors.invalidPayload(`handle "${handle.slice(0, 100)}" is not valid: ${HANDLE_RULE}`)
+    const current = await this.store.packages.handleOf(workspaceId)
+    if (current === handle) return
+    // A handle names the workspace's integrations (handle/name): it is claimed once and does not change.
+    if (current !== undefined) throw errors.invalidPayload(`This workspace already has the handle "${current}"; a handle cannot be changed`)
+    try {
+      await this.store.packages.setHandle(workspaceId, handle, this.clock())
+    } catch (err) {
+      if (err instanceof UniqueViolation) throw errors.alreadyExists('Workspace handle', handle)
+      throw err
+    }
   }
 
   async deleteWorkspace(account: AccountRow, workspaceId: string): Promise<void> {

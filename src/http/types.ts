@@ -1,3 +1,4 @@
+import type { PackageService } from '../domain/package-service.js'
 import type { IntegrationService } from '../domain/integration-service.js'
 import type { IntegrationDelivery } from '../runtime/integrations.js'
 import type { IntegrationOperations } from '../runtime/integration-operations.js'
@@ -67,6 +68,8 @@ export interface Services {
   runtimeTelemetry: RuntimeTelemetryService
   /** Integrations served elsewhere: definitions, keys, installations (issue #19). */
   integrations: IntegrationService
+  /** Interface and plugin definitions (`bp deploy`; issue #26). */
+  packages: PackageService
   /** The integration protocol: webhook_received, message_created, action_triggered, register. */
   integrationDelivery: IntegrationDelivery
   /** An installation's ping, create_user/create_conversation, events, states, disabled channels and secrets. */

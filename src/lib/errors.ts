@@ -60,6 +60,8 @@ export const errors = {
   notFoundBecause: (message: string) => new ApiError('ResourceNotFound', message),
   alreadyExists: (what: string, id: string) => new ApiError('AlreadyExists', `${what} "${id}" already exists`),
   invalidPayload: (message: string) => new ApiError('InvalidPayload', message),
+  /** The body names something that does not exist (an interface, plugin or integration id of a deploy). */
+  referenceNotFound: (message: string) => new ApiError('ReferenceNotFound', message),
   /** A resource someone else holds (a handoff claimed by another agent). */
   locked: (message: string) => new ApiError('ResourceLockedConflict', message),
   /** A bot's own code failed (an action that threw, a remote bot that answered an error). */

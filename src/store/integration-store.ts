@@ -1,3 +1,4 @@
+import type { Visibility } from './package-store.js'
 import type { JsonObject, Page, PageRequest } from './store.js'
 
 /**
@@ -20,6 +21,8 @@ export interface IntegrationDefinitionRow {
   definition: JsonObject
   createdAt: number
   updatedAt: number
+  /** public and unlisted definitions are found by every workspace's hub routes (getPublicIntegration; migrations 0027). */
+  visibility?: Visibility | undefined
 }
 
 export interface IntegrationApiKeyRow { id: string; definitionId: string; note: string; createdAt: number }
@@ -51,6 +54,7 @@ export interface IntegrationDefinitionPatch {
   url?: string | null | undefined
   dev?: boolean | undefined
   definition?: JsonObject | undefined
+  visibility?: Visibility | undefined
 }
 
 export interface IntegrationStore {
@@ -59,6 +63,8 @@ export interface IntegrationStore {
   getDefinition(id: string): Promise<IntegrationDefinitionRow | undefined>
   /** The definition of this name and version in the workspace (any version: the latest created). */
   findDefinition(workspaceId: string, name: string, version?: string): Promise<IntegrationDefinitionRow | undefined>
+  /** All versions of a name: in the workspace, or (workspaceId undefined) the public and unlisted ones of every workspace. */
+  definitionVersions(name: string, workspaceId: string | undefined): Promise<IntegrationDefinitionRow[]>
   listDefinitions(workspaceId: string, filter: { name?: string | undefined; version?: string | undefined; dev?: boolean | undefined }, page: PageRequest): Promise<Page<IntegrationDefinitionRow>>
   updateDefinition(id: string, patch: IntegrationDefinitionPatch, now: number): Promise<IntegrationDefinitionRow | undefined>
   deleteDefinition(id: string): Promise<boolean>

@@ -17,6 +17,7 @@ import type { AnalyticsStore } from './analytics-store.js'
 import type { QualityStore } from './quality-store.js'
 import type { ConsoleSessionStore } from './console-session-store.js'
 import type { ConversationArchiveStore } from './conversation-archive-store.js'
+import type { PackageStore } from './package-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -136,7 +137,7 @@ export interface BotPatch {
   name?: string | undefined
   description?: string | null | undefined
   dev?: boolean | undefined
-  code?: string | undefined
+  code?: string | null | undefined
   maxExecutionTime?: number | null | undefined
   deployedAt?: number | undefined
   /** null: no remote url (turns run in the sandbox). */
@@ -267,6 +268,8 @@ export interface Store {
   readonly consoleSessions: ConsoleSessionStore
   /** The console's conversation search and paged exports (conversation-archive-store.ts). */
   readonly conversationArchive: ConversationArchiveStore
+  /** Workspace handles, interface and plugin definitions, bots' plugins and CommonJS bundles (package-store.ts). */
+  readonly packages: PackageStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

@@ -21,7 +21,8 @@ export function describeIntegrationContract(name: string, factory: IntegrationSt
     let at = 1_000_000
     const definition = (workspaceId: string, over: Partial<IntegrationDefinitionRow> = {}): IntegrationDefinitionRow => ({
       id: randomUUID(), workspaceId, name: 'telegram', version: '1.0.0', url: 'http://127.0.0.1:1/', dev: false,
-      signingSecret: 'secret', definition: { channels: { channel: { messages: { text: { schema: {} } } } } }, createdAt: ++at, updatedAt: at, ...over,
+      signingSecret: 'secret', definition: { channels: { channel: { messages: { text: { schema: {} } } } } }, createdAt: ++at, updatedAt: at,
+      visibility: 'private', ...over,
     })
 
     beforeAll(async () => {
@@ -30,6 +31,18 @@ export function describeIntegrationContract(name: string, factory: IntegrationSt
       other = await seed(store)
     })
     afterAll(async () => cleanup())
+
+    it('definitionVersions: a workspace\'s versions of a name, or (no workspace) the public and unlisted ones of every workspace', async () => {
+      const name = `hub-${randomUUID()}`
+      const mine = definition(fx.workspace.id, { name })
+      const published = definition(other.workspace.id, { name, version: '1.1.0', visibility: 'public' })
+      const unlisted = definition(other.workspace.id, { name, version: '1.2.0', visibility: 'unlisted' })
+      for (const d of [mine, published, unlisted]) await store.integrations.createDefinition(d)
+      expect((await store.integrations.definitionVersions(name, fx.workspace.id)).map((d) => d.id)).toEqual([mine.id])
+      expect((await store.integrations.definitionVersions(name, undefined)).map((d) => d.id)).toEqual([published.id, unlisted.id])
+      expect((await store.integrations.updateDefinition(mine.id, { visibility: 'public' }, ++at))?.visibility).toBe('public')
+      expect((await store.integrations.definitionVersions(name, undefined)).map((d) => d.id)).toEqual([mine.id, published.id, unlisted.id])
+    })
 
     it('stores a definition, refuses the same name and version twice in a workspace, allows it in another', async () => {
       const d = definition(fx.workspace.id)

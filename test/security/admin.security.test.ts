@@ -151,6 +151,7 @@ describe('Admin API security', () => {
       },
     },
     { name: 'listWorkspaces', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'GET', path: '/workspaces' }) },
+    { name: 'checkHandleAvailability', scope: 'account', minRole: 'billing', ok: 200, prepare: async () => ({ method: 'PUT', path: '/workspaces/handle-availability', body: { handle: 'matrix-handle' } }) },
     { name: 'createWorkspace', scope: 'account', minRole: 'billing', ok: 201, prepare: async () => ({ method: 'POST', path: '/workspaces', body: { name: 'matrix ws' } }) },
     { name: 'getWorkspace', scope: 'path', minRole: 'billing', permission: 'workspace.read', ok: 200, prepare: async ({ ws }) => ({ method: 'GET', path: `/workspaces/${ws}` }) },
     {
@@ -312,6 +313,22 @@ describe('Admin API security', () => {
       prepare: async () => ({ method: 'POST', path: '/integrations', body: { name: `matrix-${++integrationCount}`, version: '1.0.0' } }),
     },
     { name: 'listIntegrations', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async () => ({ method: 'GET', path: '/integrations' }) },
+    // `bp deploy` (issue #26): the hub, interfaces and plugins.
+    { name: 'getPublicIntegration', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async () => ({ method: 'GET', path: '/hub/integrations/chat/0.7.6' }) },
+    { name: 'getPublicIntegrationById', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async () => ({ method: 'GET', path: '/hub/integrations/parley-builtin-webhook' }) },
+    ...(['interface', 'plugin'] as const).flatMap((kind): Op[] => {
+      const Kind = kind === 'interface' ? 'Interface' : 'Plugin'
+      const plural = `${kind}s`
+      const create = async (ws: string, visibility = 'private') => (await asOwner('POST', `/${plural}`, { name: `matrix-${kind}-${++integrationCount}`, version: '1.0.0', visibility }, ws))[kind] as { id: string; name: string }
+      return [
+        { name: `create${Kind}`, scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 201, prepare: async () => ({ method: 'POST', path: `/${plural}`, body: { name: `matrix-${kind}-${++integrationCount}`, version: '1.0.0' } }) },
+        { name: `update${Kind}`, scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200, prepare: async ({ ws }) => ({ method: 'PUT', path: `/${plural}/${(await create(ws)).id}`, body: { title: 'changed' } }) },
+        { name: `get${Kind}`, scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async ({ ws }) => ({ method: 'GET', path: `/${plural}/${(await create(ws)).id}` }) },
+        { name: `get${Kind}ByName`, scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async ({ ws }) => ({ method: 'GET', path: `/${plural}/${(await create(ws)).name}/1.0.0` }) },
+        { name: `getPublic${Kind}`, scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async ({ ws }) => ({ method: 'GET', path: `/hub/${plural}/${(await create(ws, 'public')).name}/1.0.0` }) },
+        { name: `getPublic${Kind}ById`, scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200, prepare: async ({ ws }) => ({ method: 'GET', path: `/hub/${plural}/${(await create(ws, 'public')).id}` }) },
+      ]
+    }),
     {
       name: 'getIntegration', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/integrations/${await newIntegration(ws)}` }),

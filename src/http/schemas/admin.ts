@@ -25,6 +25,7 @@ export const WorkspaceSchema = Type.Object({
   blocked: Type.Boolean(),
   spendingLimit: Type.Number(),
   activeTrialId: Type.Null(),
+  handle: Type.Optional(Type.String({ description: 'The workspace handle (updateWorkspace({ handle })); the prefix of its integrations\' names, `handle/name`' })),
 })
 
 export const MemberSchema = Type.Object({

@@ -3,6 +3,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js'
 import type {
   InstallationRow, InstallationStatus, IntegrationApiKeyRow, IntegrationDefinitionPatch, IntegrationDefinitionRow, IntegrationLogRow, IntegrationStore,
 } from '../integration-store.js'
+import type { Visibility } from '../package-store.js'
 import { UniqueViolation, type JsonObject, type Page, type PageRequest } from '../store.js'
 
 /** The tables of migrations/<dialect>/0012_integration_definitions.sql (kept here so schema.ts stays untouched). */
@@ -10,6 +11,8 @@ interface IntegrationTables {
   integration_definitions: {
     id: string; workspace_id: string; name: string; version: string; url: string | null; dev: number
     signing_secret: string; definition: string; created_at: number; updated_at: number
+    /** migrations/<dialect>/0027_deploy_definitions.sql */
+    visibility: Generated<string>
   }
   integration_api_keys: { id: string; definition_id: string; token_hash: string; note: string; created_at: number }
   integration_installations: { integration_id: string; definition_id: string; configuration_type: string | null; disabled_channels: Generated<string>; status: Generated<string>; status_reason: Generated<string | null> }
@@ -18,7 +21,8 @@ interface IntegrationTables {
   integration_logs: { id: string; definition_id: string; bot_id: string | null; at: number; level: string; message: string; conversation_id: string | null }
 }
 
-const isUniqueViolation = (err: unknown) => {
+/** A unique or primary-key violation on either engine. */
+export const isUniqueViolation = (err: unknown) => {
   const code = (err as { code?: unknown } | undefined)?.code
   return code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === '23505'
 }
@@ -27,6 +31,7 @@ const isUniqueViolation = (err: unknown) => {
 const toDefinition = (r: Selectable<IntegrationTables['integration_definitions']>): IntegrationDefinitionRow => ({
   id: r.id, workspaceId: r.workspace_id, name: r.name, version: r.version, url: r.url, dev: Number(r.dev) === 1,
   signingSecret: r.signing_secret, definition: JSON.parse(r.definition) as JsonObject, createdAt: Number(r.created_at), updatedAt: Number(r.updated_at),
+  visibility: r.visibility as Visibility,
 })
 
 export class KyselyIntegrationStore implements IntegrationStore {
@@ -41,6 +46,7 @@ export class KyselyIntegrationStore implements IntegrationStore {
       await this.db.insertInto('integration_definitions').values({
         id: row.id, workspace_id: row.workspaceId, name: row.name, version: row.version, url: row.url, dev: row.dev ? 1 : 0,
         signing_secret: row.signingSecret, definition: JSON.stringify(row.definition), created_at: row.createdAt, updated_at: row.updatedAt,
+        visibility: row.visibility ?? 'private',
       }).execute()
     } catch (err) {
       if (isUniqueViolation(err)) throw new UniqueViolation('Integration')
@@ -58,6 +64,12 @@ export class KyselyIntegrationStore implements IntegrationStore {
     if (version !== undefined) q = q.where('version', '=', version)
     const r = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(1).executeTakeFirst()
     return r && toDefinition(r)
+  }
+
+  async definitionVersions(name: string, workspaceId: string | undefined): Promise<IntegrationDefinitionRow[]> {
+    let q = this.db.selectFrom('integration_definitions').selectAll().where('name', '=', name)
+    q = workspaceId === undefined ? q.where('visibility', 'in', ['public', 'unlisted']) : q.where('workspace_id', '=', workspaceId)
+    return (await q.orderBy('created_at').orderBy('id').limit(1000).execute()).map(toDefinition)
   }
 
   async listDefinitions(workspaceId: string, filter: { name?: string | undefined; version?: string | undefined; dev?: boolean | undefined }, page: PageRequest): Promise<Page<IntegrationDefinitionRow>> {
@@ -80,6 +92,7 @@ export class KyselyIntegrationStore implements IntegrationStore {
       updated_at: now,
       ...(patch.url !== undefined && { url: patch.url }),
       ...(patch.dev !== undefined && { dev: patch.dev ? 1 : 0 }),
+      ...(patch.visibility !== undefined && { visibility: patch.visibility }),
       ...(patch.definition !== undefined && { definition: JSON.stringify(patch.definition) }),
     }).where('id', '=', id).returningAll().executeTakeFirst()
     return r && toDefinition(r)

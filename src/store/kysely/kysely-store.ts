@@ -17,6 +17,7 @@ import { KyselyIntegrationStore } from './kysely-integration-store.js'
 import { KyselyIntegrationOutboxStore } from './kysely-integration-outbox-store.js'
 import { KyselyTableStore } from './kysely-table-store.js'
 import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
+import { KyselyPackageStore } from './kysely-package-store.js'
 import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
 import { KyselyConversationArchiveStore } from './kysely-conversation-archive-store.js'
 import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
@@ -98,6 +99,7 @@ export class KyselyStore implements Store {
   readonly quality: KyselyQualityStore
   readonly consoleSessions: KyselyConsoleSessionStore
   readonly conversationArchive: KyselyConversationArchiveStore
+  readonly packages: KyselyPackageStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -122,6 +124,7 @@ export class KyselyStore implements Store {
     this.quality = new KyselyQualityStore(db)
     this.consoleSessions = new KyselyConsoleSessionStore(db)
     this.conversationArchive = new KyselyConversationArchiveStore(db)
+    this.packages = new KyselyPackageStore(db)
   }
 
   async ping(): Promise<void> {

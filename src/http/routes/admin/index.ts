@@ -9,6 +9,7 @@ import createWorkspace from './workspaces/create-workspace.js'
 import getWorkspace from './workspaces/get-workspace.js'
 import updateWorkspace from './workspaces/update-workspace.js'
 import deleteWorkspace from './workspaces/delete-workspace.js'
+import checkHandleAvailability from './workspaces/check-handle-availability.js'
 import listWorkspaceMembers from './members/list-workspace-members.js'
 import getWorkspaceMember from './members/get-workspace-member.js'
 import createWorkspaceMember from './members/create-workspace-member.js'
@@ -44,6 +45,20 @@ import createIntegrationApiKey from './integrations/create-integration-api-key.j
 import listIntegrationApiKeys from './integrations/list-integration-api-keys.js'
 import deleteIntegrationApiKey from './integrations/delete-integration-api-key.js'
 import pingBotIntegration from './integrations/ping-bot-integration.js'
+import createInterface from './interfaces/create-interface.js'
+import updateInterface from './interfaces/update-interface.js'
+import getInterface from './interfaces/get-interface.js'
+import getInterfaceByName from './interfaces/get-interface-by-name.js'
+import getPublicInterface from './interfaces/get-public-interface.js'
+import getPublicInterfaceById from './interfaces/get-public-interface-by-id.js'
+import createPlugin from './plugins/create-plugin.js'
+import updatePlugin from './plugins/update-plugin.js'
+import getPlugin from './plugins/get-plugin.js'
+import getPluginByName from './plugins/get-plugin-by-name.js'
+import getPublicPlugin from './plugins/get-public-plugin.js'
+import getPublicPluginById from './plugins/get-public-plugin-by-id.js'
+import getPublicIntegration from './integrations/get-public-integration.js'
+import getPublicIntegrationById from './integrations/get-public-integration-by-id.js'
 import listBotConversations from './bots/list-bot-conversations.js'
 import getBotConversationTranscript from './bots/get-bot-conversation-transcript.js'
 import exportBotConversations from './bots/export-bot-conversations.js'
@@ -79,7 +94,7 @@ export async function adminRoutes(app: App): Promise<void> {
   for (const route of [
     getAccount, listPersonalAccessTokens, createPersonalAccessToken, deletePersonalAccessToken, createConsoleSignInLink,
     listConsoleSessions, revokeConsoleSession, revokeConsoleSessions,
-    listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace,
+    listWorkspaces, createWorkspace, getWorkspace, updateWorkspace, deleteWorkspace, checkHandleAvailability,
   ]) route(app)
 
   await app.register(async function workspaceScoped(scope: App) {
@@ -97,6 +112,7 @@ export async function adminRoutes(app: App): Promise<void> {
       listBotConversations, getBotConversationTranscript, exportBotConversations, listenBotConversation,
       listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, createBotHandoffFileUpload, endBotHandoff, getBotHandoffStats,
       createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey, pingBotIntegration,
+      createInterface, updateInterface, getInterface, getInterfaceByName, getPublicInterface, getPublicInterfaceById, createPlugin, updatePlugin, getPlugin, getPluginByName, getPublicPlugin, getPublicPluginById, getPublicIntegration, getPublicIntegrationById,
     ]) route(scope)
   })
 }

@@ -33,7 +33,7 @@ export default function listIntegrations(app: App): void {
         id: d.id, createdAt: new Date(d.createdAt).toISOString(), updatedAt: new Date(d.updatedAt).toISOString(), name: d.name, version: d.version,
         title: typeof d.definition.title === 'string' ? d.definition.title : d.name,
         description: typeof d.definition.description === 'string' ? d.definition.description : '',
-        iconUrl: '', public: false, dev: d.dev, visibility: 'private', verificationStatus: 'unapproved', lifecycleStatus: 'published',
+        iconUrl: '', public: d.visibility === 'public', dev: d.dev, visibility: d.visibility ?? 'private', verificationStatus: 'unapproved', lifecycleStatus: 'published',
       })),
       meta: listMeta(page),
     }
