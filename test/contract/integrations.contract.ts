@@ -113,16 +113,27 @@ export function describeIntegrationContract(name: string, factory: IntegrationSt
       const bot = await seed(store)
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: d.id, configurationType: null })
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual' })
-      expect(await store.integrations.installationsOf([bot.a.id, bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual', disabledChannels: [] }])
+      expect(await store.integrations.installationsOf([bot.a.id, bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual', disabledChannels: [], status: 'registered', statusReason: null }])
       // disabledChannels: set, kept when a link omits them, replaced when given.
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: 'manual', disabledChannels: ['sms', 'group'] })
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: null })
-      expect(await store.integrations.installationsOf([bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: null, disabledChannels: ['sms', 'group'] }])
+      expect(await store.integrations.installationsOf([bot.b.id])).toEqual([{ integrationId: bot.b.id, definitionId: e.id, configurationType: null, disabledChannels: ['sms', 'group'], status: 'registered', statusReason: null }])
       await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: e.id, configurationType: null, disabledChannels: [] })
       expect((await store.integrations.installationsOf([bot.b.id]))[0]!.disabledChannels).toEqual([])
       expect(await store.integrations.countInstallations(d.id)).toBe(0)
       await store.deleteBot(bot.bot.id)
       expect(await store.integrations.countInstallations(e.id)).toBe(0)
+    })
+
+    it('records the outcome of an installation\'s register: registration_failed with its reason, then registered again', async () => {
+      const d = definition(fx.workspace.id, { name: 'inst-status' })
+      await store.integrations.createDefinition(d)
+      const bot = await seed(store)
+      await store.integrations.setInstallation({ integrationId: bot.b.id, definitionId: d.id, configurationType: null })
+      await store.integrations.setInstallationStatus(bot.b.id, 'registration_failed', 'register answered 400 (Runtime: bad token)')
+      expect(await store.integrations.installationsOf([bot.b.id])).toMatchObject([{ status: 'registration_failed', statusReason: 'register answered 400 (Runtime: bad token)' }])
+      await store.integrations.setInstallationStatus(bot.b.id, 'registered', null)
+      expect(await store.integrations.installationsOf([bot.b.id])).toMatchObject([{ status: 'registered', statusReason: null }])
     })
 
     it('keeps a definition\'s secret values apart (set, replaced, removed), and drops them with it', async () => {
