@@ -194,7 +194,7 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   const runtimeStates = new RuntimeStateService(store)
   // Workflows run (docs/workflows.md): their changes queue workflow_update events, which the event queue delivers.
-  const workflowEngine = new WorkflowEngine(store, { continueMs: config.workflowContinueMs })
+  const workflowEngine = new WorkflowEngine(store, { continueMs: config.workflowContinueMs, maxContinueMs: config.workflowContinueMaxMs })
   const runtimeWorkflows = new RuntimeWorkflowService(store, { events: workflowEngine.events })
   const recurring = new RecurringEventService(store)
   const runtimeEvents = new RuntimeEventService({

@@ -75,6 +75,8 @@ export interface Config {
   runtimeEventPollMs: number
   /** The wait before a workflow still in_progress after its handler answered is continued (docs/workflows.md), ms. */
   workflowContinueMs: number
+  /** The longest wait between continuations of an idle in_progress workflow (the wait doubles up to it). */
+  workflowContinueMaxMs: number
   /** Observations (captureObservation) kept per bot; older ones are dropped. */
   runtimeObservationsKept: number
   /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
@@ -304,6 +306,7 @@ export const SETTINGS = {
   PARLEY_BOT_SWEEP_MS: integer(5_000, `How often each instance looks for conversations with turns left, or bot messages not yet sent to an installed integration (a dead instance's, or a lost notification's), in ${MS}`, { min: 100 }),
   PARLEY_RUNTIME_EVENT_POLL_MS: integer(1_000, `How often each instance looks for due Runtime API events (scheduled, bot-level, \`state_expired\`), expired states and timed-out workflows, in ${MS}: the precision of \`createEvent\`'s \`schedule\``, { min: 50 }),
   PARLEY_WORKFLOW_CONTINUE_MS: integer(1_000, `The wait before a workflow that its bot left \`in_progress\` (or \`pending\`, unacknowledged) gets its next \`workflow_update\` (continued, or started again), in ${MS}; see [Workflows](workflows.md)`, { min: 0 }),
+  PARLEY_WORKFLOW_CONTINUE_MAX_MS: integer(300_000, `The longest wait between two \`workflow_continued\` of a workflow its bot leaves \`in_progress\` without updating it: the wait doubles from \`PARLEY_WORKFLOW_CONTINUE_MS\` after each such continuation, up to this, in ${MS}; see [Workflows](workflows.md#statuses-who-moves-them)`, { min: 0 }),
   PARLEY_RUNTIME_OBSERVATIONS_KEPT: integer(1_000, '`captureObservation` records kept per bot (the oldest are dropped)', { min: 1 }),
   PARLEY_DATABASE_URL: text(undefined, '`postgres://…` to run on PostgreSQL (see [Scaling out](scaling-out.md)); unset: the embedded SQLite file in `PARLEY_DATA_DIR`', { kind: 'URL', defaultText: 'unset', check: postgresUrl }),
   PARLEY_DATABASE_POOL_SIZE: integer(10, 'PostgreSQL connections per instance', { min: 1 }),
@@ -445,6 +448,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     runtimeEventPollMs: s.PARLEY_RUNTIME_EVENT_POLL_MS,
     runtimeObservationsKept: s.PARLEY_RUNTIME_OBSERVATIONS_KEPT,
     workflowContinueMs: s.PARLEY_WORKFLOW_CONTINUE_MS,
+    workflowContinueMaxMs: s.PARLEY_WORKFLOW_CONTINUE_MAX_MS,
     kbAnswer: s.PARLEY_KB_ANSWER_URL
       ? { url: s.PARLEY_KB_ANSWER_URL, model: s.PARLEY_KB_ANSWER_MODEL, apiKey: s.PARLEY_KB_ANSWER_API_KEY, timeoutMs: s.PARLEY_KB_ANSWER_TIMEOUT_MS }
       : undefined,

@@ -13,7 +13,9 @@ import { workflowView } from './runtime-workflow-service.js'
  * - `workflow_started`: a workflow created `pending`. The bot acknowledges it (`in_progress`, the SDK's
  *   acknowledgeStartOfProcessing) or finishes it; left `pending`, it is started again up to MAX_RETRIES times, then `failed`.
  * - `workflow_continued`: a workflow the bot left `in_progress` after its handler answered (the SDK's handlers do a
- *   slice of work per update), and one the bot moved from `listening` or `paused` back to `in_progress`.
+ *   slice of work per update), and one the bot moved from `listening` or `paused` back to `in_progress`. The wait
+ *   before the next one is continueMs, doubled after each continuation in a row during which the bot did not update
+ *   the workflow (an idle one), at most maxContinueMs; back to continueMs once it updates it.
  * - `workflow_timedout`: `timeoutAt` passed while it was active (it is `timedout` already).
  * - `child_workflow_finished` / `child_workflow_deleted`: to the parent of a workflow that finished or was deleted.
  * Only bots with a `url` get them; a sandboxed bot module has no workflow handlers, so its events are `ignored`.
@@ -32,7 +34,7 @@ export type PreparedUpdate =
 export class WorkflowEngine {
   private readonly clock: () => number
 
-  constructor(private readonly store: Store, private readonly options: { continueMs: number; clock?: () => number }) {
+  constructor(private readonly store: Store, private readonly options: { continueMs: number; maxContinueMs: number; clock?: () => number }) {
     this.clock = options.clock ?? Date.now
   }
 
@@ -119,7 +121,16 @@ export class WorkflowEngine {
       return []
     }
     if (workflow.status !== 'in_progress' || (await this.waiting(workflow, row.id))) return []
-    return [this.update(workflow, 'workflow_continued', {}, this.options.continueMs)]
+    // Idle: the workflow as it was when this continuation was queued (the bot did not update it meanwhile).
+    const idle = type === 'workflow_continued' && row.payload.workflowUpdatedAt === workflow.updatedAt
+    const quiet = idle && typeof row.payload.quiet === 'number' ? row.payload.quiet + 1 : 0
+    return [this.update(workflow, 'workflow_continued', { workflowUpdatedAt: workflow.updatedAt, quiet }, this.continueAfter(quiet))]
+  }
+
+  /** The wait before a continuation after `quiet` idle ones in a row: continueMs doubled each time, at most maxContinueMs. */
+  continueAfter(quiet: number): number {
+    const { continueMs, maxContinueMs } = this.options
+    return Math.min(Math.max(continueMs, maxContinueMs), continueMs * 2 ** Math.min(quiet, 40))
   }
 
   /** Whether another update of this workflow is queued already (the bot resumed it meanwhile, say). */

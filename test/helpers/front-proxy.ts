@@ -8,8 +8,8 @@ import type { AddressInfo } from 'node:net'
 
 export interface FrontProxy {
   url: string
-  /** POSTs received, in order: the x-bp-operation header and the raw body. */
-  posts: { operation: string; body: string }[]
+  /** POSTs received, in order: the x-bp-operation header, the raw body and when it arrived (Date.now()). */
+  posts: { operation: string; body: string; at: number }[]
   /** Answers the next POST of `operation` with this status and headers (queued in order) instead of forwarding it. */
   refuse(operation: string, status: number, headers?: Record<string, string>): void
   /** POSTs of `operation` received so far. */
@@ -25,7 +25,7 @@ export async function startFrontProxy(target: string): Promise<FrontProxy> {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8')
       const operation = String(req.headers['x-bp-operation'] ?? '')
-      proxy.posts.push({ operation, body })
+      proxy.posts.push({ operation, body, at: Date.now() })
       const i = canned.findIndex((c) => c.operation === operation)
       if (i >= 0) {
         const [answer] = canned.splice(i, 1)

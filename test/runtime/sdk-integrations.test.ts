@@ -106,28 +106,27 @@ describe('an unchanged @botpress/sdk integration hosted by Parley', () => {
     expect(sentIds).toContain(firstReply.tags.id)
   })
 
-  it('the outside service down then up: the reply is retried and delivered; down for good: the failure is in the integration\'s logs', async () => {
+  it('the outside service down: the integration\'s handler throws, final at once (not sent again), the failure in the integration\'s logs; back up, the next reply is delivered', async () => {
+    // #25 item 2: the SDK's 400 RuntimeError is the integration's code answering; only what it did not get is sent again.
     outside.down = true
     const refusedBefore = outside.refused
-    await deliver({ userId: 'carol', chatId: 'chat-carol', messageId: 'carol-1', text: 'are you there' })
-    await outside.waitFor(() => outside.refused > refusedBefore, 'a refused send')
-    outside.down = false
-    await outside.waitFor(() => outside.sent.find((s) => s.text === 'bot says: are you there'), 'the retried reply')
-
-    outside.down = true
     try {
-      await deliver({ userId: 'carol', chatId: 'chat-carol', messageId: 'carol-2', text: 'lost' })
+      await deliver({ userId: 'carol', chatId: 'chat-carol', messageId: 'carol-1', text: 'lost' })
       const admin = adminClient(h)
       let logs: { level: string; message: string }[] = []
       for (let i = 0; i < 100 && !logs.some((l) => l.level === 'error'); i++) {
         logs = (await admin.getIntegrationLogs({ id: integrationId, timeStart: new Date(0).toISOString() })).logs
         if (!logs.some((l) => l.level === 'error')) await new Promise((r) => setTimeout(r, 100))
       }
-      expect(logs.find((l) => l.level === 'error')?.message).toMatch(/failed after 4 attempt\(s\): answered \d+$/)
-      expect(outside.sent.some((s) => s.text === 'bot says: lost')).toBe(false)
+      expect(logs.find((l) => l.level === 'error')?.message).toMatch(/failed after 1 attempt\(s\): answered 400 \(Runtime: http:\/\/127\.0\.0\.1:\d+\/send answered 503\)$/)
+      await h.app.services.outgoingDeliveries.idle()
+      expect(outside.refused - refusedBefore).toBe(1)
     } finally {
       outside.down = false
     }
+    await deliver({ userId: 'carol', chatId: 'chat-carol', messageId: 'carol-2', text: 'are you there' })
+    await outside.waitFor(() => outside.sent.find((s) => s.text === 'bot says: are you there'), 'the next reply')
+    expect(outside.sent.some((s) => s.text === 'bot says: lost')).toBe(false)
   })
 
   it('an action of the integration called with the bot\'s client (alias:action) answers its output', async () => {

@@ -16,6 +16,8 @@ import { adminClient, createBot, STREAM_CONFIG, Talk, uid } from './helpers.js'
 import { deploySdkBot } from '../helpers/sdk-bot.js'
 import { RecurringEventService } from '../../src/domain/recurring-event-service.js'
 import { nextOccurrence, parseCron } from '../../src/lib/cron.js'
+import { WorkflowEngine } from '../../src/domain/workflow-engine.js'
+import type { NewRuntimeEvent, RuntimeEventRow } from '../../src/store/runtime-event-store.js'
 
 const REMOTE = { timeoutMs: 5_000, budgetMs: 20_000, attempts: 3, backoffMs: 50, maxBackoffMs: 200 }
 const YEARLY = '0 0 1 1 *'
@@ -134,6 +136,44 @@ describe('SDK workflows and recurring events', () => {
     const err = await failure(adminClient(h).updateBot({ id: botId, recurringEvents: { bad: { type: 't', payload: {}, schedule: { cron: '61 * * * *' } } } } as never))
     expect(err.code).toBe(400)
     expect(err.message).toMatch(/recurringEvents\.bad\.schedule\.cron "61 \* \* \* \*": minute 61 is outside 0-59/)
+  })
+
+  it('an idle in_progress workflow is continued less often (the wait doubles, up to the cap) and at the first pace once the bot updates it', async () => {
+    // The engine on the harness's store with an injected clock: a day of continuations in a few hundred steps. Each
+    // step is what the runtime event queue does with a delivered workflow_continued (the bot answered and left the
+    // workflow in_progress): it asks the engine for the next one.
+    const { workflow } = await client.createWorkflow({ name: 'idle', input: {}, status: 'in_progress', eventId: 'evt-idle' })
+    let now = Date.parse('2030-01-01T00:00:00Z')
+    const engine = new WorkflowEngine(h.store, { continueMs: 1_000, maxContinueMs: 300_000, clock: () => now })
+    const delivered = (e: NewRuntimeEvent) => ({
+      conversationId: null, userId: null, messageId: null, installationId: null, failureReason: null, attempts: 1,
+      leaseOwner: null, leaseUntil: 0, conversationSeq: null, integrationId: null, processedAt: null, ...e, status: 'pending',
+    }) as RuntimeEventRow
+    /** Continuations until `until` (at most 1,000), each answered; `during(i)` runs while the i-th is with the bot. Their waits. */
+    async function continueUntil(first: NewRuntimeEvent, until: number, during: (i: number) => Promise<void> = async () => {}) {
+      const waits: number[] = []
+      let next: NewRuntimeEvent | undefined = first
+      while (next && next.dueAt <= until && waits.length < 1_000) {
+        waits.push(next.dueAt - now)
+        now = next.dueAt
+        await during(waits.length)
+        ;[next] = await engine.next(delivered(next), { status: 'processed' })
+      }
+      return { waits, next: next! }
+    }
+    const started = delivered({ id: 'started', botId, type: 'workflow_update', payload: { type: 'workflow_started' }, workflowId: workflow.id, status: 'pending', dueAt: now, createdAt: now })
+    const [first] = await engine.next(started, { status: 'processed' })
+    // A day idle: 1 s, 2 s, 4 s… 256 s, then every 5 minutes (it was every second: 86,400 continuations).
+    const day = await continueUntil(first!, now + 86_400_000)
+    expect(day.waits.slice(0, 11)).toEqual([1, 2, 4, 8, 16, 32, 64, 128, 256, 300, 300].map((s) => s * 1_000))
+    expect(day.waits.length).toBe(9 + Math.floor((86_400 - 511) / 300)) // 295
+    // The bot updates it (any field) while the 3rd continuation is with it: the next one after 1 s again, then doubling.
+    const woken = await continueUntil(day.next, now + 3_600_000, async (i) => {
+      if (i !== 3) return
+      await new Promise((resolve) => setTimeout(resolve, 2)) // another millisecond than the last update's
+      await client.updateWorkflow({ id: workflow.id, output: { step: 1 } })
+    })
+    expect(woken.waits.slice(0, 6)).toEqual([300, 300, 300, 1, 2, 4].map((s) => s * 1_000))
   })
 
   it("a sandboxed bot's workflow updates are recorded as ignored, with the reason", async () => {

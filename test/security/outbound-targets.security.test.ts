@@ -79,7 +79,7 @@ describe('outbound targets: the built-in policy', () => {
     try {
       const bot = await createBot(h)
       await adminClient(h).updateBot({ id: bot.id, url: redirecting.url })
-      await waitForLog(h, bot.id, (l) => l.message === `register: ${redirecting.url} answered 307`)
+      await waitForLog(h, bot.id, (l) => l.message === `register: ${redirecting.url} failed after 1 attempt(s): answered 307`)
       const err = await failure((await runtimeClient(h, bot.id)).callAction({ type: 'peek', input: {} }))
       expect(err.message).toBe('Action "peek" failed in the bot (it answered 307)')
       expect(redirecting.requests.length).toBe(2)
@@ -119,7 +119,7 @@ describe('outbound targets: PARLEY_OUTBOUND_DENY=loopback,private', () => {
   it('a name resolving to a denied address (localhost) is refused at connect time: register, events, callAction', async () => {
     const bot = await createBot(h)
     await adminClient(h).updateBot({ id: bot.id, url: `http://localhost:${server.port}/` })
-    await waitForLog(h, bot.id, (l) => l.message === `register: http://localhost:${server.port}/ could not be reached: ${REFUSED}`)
+    await waitForLog(h, bot.id, (l) => l.message === `register: http://localhost:${server.port}/ failed after 1 attempt(s): ${REFUSED}`)
     const talk = await Talk.open(bot, { userId: uid('user') })
     try {
       const sent = await talk.say('hello')
