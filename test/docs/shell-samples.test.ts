@@ -2,8 +2,10 @@
  * The manual's shell samples, checked against the code they drive (the commands themselves start servers, talk to
  * other hosts or wait for input, so they are mirrored, not run; the CLI tests run each command):
  * - every `parley …` command line names a real command, and its flags and arguments parse with that command's spec;
- * - every `NAME=value` a sample sets is a Parley setting (or a variable the CLI reads) and its value parses.
+ * - every `NAME=value` a sample sets is a Parley setting (or a variable the CLI or the Botpress corpus script reads)
+ *   and its value parses.
  */
+import { readdirSync, readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parseCommand } from '../../src/cli/args.js'
 import { findCommand } from '../../src/cli/main.js'
@@ -12,6 +14,10 @@ import { codeBlocks } from '../helpers/doc-samples.js'
 
 const PAGES = ['README.md', 'docs/getting-started.md', 'docs/cli.md', 'docs/knowledge.md', 'docs/scaling-out.md', 'docs/testing.md', 'docs/operating.md', 'docs/integrations.md']
 const CLI_VARIABLES = new Set(['PARLEY_API_URL', 'PARLEY_TOKEN', 'PARLEY_WORKSPACE_ID', 'PARLEY_BOT_ID', 'BOT'])
+/** What scripts/botpress-corpus reads from its environment (`env.NAME`), read off its files. */
+const CORPUS_DIR = 'scripts/botpress-corpus'
+const CORPUS_VARIABLES = new Set(readdirSync(CORPUS_DIR).filter((f) => f.endsWith('.mjs'))
+  .flatMap((f) => [...readFileSync(`${CORPUS_DIR}/${f}`, 'utf8').matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)].map((m) => m[1]!)))
 
 /** The shell lines of the pages' sh blocks, continuation lines joined, comments dropped. */
 function shellLines(): Array<{ where: string; line: string }> {
@@ -74,7 +80,7 @@ describe('the manual\'s shell samples', () => {
     for (const { where, line } of lines) {
       for (const m of line.matchAll(/(?:^|\s|export\s+)([A-Z][A-Z0-9_]*)=("[^"]*"|'[^']*'|\S*)/g)) {
         const [, name, value] = m as unknown as [string, string, string]
-        if (CLI_VARIABLES.has(name)) continue
+        if (CLI_VARIABLES.has(name) || CORPUS_VARIABLES.has(name)) continue
         if (!(name in SETTINGS)) {
           problems.push(`${where}: ${name} is not a setting`)
           continue
