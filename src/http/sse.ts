@@ -1,5 +1,7 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { signalView } from '../domain/chat-views.js'
+import type { StreamSink } from '../domain/conversation-stream.js'
 
 /**
  * A minimal Server-Sent Events writer over the raw response, following the rules the official
@@ -11,6 +13,12 @@ export class SseWriter {
   private keepAlive: NodeJS.Timeout | undefined
   private typingTimer: NodeJS.Timeout | undefined
   private position: () => number = () => 0
+  /** Frames written whose write has not completed yet, and who waits for them (flushed()). */
+  private unflushed = 0
+  private flushWaiters: (() => void)[] = []
+  private readonly onFlushed = () => {
+    if (--this.unflushed === 0) this.releaseFlushWaiters()
+  }
 
   constructor(
     private readonly request: FastifyRequest,
@@ -40,6 +48,7 @@ export class SseWriter {
       this.closed = true
       clearInterval(this.keepAlive)
       clearTimeout(this.typingTimer)
+      this.releaseFlushWaiters()
       onClose()
     }
     this.request.raw.on('close', cleanup)
@@ -71,7 +80,24 @@ export class SseWriter {
     if (this.closed || this.reply.raw.writableEnded) return
     const idLine = id === undefined ? '' : `id: ${Math.trunc(id)}\n`
     // JSON.stringify never emits raw newlines, so one data: line carries the whole frame.
-    this.reply.raw.write(`${idLine}data: ${JSON.stringify(data)}\n\n`)
+    this.unflushed++
+    this.reply.raw.write(`${idLine}data: ${JSON.stringify(data)}\n\n`, this.onFlushed)
+  }
+
+  /**
+   * Undefined when every frame written so far has gone to the socket, else a promise resolved once they have
+   * (or the connection closed). Node corks a chunked response until the next tick: without this, an answer on
+   * another connection could leave first. A client that does not read keeps it pending: callers bound their wait.
+   */
+  flushed(): Promise<void> | undefined {
+    if (this.closed || this.unflushed === 0) return undefined
+    return new Promise<void>((resolve) => this.flushWaiters.push(resolve))
+  }
+
+  private releaseFlushWaiters(): void {
+    const waiters = this.flushWaiters
+    this.flushWaiters = []
+    for (const resolve of waiters) resolve()
   }
 
   /** A promise while the response's buffer is over its high-water mark (until it drains or the connection closes), else undefined. */
@@ -94,6 +120,19 @@ export class SseWriter {
     this.closed = true
     clearInterval(this.keepAlive)
     clearTimeout(this.typingTimer)
+    this.releaseFlushWaiters()
     this.reply.raw.end()
+  }
+}
+
+/** A conversation stream's sink over an SSE writer: the listen routes of the Chat API and of the console. */
+export function signalSink(writer: SseWriter, keepAliveMs: number): StreamSink {
+  return {
+    open: (stream) => writer.open(keepAliveMs, () => stream.position, () => void stream.close()),
+    send: (signal) => writer.write(signalView(signal), signal.seq),
+    backlog: () => writer.backlog(),
+    flushed: () => writer.flushed(),
+    end: () => writer.end(),
+    typing: (active, ttlMs) => writer.typing(active, ttlMs),
   }
 }
