@@ -1,5 +1,5 @@
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { SignalRecord, Store, UserRow } from '../store/store.js'
+import type { ConversationRow, SignalRecord, Store, UserRow } from '../store/store.js'
 import { conversationChannel, type ChatService } from './chat-service.js'
 
 const REPLAY_BATCH = 200
@@ -35,6 +35,8 @@ export interface StreamSink {
    * about a page ahead of a slow client, nor holds the event loop for a whole history.
    */
   backlog?(): Promise<void> | undefined
+  /** Before a pass: a promise while frames may not go out yet (the HTTP layer holds a new stream's first frames briefly). */
+  ready?(): Promise<void> | undefined
   /** After a pass: a promise while what was sent has not reached the socket yet (the HTTP layer corks until the next tick). */
   flushed?(): Promise<void> | undefined
   /** The stream is over (participant removed, conversation deleted, server closing). */
@@ -52,18 +54,18 @@ export interface OpenStream {
   end(reason: string): Promise<void>
 }
 
-/**
- * Follows one conversation for one participant (or a workspace member). Notifications only say "something changed";
- * the stream then reads every signal after its position from the store, in sequence order.
- * That makes delivery gap-free and ordered, makes Last-Event-ID replay the same code path as
- * live delivery, and works unchanged when notifications cross instances.
- */
 export interface ConversationStreamOptions {
   /** A Chat API listener without Last-Event-ID also gets the signals of this window before it connected, in ms (0: none). */
   replayMs?: number
   clock?: () => number
 }
 
+/**
+ * Follows one conversation for one participant (or a workspace member). Notifications only say "something changed";
+ * the stream then reads every signal after its position from the store, in sequence order.
+ * That makes delivery gap-free and ordered, makes Last-Event-ID replay the same code path as
+ * live delivery, and works unchanged when notifications cross instances.
+ */
 export class ConversationStreams {
   private readonly streams = new Set<OpenStream>()
   private readonly replayMs: number
@@ -113,6 +115,7 @@ export class ConversationStreams {
     // The conversation's sequence when the stream opened (access was granted): a removal of this participant
     // before it is history (a replayed one), not the end of this stream.
     let openedAt = 0
+    let openedAs: ConversationRow | undefined
     let unsubscribe: (() => Promise<void>) | undefined
     let stopReconnectListener: (() => void) | undefined
 
@@ -141,10 +144,22 @@ export class ConversationStreams {
       running = drain()
       return running
     }
+    // After a 'deleted' poke, before reading: a conversation deleted and created again under the same id (a stream
+    // held before its first frames is still there) is another conversation, and this stream ends.
+    const gone = async (): Promise<boolean> => {
+      const now = await this.store.getConversation(integrationId, conversationId)
+      if (!now || now.createdAt !== openedAs?.createdAt || now.ownerId !== openedAs.ownerId) return true
+      return participantId !== undefined && !(await this.store.isParticipant(integrationId, conversationId, participantId))
+    }
     const drain = async (): Promise<void> => {
       try {
+        await sink.ready?.()
         do {
           again = false
+          if (checkExists && (await gone())) {
+            await finish('conversation deleted')
+            return
+          }
           let batch: SignalRecord[]
           do {
             if (closed) return
@@ -167,10 +182,6 @@ export class ConversationStreams {
           // The pass is done once its frames are on the socket: a local writer waiting for this pump (the pub/sub)
           // answers after them. A client that does not read holds this stream's next pass, never the writer.
           await sink.flushed?.()
-          if (checkExists && !(await this.store.getConversation(integrationId, conversationId))) {
-            await finish('conversation deleted')
-            return
-          }
         } while (again)
       } catch {
         await finish('stream failed')
@@ -189,6 +200,7 @@ export class ConversationStreams {
     // The starting position is read before subscribing: anything committed after this read has a
     // higher sequence number and is found by the first pump, so nothing is missed or replayed twice.
     const conversation = await this.store.getConversation(integrationId, conversationId)
+    openedAs = conversation
     const current = conversation?.lastSeq ?? 0
     openedAt = current
     position = from === undefined ? current
