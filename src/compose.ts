@@ -168,7 +168,7 @@ export function createServices(deps: ServiceDeps): Domain {
     kbMinScore: config.kbMinScore,
   })
   const chat = new ChatService(store, pubsub, runtime)
-  const streams = new ConversationStreams(store, pubsub, chat)
+  const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
   metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
   const botChat = new BotChatService(store, pubsub, chat, {
     validatePayload: validateMessagePayload,

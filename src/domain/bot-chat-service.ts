@@ -6,7 +6,7 @@ import type {
   BotChatMessage, BotChatUser, DateField, SortDirection, TagKind, TagPatch, Tags,
 } from '../store/bot-chat-store.js'
 import { UniqueViolation, type BotRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
-import { conversationChanged, conversationChannel, publishUnsent, type ChatService } from './chat-service.js'
+import { conversationChanged, publishChange, publishUnsent, type ChatService } from './chat-service.js'
 import { normalizePayload } from './payloads.js'
 import { chatShapeOf, type ChatShape } from './message-shapes.js'
 import type { RuntimeConversation } from './runtime-views.js'
@@ -223,8 +223,8 @@ export class BotChatService {
     }
   }
 
-  private notify(integrationId: string, conversationId: string, message = 'changed'): Promise<void> {
-    return this.pubsub.publish(conversationChannel(integrationId, conversationId), message).catch(() => {})
+  private notify(integrationId: string, conversationId: string, message?: 'deleted'): Promise<void> {
+    return publishChange(this.pubsub, integrationId, conversationId, message)
   }
 
   // ---- users ----

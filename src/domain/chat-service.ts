@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { publicWebchatConfig, sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
@@ -42,15 +43,38 @@ export interface IncomingInterceptor {
 }
 
 export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
-/** The notification of an append to a conversation: its streams wake up and read what is new from the store. */
-export const conversationChanged = (integrationId: string, conversationId: string): AppendNotification =>
-  ({ channel: conversationChannel(integrationId, conversationId), message: 'changed' })
 
-/** Publishes an append's notifications, unless its store sent them with the append. */
+/** Names each change notification of this process: `changed:<process>.<n>` (streams read any message but `deleted` and `typing:…` as a poke). */
+const changeTokens = { process: randomBytes(6).toString('base64url'), next: 0 }
+
+/**
+ * The notification of a change to a conversation: its streams wake up and read what is new from the store. Each
+ * one is named (PubSub.deliverLocally tells its own copy from another writer's by it).
+ */
+export const conversationChanged = (integrationId: string, conversationId: string): AppendNotification =>
+  ({ channel: conversationChannel(integrationId, conversationId), message: `changed:${changeTokens.process}.${++changeTokens.next}` })
+
+/**
+ * Publishes an append's notifications, unless its store sent them with the append; either way this instance's
+ * streams of the conversation have sent the new signal when it resolves (waiting at most a short cap; other
+ * instances hear it asynchronously).
+ */
 export async function publishUnsent(store: Store, pubsub: PubSub, notify: readonly AppendNotification[]): Promise<void> {
-  if (store.sendsAppendNotifications) return
-  for (const n of notify) await pubsub.publish(n.channel, n.message)
+  for (const n of notify) {
+    if (!store.sendsAppendNotifications) await pubsub.publish(n.channel, n.message)
+    else if (n.message.startsWith('changed:')) await pubsub.deliverLocally?.(n.channel, n.message)
+  }
 }
+/**
+ * A change that is not an append (a participant, a deleted message or conversation): published, and this instance's
+ * streams have handled it when it resolves, as publishUnsent. Never fails: the write is committed already.
+ */
+export async function publishChange(pubsub: PubSub, integrationId: string, conversationId: string, message?: 'deleted'): Promise<void> {
+  const n = message === undefined ? conversationChanged(integrationId, conversationId) : { channel: conversationChannel(integrationId, conversationId), message }
+  await pubsub.publish(n.channel, n.message).catch(() => {})
+  if (message === undefined) await pubsub.deliverLocally?.(n.channel, n.message).catch(() => {})
+}
+
 /** Users updated or deleted (`[integrationId, userId]`): every instance drops its cached keys of that user. */
 export const USERS_CHANNEL = 'users-changed'
 
@@ -493,9 +517,9 @@ export class ChatService {
   }
 
   /** Wakes the conversation's streams; they read what is new from the store. */
-  private async notify(integrationId: string, conversationId: string, message = 'changed'): Promise<void> {
+  private async notify(integrationId: string, conversationId: string, message?: 'deleted'): Promise<void> {
     // The write is committed: a lost poke must not turn it into an error. Streams re-read the store
     // on their next poke, or when the pub/sub reconnects.
-    await this.pubsub.publish(conversationChannel(integrationId, conversationId), message).catch(() => {})
+    await publishChange(this.pubsub, integrationId, conversationId, message)
   }
 }

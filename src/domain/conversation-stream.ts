@@ -1,5 +1,5 @@
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { SignalRecord, Store, UserRow } from '../store/store.js'
+import type { ConversationRow, SignalRecord, Store, UserRow } from '../store/store.js'
 import { conversationChannel, type ChatService } from './chat-service.js'
 
 const REPLAY_BATCH = 200
@@ -35,6 +35,10 @@ export interface StreamSink {
    * about a page ahead of a slow client, nor holds the event loop for a whole history.
    */
   backlog?(): Promise<void> | undefined
+  /** Before a pass: a promise while frames may not go out yet (the HTTP layer holds a new stream's first frames briefly). */
+  ready?(): Promise<void> | undefined
+  /** After a pass: a promise while what was sent has not reached the socket yet (the HTTP layer corks until the next tick). */
+  flushed?(): Promise<void> | undefined
   /** The stream is over (participant removed, conversation deleted, server closing). */
   end(reason: string): void
   /** Someone (the bot) started or stopped typing in the conversation; active for ttlMs unless renewed. */
@@ -50,6 +54,12 @@ export interface OpenStream {
   end(reason: string): Promise<void>
 }
 
+export interface ConversationStreamOptions {
+  /** A Chat API listener without Last-Event-ID also gets the signals of this window before it connected, in ms (0: none). */
+  replayMs?: number
+  clock?: () => number
+}
+
 /**
  * Follows one conversation for one participant (or a workspace member). Notifications only say "something changed";
  * the stream then reads every signal after its position from the store, in sequence order.
@@ -58,12 +68,18 @@ export interface OpenStream {
  */
 export class ConversationStreams {
   private readonly streams = new Set<OpenStream>()
+  private readonly replayMs: number
+  private readonly clock: () => number
 
   constructor(
     private readonly store: Store,
     private readonly pubsub: PubSub,
     private readonly chat: ChatService,
-  ) {}
+    options: ConversationStreamOptions = {},
+  ) {
+    this.replayMs = options.replayMs ?? 0
+    this.clock = options.clock ?? Date.now
+  }
 
   get openCount(): number {
     return this.streams.size
@@ -71,26 +87,35 @@ export class ConversationStreams {
 
   /**
    * Checks access (throws 403/404 before anything is sent), subscribes, then delivers every
-   * signal after `lastEventId` (replay), or only new ones when it is absent.
+   * signal after `lastEventId` (replay, exact), or, when it is absent, those of the replay window and
+   * what comes next: a client that writes and then listens sees its own write (docs/chat-api.md).
    */
   async follow(user: UserRow, conversationId: string, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
     await this.chat.getConversation(user, conversationId)
-    return this.followIn(user.integrationId, conversationId, user.id, lastEventId, sink)
+    const from = lastEventId ?? (this.replayMs > 0 ? { since: this.clock() - this.replayMs } : undefined)
+    return this.followIn(user.integrationId, conversationId, user.id, from, sink)
   }
 
   /**
    * Follows a conversation for a workspace member (the console's live transcript): no participant to check or
    * remove; the caller has checked that the conversation is the member's bot's (ConversationArchiveService.streamTarget).
+   * No replay window: the console loads the transcript, then follows what comes after it.
    */
   followAsMember(target: { integrationId: string; conversationId: string }, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
     return this.followIn(target.integrationId, target.conversationId, undefined, lastEventId, sink)
   }
 
-  private async followIn(integrationId: string, conversationId: string, participantId: string | undefined, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
+  /** `from`: after this sequence number (Last-Event-ID), from a time (the replay window), or only what comes next. */
+  private async followIn(integrationId: string, conversationId: string, participantId: string | undefined, from: number | { since: number } | undefined, sink: StreamSink): Promise<OpenStream> {
     let closed = false
     let pumping = false
     let again = false
+    let running: Promise<void> = Promise.resolve()
     let position = 0
+    // The conversation's sequence when the stream opened (access was granted): a removal of this participant
+    // before it is history (a replayed one), not the end of this stream.
+    let openedAt = 0
+    let openedAs: ConversationRow | undefined
     let unsubscribe: (() => Promise<void>) | undefined
     let stopReconnectListener: (() => void) | undefined
 
@@ -105,16 +130,36 @@ export class ConversationStreams {
 
     // Only a 'deleted' notification makes the stream look up whether the conversation still exists.
     let checkExists = false
-    const pump = async (deleted = false): Promise<void> => {
+    /**
+     * Reads and sends what is new. Resolves once a pass that started after this call has sent what it read: a
+     * poke during a pass asks for one more, and gets the promise of the whole run (the publisher waits on it).
+     */
+    const pump = (deleted = false): Promise<void> => {
       checkExists ||= deleted
       if (pumping) {
         again = true
-        return
+        return running
       }
       pumping = true
+      running = drain()
+      return running
+    }
+    // After a 'deleted' poke, before reading: a conversation deleted and created again under the same id (a stream
+    // held before its first frames is still there) is another conversation, and this stream ends.
+    const gone = async (): Promise<boolean> => {
+      const now = await this.store.getConversation(integrationId, conversationId)
+      if (!now || now.createdAt !== openedAs?.createdAt || now.ownerId !== openedAs.ownerId) return true
+      return participantId !== undefined && !(await this.store.isParticipant(integrationId, conversationId, participantId))
+    }
+    const drain = async (): Promise<void> => {
       try {
+        await sink.ready?.()
         do {
           again = false
+          if (checkExists && (await gone())) {
+            await finish('conversation deleted')
+            return
+          }
           let batch: SignalRecord[]
           do {
             if (closed) return
@@ -123,7 +168,7 @@ export class ConversationStreams {
               if (closed) return
               position = signal.seq
               sink.send(signal)
-              if (signal.kind === 'participant_removed' && participantId !== undefined && signal.participantId === participantId) {
+              if (signal.kind === 'participant_removed' && participantId !== undefined && signal.participantId === participantId && signal.seq > openedAt) {
                 await finish('participant removed')
                 return
               }
@@ -134,10 +179,9 @@ export class ConversationStreams {
               await (sink.backlog?.() ?? new Promise<void>((resolve) => setImmediate(resolve)))
             }
           } while (batch.length === REPLAY_BATCH)
-          if (checkExists && !(await this.store.getConversation(integrationId, conversationId))) {
-            await finish('conversation deleted')
-            return
-          }
+          // The pass is done once its frames are on the socket: a local writer waiting for this pump (the pub/sub)
+          // answers after them. A client that does not read holds this stream's next pass, never the writer.
+          await sink.flushed?.()
         } while (again)
       } catch {
         await finish('stream failed')
@@ -156,14 +200,20 @@ export class ConversationStreams {
     // The starting position is read before subscribing: anything committed after this read has a
     // higher sequence number and is found by the first pump, so nothing is missed or replayed twice.
     const conversation = await this.store.getConversation(integrationId, conversationId)
+    openedAs = conversation
     const current = conversation?.lastSeq ?? 0
-    position = lastEventId === undefined ? current : Math.min(Math.max(0, lastEventId), current)
+    openedAt = current
+    position = from === undefined ? current
+      : typeof from === 'number' ? Math.min(Math.max(0, from), current)
+      : current === 0 ? 0 : Math.min(current, await this.store.signalSeqBefore(integrationId, conversationId, from.since))
     this.streams.add(handle)
     sink.open(handle)
     unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), (message) => {
       const typing = message.startsWith('typing:') ? parseTypingMessage(message) : undefined
       if (typing) sink.typing?.(typing.active, typing.ttlMs)
-      else void pump(message === 'deleted')
+      // The pub/sub waits (briefly) for this: a local write answers once its signal is on this stream's socket.
+      else return pump(message === 'deleted')
+      return undefined
     })
     // Pokes published while a distributed pub/sub was reconnecting are lost: re-read after a reconnect.
     stopReconnectListener = this.pubsub.onReconnect?.(() => void pump(true))

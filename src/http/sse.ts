@@ -1,5 +1,14 @@
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { signalView } from '../domain/chat-views.js'
+import type { StreamSink } from '../domain/conversation-stream.js'
+
+/**
+ * How long after the headers a stream's first frames are held. @botpress/chat's listener attaches its message
+ * handler a few microtasks after its EventSource's 'open' event, so a frame that reaches it in the same read as the
+ * headers is dropped (measured: 8 of 40 replayed frames lost without the hold, 0 of 40 with 30 ms).
+ */
+const FIRST_FRAME_DELAY_MS = 30
 
 /**
  * A minimal Server-Sent Events writer over the raw response, following the rules the official
@@ -11,6 +20,13 @@ export class SseWriter {
   private keepAlive: NodeJS.Timeout | undefined
   private typingTimer: NodeJS.Timeout | undefined
   private position: () => number = () => 0
+  private firstFrameAt = 0
+  /** Frames written whose write has not completed yet, and who waits for them (flushed()). */
+  private unflushed = 0
+  private flushWaiters: (() => void)[] = []
+  private readonly onFlushed = () => {
+    if (--this.unflushed === 0) this.releaseFlushWaiters()
+  }
 
   constructor(
     private readonly request: FastifyRequest,
@@ -31,6 +47,7 @@ export class SseWriter {
       'x-accel-buffering': 'no',
     })
     raw.flushHeaders()
+    this.firstFrameAt = Date.now() + FIRST_FRAME_DELAY_MS
     this.position = position
     if (typeof raw.socket?.setNoDelay === "function") raw.socket.setNoDelay(true)
     this.keepAlive = setInterval(() => this.write({ type: 'ping', data: {} }, position()), keepAliveMs)
@@ -40,6 +57,7 @@ export class SseWriter {
       this.closed = true
       clearInterval(this.keepAlive)
       clearTimeout(this.typingTimer)
+      this.releaseFlushWaiters()
       onClose()
     }
     this.request.raw.on('close', cleanup)
@@ -71,7 +89,31 @@ export class SseWriter {
     if (this.closed || this.reply.raw.writableEnded) return
     const idLine = id === undefined ? '' : `id: ${Math.trunc(id)}\n`
     // JSON.stringify never emits raw newlines, so one data: line carries the whole frame.
-    this.reply.raw.write(`${idLine}data: ${JSON.stringify(data)}\n\n`)
+    this.unflushed++
+    this.reply.raw.write(`${idLine}data: ${JSON.stringify(data)}\n\n`, this.onFlushed)
+  }
+
+  /** Undefined once frames may go out, else a promise resolved when they may (FIRST_FRAME_DELAY_MS after the headers). */
+  ready(): Promise<void> | undefined {
+    const wait = this.firstFrameAt - Date.now()
+    if (this.closed || wait <= 0) return undefined
+    return new Promise<void>((resolve) => setTimeout(resolve, wait).unref())
+  }
+
+  /**
+   * Undefined when every frame written so far has gone to the socket, else a promise resolved once they have
+   * (or the connection closed). Node corks a chunked response until the next tick: without this, an answer on
+   * another connection could leave first. A client that does not read keeps it pending: callers bound their wait.
+   */
+  flushed(): Promise<void> | undefined {
+    if (this.closed || this.unflushed === 0) return undefined
+    return new Promise<void>((resolve) => this.flushWaiters.push(resolve))
+  }
+
+  private releaseFlushWaiters(): void {
+    const waiters = this.flushWaiters
+    this.flushWaiters = []
+    for (const resolve of waiters) resolve()
   }
 
   /** A promise while the response's buffer is over its high-water mark (until it drains or the connection closes), else undefined. */
@@ -94,6 +136,20 @@ export class SseWriter {
     this.closed = true
     clearInterval(this.keepAlive)
     clearTimeout(this.typingTimer)
+    this.releaseFlushWaiters()
     this.reply.raw.end()
+  }
+}
+
+/** A conversation stream's sink over an SSE writer: the listen routes of the Chat API and of the console. */
+export function signalSink(writer: SseWriter, keepAliveMs: number): StreamSink {
+  return {
+    open: (stream) => writer.open(keepAliveMs, () => stream.position, () => void stream.close()),
+    send: (signal) => writer.write(signalView(signal), signal.seq),
+    backlog: () => writer.backlog(),
+    ready: () => writer.ready(),
+    flushed: () => writer.flushed(),
+    end: () => writer.end(),
+    typing: (active, ttlMs) => writer.typing(active, ttlMs),
   }
 }

@@ -1,19 +1,21 @@
-import type { PubSub, PubSubHandler } from './pubsub.js'
+import { deliverLocal, LOCAL_DELIVERY_WAIT_MS, type PubSub, type PubSubHandler } from './pubsub.js'
 
-/** In-process pub/sub for the single-process embedded mode. */
+/**
+ * In-process pub/sub for the single-process embedded mode. A publish resolves once the subscribers have handled
+ * the message (those that answer a promise, for at most `deliveryWaitMs`): a write's open streams have sent its
+ * signal before the write answers.
+ */
 export class MemoryPubSub implements PubSub {
   private readonly channels = new Map<string, Set<PubSubHandler>>()
+  private readonly deliveryWaitMs: number
+
+  constructor(options: { deliveryWaitMs?: number } = {}) {
+    this.deliveryWaitMs = options.deliveryWaitMs ?? LOCAL_DELIVERY_WAIT_MS
+  }
 
   async publish(channel: string, message: string): Promise<void> {
     const handlers = this.channels.get(channel)
-    if (!handlers) return
-    for (const handler of [...handlers]) {
-      try {
-        handler(message)
-      } catch {
-        // A failing subscriber must not stop delivery to the others.
-      }
-    }
+    if (handlers) await deliverLocal(handlers, message, this.deliveryWaitMs)
   }
 
   async subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {

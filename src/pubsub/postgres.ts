@@ -1,6 +1,6 @@
 import pg from 'pg'
 import { checkNotifyMessage, pgChannelName } from './pg-notify.js'
-import type { PubSub, PubSubHandler } from './pubsub.js'
+import { callHandlers, deliverLocal, LOCAL_DELIVERY_WAIT_MS, type PubSub, type PubSubHandler } from './pubsub.js'
 
 export interface PostgresPubSubOptions {
   url: string
@@ -12,6 +12,8 @@ export interface PostgresPubSubOptions {
   subscribeTimeoutMs?: number | undefined
   /** Connection problems (each failed attempt, each drop); the pub/sub keeps retrying by itself. */
   onError?: ((err: Error) => void) | undefined
+  /** deliverLocally's wait for this process's subscribers, at most (default LOCAL_DELIVERY_WAIT_MS). */
+  deliveryWaitMs?: number | undefined
 }
 
 interface Subscription {
@@ -25,6 +27,8 @@ interface PendingPublish {
   reject: (err: unknown) => void
 }
 
+/** Messages delivered locally whose copy through the database is still to come (and be skipped); oldest dropped beyond. */
+const MAX_PENDING_ECHOES = 10_000
 /** Most notifications sent by one publishing statement. */
 const MAX_PUBLISH_BATCH = 200
 /** unnest yields the rows in array order: the notifications are sent, and delivered, in publish order. */
@@ -50,17 +54,21 @@ export class PostgresPubSub implements PubSub {
   private readonly initialDelayMs: number
   private readonly maxDelayMs: number
   private readonly subscribeTimeoutMs: number
+  private readonly deliveryWaitMs: number
   private readonly reconnectListeners = new Set<() => void>()
   private client: pg.Client | undefined
   private connecting: Promise<pg.Client> | undefined
   private everConnected = false
   private closed = false
   private wake: (() => void) | undefined
+  /** `name\0message` of what deliverLocally handed to this process's subscribers: the database's copy is skipped once. */
+  private readonly echoes = new Set<string>()
 
   constructor(private readonly options: PostgresPubSubOptions) {
     this.initialDelayMs = options.reconnect?.initialDelayMs ?? 100
     this.maxDelayMs = options.reconnect?.maxDelayMs ?? 5_000
     this.subscribeTimeoutMs = options.subscribeTimeoutMs ?? 10_000
+    this.deliveryWaitMs = options.deliveryWaitMs ?? LOCAL_DELIVERY_WAIT_MS
     this.publishConnections = options.publishPoolSize ?? 2
     this.pool = new pg.Pool({
       connectionString: options.url,
@@ -125,6 +133,20 @@ export class PostgresPubSub implements PubSub {
           this.sendBatches()
         })
     }
+  }
+
+  /**
+   * Across instances a notification stays asynchronous (LISTEN/NOTIFY); this instance's own subscribers of an
+   * append's notification are served here, right after the commit, so the write answers after its local streams
+   * have sent the signal, as on MemoryPubSub.
+   */
+  async deliverLocally(channel: string, message: string): Promise<void> {
+    const name = pgChannelName(channel)
+    const set = this.channels.get(name)
+    if (!set || this.closed) return
+    if (this.echoes.size >= MAX_PENDING_ECHOES) this.echoes.delete(this.echoes.values().next().value!)
+    this.echoes.add(`${name}\u0000${message}`)
+    await deliverLocal([...set].map((s) => s.handler), message, this.deliveryWaitMs)
   }
 
   async subscribe(channel: string, handler: PubSubHandler): Promise<() => Promise<void>> {
@@ -282,15 +304,11 @@ export class PostgresPubSub implements PubSub {
   }
 
   private deliver(name: string, payload: string): void {
+    if (this.echoes.size > 0 && this.echoes.delete(`${name}\u0000${payload}`)) return
     const set = this.channels.get(name)
     if (!set) return
-    for (const subscription of [...set]) {
-      try {
-        subscription.handler(payload)
-      } catch {
-        // A failing subscriber must not stop delivery to the others.
-      }
-    }
+    // Nobody waits here (the writer may be another instance or already answered).
+    callHandlers([...set].map((s) => s.handler), payload)
   }
 
   private sleep(ms: number): Promise<void> {

@@ -394,6 +394,11 @@ export interface Store {
 
   /** Signals with seq > afterSeq in order, at most `limit`. */
   signalsSince(integrationId: string, conversationId: string, afterSeq: number, limit: number): Promise<SignalRecord[]>
+  /**
+   * The sequence number of the conversation's last signal written before `before` (ms since the epoch), 0 when
+   * none (or no such conversation): a stream that starts after it also gets every signal written since then.
+   */
+  signalSeqBefore(integrationId: string, conversationId: string, before: number): Promise<number>
 
   // ---- Bot runtime, batched: the steps of a bot turn in one round trip (or transaction) each ----
   /** acquireBotLease, then the cursor: undefined when the lease is not granted (or no such conversation). */

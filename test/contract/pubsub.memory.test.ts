@@ -47,4 +47,25 @@ describe('MemoryPubSub specifics', () => {
     expect(late).toEqual(['second'])
     await pubsub.close()
   })
+
+  it('publish waits for a subscriber that answers a promise, and never longer than its cap for one that never settles', async () => {
+    const pubsub = new MemoryPubSub({ deliveryWaitMs: 20 })
+    const done: string[] = []
+    await pubsub.subscribe('w', (m) => new Promise<void>((resolve) => setImmediate(() => {
+      done.push(m)
+      resolve()
+    })))
+    await pubsub.publish('w', 'one')
+    expect(done).toEqual(['one'])
+    // A stuck subscriber (a stream whose client never reads): the publish still resolves, and the others got it.
+    const other: string[] = []
+    await pubsub.subscribe('s', () => new Promise<void>(() => {}))
+    await pubsub.subscribe('s', (m) => other.push(m))
+    await pubsub.publish('s', 'two')
+    expect(other).toEqual(['two'])
+    // A rejecting subscriber does not fail the publish.
+    await pubsub.subscribe('r', () => Promise.reject(new Error('boom')))
+    await pubsub.publish('r', 'three')
+    await pubsub.close()
+  })
 })

@@ -27,26 +27,63 @@ describe.skipIf(!hasPg)('postgres', () => {
   })
 
   describe('PostgresPubSub specifics', () => {
-    it('a message published on one instance reaches subscribers on another (and on itself)', async () => {
+    /** Two instances on one database, and a fresh channel; both closed after `fn`. */
+    async function twoInstances(fn: (a: PostgresPubSub, b: PostgresPubSub, ch: string) => Promise<void>): Promise<void> {
       const a = new PostgresPubSub({ url })
       const b = new PostgresPubSub({ url })
       try {
-        const ch = channel()
-        const onA: string[] = []
-        const onB: string[] = []
-        await a.subscribe(ch, (m) => onA.push(m))
-        await b.subscribe(ch, (m) => onB.push(m))
-        for (let i = 0; i < 20; i++) await a.publish(ch, `m${i}`)
-        await b.publish(ch, 'from b')
-        const expected = [...Array.from({ length: 20 }, (_, i) => `m${i}`), 'from b']
-        await waitFor(() => {
-          expect(onB).toEqual(expected)
-          expect(onA).toEqual(expected)
-        })
+        await fn(a, b, channel())
       } finally {
         await Promise.all([a.close(), b.close()])
       }
-    })
+    }
+
+    it('a message published on one instance reaches subscribers on another (and on itself)', () => twoInstances(async (a, b, ch) => {
+      const onA: string[] = []
+      const onB: string[] = []
+      await a.subscribe(ch, (m) => onA.push(m))
+      await b.subscribe(ch, (m) => onB.push(m))
+      for (let i = 0; i < 20; i++) await a.publish(ch, `m${i}`)
+      await b.publish(ch, 'from b')
+      const expected = [...Array.from({ length: 20 }, (_, i) => `m${i}`), 'from b']
+      await waitFor(() => {
+        expect(onB).toEqual(expected)
+        expect(onA).toEqual(expected)
+      })
+    }))
+
+    it('deliverLocally: this instance\'s subscribers get the message at once (awaited), and its copy through the database is skipped', () => twoInstances(async (a, b, ch) => {
+      const onA: string[] = []
+      const onB: string[] = []
+      let handled = 0
+      await a.subscribe(ch, (m) => {
+        onA.push(m)
+        return new Promise<void>((resolve) => setImmediate(() => {
+          handled++
+          resolve()
+        }))
+      })
+      await b.subscribe(ch, (m) => onB.push(m))
+      // As the PostgreSQL store does, the notification goes out on another connection; delivered locally while
+      // its transaction is still open, so the database's copy surely comes after (after the commit, in production,
+      // it may also come first: then the subscribers read twice, and nothing is lost).
+      const sender = new pg.Client({ connectionString: url })
+      await sender.connect()
+      await sender.query('BEGIN')
+      await sender.query('SELECT pg_notify($1, $2)', [pgChannelName(ch), 'changed:x.1'])
+      await a.deliverLocally(ch, 'changed:x.1')
+      await sender.query('COMMIT')
+      await sender.end()
+      expect(onA).toEqual(['changed:x.1'])
+      expect(handled).toBe(1)
+      await a.publish(ch, 'marker')
+      await waitFor(() => {
+        expect(onA).toEqual(['changed:x.1', 'marker'])
+        expect(onB).toEqual(['changed:x.1', 'marker'])
+      })
+      // No subscriber here: nothing to deliver, nothing remembered.
+      await a.deliverLocally(channel(), 'changed:x.2')
+    }))
 
     it('refuses messages over the NOTIFY limit, and NUL or lone surrogates', async () => {
       const pubsub = new PostgresPubSub({ url })

@@ -703,6 +703,21 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect((await store.getConversation(fx.a.id, conv.id))!.lastSeq).toBe(3)
       })
 
+      it('signalSeqBefore: the last signal written before a time, across messages, events and participant signals', async () => {
+        const { owner, conv } = await conversation()
+        const other = await user(fx.a)
+        expect(await store.signalSeqBefore(fx.a.id, conv.id, T0 + 100)).toBe(0)
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0 + 1))
+        await store.appendEvent({ id: uid('evt'), integrationId: fx.a.id, conversationId: conv.id, userId: owner.id, isBot: false, payload: {}, now: T0 + 2 })
+        await store.addParticipant(fx.a.id, conv.id, other.id, T0 + 3)
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0 + 4))
+        const at = (before: number) => store.signalSeqBefore(fx.a.id, conv.id, before)
+        expect(await Promise.all([at(T0), at(T0 + 1), at(T0 + 2), at(T0 + 3), at(T0 + 4), at(T0 + 5)])).toEqual([0, 0, 1, 2, 3, 4])
+        // another integration's conversation of the same id, and a missing conversation
+        expect(await store.signalSeqBefore(fx.b.id, conv.id, T0 + 100)).toBe(0)
+        expect(await store.signalSeqBefore(fx.a.id, 'nope', T0 + 100)).toBe(0)
+      })
+
       it('deleteConversation cascades messages, events, participants and signals', async () => {
         const { owner, conv } = await conversation()
         const guest = await user(fx.a)

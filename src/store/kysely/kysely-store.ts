@@ -874,6 +874,16 @@ export class KyselyStore implements Store {
     return mergeSignals(messages, events, others, limit)
   }
 
+  async signalSeqBefore(integrationId: string, conversationId: string, before: number): Promise<number> {
+    // Each table from its newest row backwards (its (integration, conversation, seq) index) to the first older one:
+    // only the signals of the window are passed over.
+    const last = (table: 'messages' | 'events' | 'conversation_signals') => this.db.selectFrom(table).select('seq')
+      .where('integration_id', '=', integrationId).where('conversation_id', '=', conversationId).where('created_at', '<', before)
+      .orderBy('seq', 'desc').limit(1).executeTakeFirst()
+    const rows = await Promise.all([last('messages'), last('events'), last('conversation_signals')])
+    return Math.max(0, ...rows.map((r) => Number(r?.seq ?? 0)))
+  }
+
   // ---- Bot runtime, batched (see the Store interface) ----
   // (types by import() so that this block stays self-contained for merges)
 

@@ -1,8 +1,7 @@
 import { Type } from 'typebox'
 import type { App } from '../../../types.js'
 import { adminSchema } from '../common.js'
-import { signalView } from '../../../../domain/chat-views.js'
-import { SseWriter } from '../../../sse.js'
+import { signalSink, SseWriter } from '../../../sse.js'
 
 const Headers = Type.Object({
   'last-event-id': Type.Optional(Type.String({ pattern: '^[0-9]{1,15}$', description: 'Resume after this event id: missed signals are replayed' })),
@@ -20,12 +19,6 @@ export default function listenBotConversation(app: App): void {
     const target = await app.services.archive.streamTarget(request.workspace.id, request.params.id, request.params.conversationId)
     const lastEventId = request.headers['last-event-id']
     const writer = new SseWriter(request, reply)
-    await app.services.streams.followAsMember(target, lastEventId === undefined ? undefined : Number(lastEventId), {
-      open: (stream) => writer.open(app.services.config.sseKeepAliveMs, () => stream.position, () => void stream.close()),
-      send: (signal) => writer.write(signalView(signal), signal.seq),
-      backlog: () => writer.backlog(),
-      end: () => writer.end(),
-      typing: (active, ttlMs) => writer.typing(active, ttlMs),
-    })
+    await app.services.streams.followAsMember(target, lastEventId === undefined ? undefined : Number(lastEventId), signalSink(writer, app.services.config.sseKeepAliveMs))
   })
 }

@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
 import type { App } from '../../../types.js'
-import { signalView } from '../../../../domain/chat-views.js'
-import { SseWriter } from '../../../sse.js'
+import { signalSink, SseWriter } from '../../../sse.js'
 import { chatParams, chatSchema } from '../common.js'
 
 const Headers = Type.Object({
@@ -18,12 +17,6 @@ export default function listenConversation(app: App): void {
     const lastEventId = request.headers['last-event-id']
     const writer = new SseWriter(request, reply)
     // Access is checked before open() sends the status line, so refusals are ordinary 403/404 responses.
-    await app.services.streams.follow(request.chatUser, request.params.id, lastEventId === undefined ? undefined : Number(lastEventId), {
-      open: (stream) => writer.open(app.services.config.sseKeepAliveMs, () => stream.position, () => void stream.close()),
-      send: (signal) => writer.write(signalView(signal), signal.seq),
-      backlog: () => writer.backlog(),
-      end: () => writer.end(),
-      typing: (active, ttlMs) => writer.typing(active, ttlMs),
-    })
+    await app.services.streams.follow(request.chatUser, request.params.id, lastEventId === undefined ? undefined : Number(lastEventId), signalSink(writer, app.services.config.sseKeepAliveMs))
   })
 }
