@@ -88,11 +88,13 @@ export class ConversationStreams {
   /**
    * Checks access (throws 403/404 before anything is sent), subscribes, then delivers every
    * signal after `lastEventId` (replay, exact), or, when it is absent, those of the replay window and
-   * what comes next: a client that writes and then listens sees its own write (docs/chat-api.md).
+   * what comes next: a client that writes and then listens sees its own write (docs/chat-api.md). `window: false`:
+   * only what comes next (a client that opens the stream and then reads the history, as Parley's webchat does).
    */
-  async follow(user: UserRow, conversationId: string, lastEventId: number | undefined, sink: StreamSink): Promise<OpenStream> {
+  async follow(user: UserRow, conversationId: string, lastEventId: number | undefined, sink: StreamSink, options: { window?: boolean } = {}): Promise<OpenStream> {
     await this.chat.getConversation(user, conversationId)
-    const from = lastEventId ?? (this.replayMs > 0 ? { since: this.clock() - this.replayMs } : undefined)
+    const window = options.window ?? true
+    const from = lastEventId ?? (window && this.replayMs > 0 ? { since: this.clock() - this.replayMs } : undefined)
     return this.followIn(user.integrationId, conversationId, user.id, from, sink)
   }
 

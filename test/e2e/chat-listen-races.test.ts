@@ -101,4 +101,24 @@ describe('e2e: chat listen races (Botpress chat-client e2e)', () => {
       await resumed?.close()
     }
   })
+
+  it('replay=none (a client that opens the stream, then reads the history: Parley\'s webchat) gets no replay window', async () => {
+    const alice = await connectJwt(h)
+    const { conversation } = await alice.createConversation({})
+    await alice.createMessage({ conversationId: conversation.id, payload: text('before') })
+    const windowed = await listenRaw(apiUrl, conversation.id, alice.user.key)
+    const plain = await listenRaw(apiUrl, conversation.id, alice.user.key, {}, '?replay=none')
+    try {
+      const own = (frames: SignalFrame[]) => frames.filter((f) => f.type === 'message_created' && f.data.isBot === false)
+      const { message: after } = await alice.createMessage({ conversationId: conversation.id, payload: text('after') })
+      // Both streams get the message written after they opened; only the default one also had the one before.
+      await windowed.waitUntil(() => own(windowed.allSignals()).some((f) => f.data.id === after.id))
+      await plain.waitUntil(() => own(plain.allSignals()).some((f) => f.data.id === after.id))
+      expect(own(windowed.allSignals()).map((f) => f.data.payload.text)).toEqual(['before', 'after'])
+      expect(own(plain.allSignals()).map((f) => f.data.id)).toEqual([after.id])
+    } finally {
+      await windowed.close()
+      await plain.close()
+    }
+  })
 })

@@ -242,6 +242,6 @@ export function asSignal(frame: SseFrame): SignalFrame | undefined {
 }
 
 /** Opens `{apiUrl}/conversations/{id}/listen` the way the official client does (x-user-key header). */
-export function listenRaw(apiUrl: string, conversationId: string, userKey: string, extraHeaders: Record<string, string> = {}): Promise<SseStream> {
-  return SseStream.open(`${apiUrl}/conversations/${conversationId}/listen`, { headers: { 'x-user-key': userKey, ...extraHeaders } })
+export function listenRaw(apiUrl: string, conversationId: string, userKey: string, extraHeaders: Record<string, string> = {}, query = ''): Promise<SseStream> {
+  return SseStream.open(`${apiUrl}/conversations/${conversationId}/listen${query}`, { headers: { 'x-user-key': userKey, ...extraHeaders } })
 }

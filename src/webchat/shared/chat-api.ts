@@ -123,7 +123,8 @@ export class ChatApi {
   }
 
   /** The SSE stream's URL (the official client does not encode the id here; ids are [A-Za-z0-9_-]). */
+  /** The stream of a conversation; `replay=none`: the page reads the history once the stream is open (no replay window). */
   listenUrl(conversationId: string): string {
-    return this.url(`/conversations/${encodeURIComponent(conversationId)}/listen`)
+    return this.url(`/conversations/${encodeURIComponent(conversationId)}/listen?replay=none`)
   }
 }
