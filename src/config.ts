@@ -270,7 +270,7 @@ export const SETTINGS = {
   }),
   PARLEY_SQLITE_SYNCHRONOUS: choice(['NORMAL', 'FULL'] as const, 'NORMAL', '`NORMAL` (WAL; survives process crashes) or `FULL` (also power loss, ~3.7× slower writes)'),
   PARLEY_SSE_KEEPALIVE_MS: integer(2_500, `Interval of the stream's keep-alive data frame, in ${MS} (measured: the official Node listener drops a stream silent for about 4 s)`, { min: 10 }),
-  PARLEY_CHAT_LISTEN_REPLAY_MS: integer(5_000, `A Chat API listener that connects without \`Last-Event-ID\` also gets the conversation's signals of this window before it connected, in ${MS}, so that a client that writes and then listens sees its own write (see [Listening](chat-api.md#listening-and-the-replay-window)); \`0\`: only what comes after`),
+  PARLEY_CHAT_LISTEN_REPLAY_MS: integer(5_000, `A Chat API listener that connects without \`Last-Event-ID\` also gets the messages and events its user wrote in this window before it connected, in ${MS}, so that a client that writes and then listens sees its own write (see [Listening](chat-api.md#listening-and-the-replay-window)); \`0\`: only what comes after`),
   PARLEY_HEADERS_TIMEOUT_MS: integer(10_000, `Time a client has to send its request headers, in ${MS} (slowloris protection); then 408`, { min: 100 }),
   PARLEY_REQUEST_TIMEOUT_MS: integer(120_000, `Time a client has to send a whole request, body included, in ${MS} (file uploads and webhooks of 100 MB need it); then 408. Also bounds the reading of a body after an early answer`, { min: 100 }),
   PARLEY_MAX_FILE_BYTES: integer(100 * 1024 * 1024, 'Largest file content accepted by an upload URL, in bytes', { min: 1 }),

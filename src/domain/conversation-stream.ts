@@ -24,6 +24,14 @@ export function parseTypingMessage(message: string): { active: boolean; ttlMs: n
   return match ? { active: true, ttlMs: Number(match[1]) } : undefined
 }
 
+/** Whether `userId` wrote this signal (its message or event): what the replay window sends a listener. */
+function writtenBy(signal: SignalRecord, userId: string | undefined): boolean {
+  if (userId === undefined) return false
+  if (signal.kind === 'message_created') return signal.message.userId === userId
+  if (signal.kind === 'event_created') return signal.event.userId === userId
+  return false
+}
+
 export interface StreamSink {
   /** Access was granted: called once, before any signal (the HTTP layer sends its headers here). */
   open(stream: OpenStream): void
@@ -117,6 +125,7 @@ export class ConversationStreams {
     // The conversation's sequence when the stream opened (access was granted): a removal of this participant
     // before it is history (a replayed one), not the end of this stream.
     let openedAt = 0
+    const windowed = from !== undefined && typeof from !== 'number'
     let openedAs: ConversationRow | undefined
     let unsubscribe: (() => Promise<void>) | undefined
     let stopReconnectListener: (() => void) | undefined
@@ -169,6 +178,9 @@ export class ConversationStreams {
             for (const signal of batch) {
               if (closed) return
               position = signal.seq
+              // The replay window gives a listener its own writes only (read your writes): another user's or the
+              // bot's signal from before it connected is not news to send it as live.
+              if (windowed && signal.seq <= openedAt && !writtenBy(signal, participantId)) continue
               sink.send(signal)
               if (signal.kind === 'participant_removed' && participantId !== undefined && signal.participantId === participantId && signal.seq > openedAt) {
                 await finish('participant removed')

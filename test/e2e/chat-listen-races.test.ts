@@ -114,7 +114,7 @@ describe('e2e: chat listen races (Botpress chat-client e2e)', () => {
       // Both streams get the message written after they opened; only the default one also had the one before.
       await windowed.waitUntil(() => own(windowed.allSignals()).some((f) => f.data.id === after.id))
       await plain.waitUntil(() => own(plain.allSignals()).some((f) => f.data.id === after.id))
-      expect(own(windowed.allSignals()).map((f) => f.data.payload.text)).toEqual(['before', 'after'])
+      expect(own(windowed.allSignals()).map((f) => (f.data.payload as { text?: string }).text)).toEqual(['before', 'after'])
       expect(own(plain.allSignals()).map((f) => f.data.id)).toEqual([after.id])
     } finally {
       await windowed.close()
