@@ -8,7 +8,7 @@ import type { BotLogRow, BotRow, Store } from '../store/store.js'
 import type { ConversationViews, RemoteEvent } from './remote-events.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSettings } from './endpoint-slots.js'
-import { AnswerCut, AnswerTimeout, backoff, deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
+import { AnswerCut, AnswerTimeout, deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -133,11 +133,6 @@ export class RemoteBots {
    */
   leaseMs(): number {
     return this.settings.budgetMs + 10_000
-  }
-
-  /** The wait before retry number `retry` (1-based): backoffMs doubled each time, capped at maxBackoffMs. */
-  backoff(retry: number): number {
-    return backoff(this.settings, retry)
   }
 
   /**
