@@ -7,8 +7,13 @@ import { readFileSync, writeFileSync } from 'node:fs'
 export const MB = 1024 * 1024
 
 export function statusBytes(pid: number, field: 'VmRSS' | 'VmHWM'): number {
+  return statusKb(pid, field) * 1024
+}
+
+/** A memory field of /proc/<pid>/status, in kB. */
+export function statusKb(pid: number, field: 'VmRSS' | 'VmHWM' | 'RssAnon' | 'RssFile'): number {
   const match = new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(readFileSync(`/proc/${pid}/status`, 'utf8'))
-  return Number(match![1]) * 1024
+  return Number(match![1])
 }
 
 /** Peak resident memory of `pid` while `work` runs: the kernel's high-water mark, reset first, and the RSS it started from. */
