@@ -31,6 +31,7 @@ import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
 import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
+import { HostedProcesses } from './runtime/hosted/hosted-processes.js'
 import { RemoteBots } from './runtime/remote-bots.js'
 import { IntegrationDelivery } from './runtime/integrations.js'
 import { IntegrationOperations } from './runtime/integration-operations.js'
@@ -152,7 +153,10 @@ export function createServices(deps: ServiceDeps): Domain {
     ? KnowledgeEmbeddings.fromSettings(store.passageVectors, config.embeddings, log)
     : config.kbSentenceModel ? KnowledgeEmbeddings.sentenceModel(store.passageVectors, log)
     : config.kbWordVectors ? KnowledgeEmbeddings.builtin(store.passageVectors, log) : undefined
-  const remote = new RemoteBots(store, config.remoteBots, config.delivery, { outbound: config.outbound })
+  // Deployed bundles (bp deploy): their processes, reached through the delivery paths' `parley-hosted:` urls.
+  const hosted = new HostedProcesses(store, config.hosted)
+  hosted.registerMetrics(metrics)
+  const remote = new RemoteBots(store, config.remoteBots, config.delivery, { outbound: config.outbound, hosted })
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
   embeddings?.registerMetrics(metrics)
@@ -276,6 +280,7 @@ export function createServices(deps: ServiceDeps): Domain {
       await embeddings?.stop()
       await outgoing.stop()
       await runtime.stop()
+      await hosted.close()
       await chat.stop()
     },
     async close() {

@@ -1,8 +1,9 @@
 import { availableParallelism } from 'node:os'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import type { RemoteBotSettings } from './runtime/remote-bots.js'
 import type { EndpointSlotSettings } from './runtime/endpoint-slots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
+import type { HostedSettings } from './runtime/hosted/hosted-processes.js'
 import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 import { KB_MIN_SCORE_DEFAULT } from './domain/knowledge/relevance.js'
 import { OutboundPolicy } from './lib/outbound-policy.js'
@@ -110,6 +111,8 @@ export interface Config {
   webhook: WebhookConfig
   /** Deliveries to remote bots (bots with a `url`; README "Bring a Botpress bot"). */
   remoteBots: RemoteBotSettings
+  /** Hosted code: the processes running deployed bundles (docs/hosted-code.md). */
+  hosted: HostedSettings
   /** Slots, queues and circuit breaker per remote bot and per integration (src/runtime/endpoint-slots.ts). */
   delivery: EndpointSlotSettings
   /** Where remote-bot and integration urls may connect (PARLEY_OUTBOUND_DENY / PARLEY_OUTBOUND_ALLOW, README "Outbound requests"). */
@@ -324,6 +327,13 @@ export const SETTINGS = {
   PARLEY_TABLE_JOB_WORKERS: integer(1, 'Tables API jobs (import, export, delete by filter) this instance runs at once; `0` = none (they wait for another instance)'),
   PARLEY_TABLE_JOB_POLL_MS: integer(1_000, `How often the table job queue is polled for jobs queued elsewhere or left by a stopped instance, in ${MS}`, { min: 10 }),
   PARLEY_REMOTE_BOT_TIMEOUT_MS: integer(10_000, `Remote bots and integrations (see [Bring a Botpress bot](sdk-bots.md)): wall time of one call someone waits for (an action, a webhook relay, a ping), connection to the last byte of the answer, in ${MS}`, { min: 10 }),
+  PARLEY_HOSTED_MEMORY_MB: integer(256, 'Resident memory one [hosted code](hosted-code.md) process (a deployed bundle) may hold, in MB; its V8 heap gets three quarters of it. Past it the process is stopped (its bot\'s logs say so) and starts again with the next request', { min: 32 }),
+  PARLEY_HOSTED_CPU_PERCENT: integer(50, 'The part of one core a [hosted code](hosted-code.md) process may use, in percent, averaged over `PARLEY_HOSTED_CPU_WINDOW_MS`; past it the process is stopped (its logs say so) and starts again with the next request', { min: 1, max: 10_000 }),
+  PARLEY_HOSTED_CPU_WINDOW_MS: integer(30_000, `The window over which a [hosted code](hosted-code.md) process's CPU use is averaged (bursts shorter than it are allowed), in ${MS}`, { min: 1000 }),
+  PARLEY_HOSTED_IDLE_MS: integer(900_000, `A [hosted code](hosted-code.md) process not used this long is stopped (it starts again with the next request), in ${MS}`, { min: 1000 }),
+  PARLEY_HOSTED_API_URL: text(undefined, 'The URL [hosted code](hosted-code.md) processes call Parley at (their `BP_API_URL`)', {
+    kind: 'URL', defaultText: '`http://HOST:PORT` (loopback when HOST is every interface)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:3000'),
+  }),
   PARLEY_DELIVERY_BUDGET_MS: integer(300_000, `How long one event's delivery to a remote bot, or one message's or \`register\` to an integration, may take in all (its handler's run and any retries; see [Delivery semantics](sdk-bots.md#delivery-semantics)); past it the delivery is recorded as timed out, never sent again, in ${MS}`, { min: 10 }),
   PARLEY_REMOTE_BOT_ATTEMPTS: integer(5, 'POSTs of one event (or integration message) that was not processed (no connection, `502`/`503`/`504`, `429`) before it is recorded as failed (`1` = no retry); an answer of the bot\'s code is never retried', { min: 1 }),
   PARLEY_REMOTE_BOT_BACKOFF_MS: integer(500, `Wait before the first retry, in ${MS}; doubled for each next one, at most \`PARLEY_REMOTE_BOT_MAX_BACKOFF_MS\``),
@@ -479,6 +489,15 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       toleranceSeconds: 300,
       workers: s.PARLEY_WEBHOOK_WORKERS,
       pollMs: s.PARLEY_WEBHOOK_POLL_MS,
+    },
+    hosted: {
+      apiUrl: s.PARLEY_HOSTED_API_URL ?? `http://${displayHost}:${s.PORT}`,
+      memoryMb: s.PARLEY_HOSTED_MEMORY_MB,
+      cpuPercent: s.PARLEY_HOSTED_CPU_PERCENT,
+      cpuWindowMs: s.PARLEY_HOSTED_CPU_WINDOW_MS,
+      idleMs: s.PARLEY_HOSTED_IDLE_MS,
+      startTimeoutMs: 30_000,
+      dir: join(resolve(s.PARLEY_DATA_DIR), 'hosted'),
     },
     remoteBots: {
       timeoutMs: s.PARLEY_REMOTE_BOT_TIMEOUT_MS,

@@ -1,4 +1,5 @@
 import type { Installation } from './integration-service.js'
+import { isHostedUrl, shownUrl } from './hosted-code.js'
 import type { IntegrationApiKeyRow, IntegrationDefinitionRow } from '../store/integration-store.js'
 import type { PackageDefinitionRow } from '../store/package-store.js'
 import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, MemberRow } from '../store/store.js'
@@ -54,7 +55,8 @@ export const botSummaryView = (b: BotRow) => ({
   ...(b.deployedAt !== null && { deployedAt: iso(b.deployedAt) }),
   tags: b.tags,
   dev: b.dev,
-  ...(b.url !== null && { url: b.url }),
+  // Hosted code's address is Parley's own (src/domain/hosted-code.ts): a deployed bot shows no url, as on Botpress.
+  ...(b.url !== null && !isHostedUrl(b.url) && { url: b.url }),
 })
 
 function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: boolean, webchat: BotRow['webchat']) {
@@ -128,7 +130,7 @@ export function integrationDefinitionView(d: IntegrationDefinitionRow, showSecre
     updatedAt: iso(d.updatedAt),
     name: d.name,
     version: d.version,
-    url: d.url ?? '',
+    url: shownUrl(d.url) ?? '',
     dev: d.dev,
     signingSecret: showSecrets ? d.signingSecret : '',
     identifier: obj('identifier'),

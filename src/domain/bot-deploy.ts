@@ -2,6 +2,7 @@ import { errors } from '../lib/errors.js'
 import type { BotPluginRow, PackageDefinitionRow } from '../store/package-store.js'
 import type { BotRow, JsonObject, Store } from '../store/store.js'
 import { ALIAS, isObject } from './integration-service.js'
+import { isBundle } from './hosted-code.js'
 
 /**
  * What `bp deploy` sends to updateBot besides the definition (issue #26 item 1): its `code` (a CommonJS bundle,
@@ -20,12 +21,9 @@ export interface DeployedCode {
   bundle?: string | undefined
 }
 
-const MODULE_EXPORTS = /\bmodule\.exports\s*=/
-const ES_EXPORT = /^\s*export\s+(?:default\b|const\b|let\b|var\b|function\b|async\b|class\b|\{|\*)/m
-
 export async function classifyCode(code: string | undefined, check: ((code: string) => Promise<string | undefined>) | undefined): Promise<DeployedCode> {
   if (code === undefined) return {}
-  if (MODULE_EXPORTS.test(code) && !ES_EXPORT.test(code)) return { bundle: code }
+  if (isBundle(code)) return { bundle: code }
   const error = check ? await check(code) : undefined
   if (error) throw errors.invalidPayload(`Bot code does not load: ${error}`)
   return { module: code }

@@ -2,6 +2,7 @@ import type { Installation } from './integration-service.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { checkServiceUrl } from './service-url.js'
+import { HostedDeploys, isHostedUrl } from './hosted-code.js'
 import { classifyCode, type BotPlugin, type BotPlugins, type DeployedCode } from './bot-deploy.js'
 import type { OutboundPolicy } from '../lib/outbound-policy.js'
 import { hashSecret } from '../lib/crypto.js'
@@ -200,6 +201,7 @@ export class BotService {
 
   private readonly checkCode?: CodeChecker
   private readonly clock: () => number
+  private readonly hosted: HostedDeploys
 
   /**
    * `checkCode` loads deployed code in the sandbox; `onChanged` is told about every bot that changed
@@ -225,6 +227,7 @@ export class BotService {
   ) {
     this.checkCode = options.checkCode
     this.clock = options.clock ?? Date.now
+    this.hosted = new HostedDeploys(store, this.clock)
   }
 
   private async changed(botId: string): Promise<void> {
@@ -239,10 +242,14 @@ export class BotService {
     return classifyCode(code, this.checkCode)
   }
 
-  /** After the bot row is written: keep the bundle, or drop it once a Parley module replaces it. */
-  private async keepBundle(botId: string, deployed: DeployedCode, now: number): Promise<void> {
-    if (deployed.bundle !== undefined) await this.store.packages.setBundle(botId, deployed.bundle, now)
-    else if (deployed.module !== undefined) await this.store.packages.setBundle(botId, null, now)
+  /**
+   * After the bot row is written: a bundle is kept as hosted code (a new version) and answers the url its process is
+   * reached at (src/domain/hosted-code.ts); a Parley module drops a kept bundle.
+   */
+  private async keepBundle(botId: string, deployed: DeployedCode): Promise<string | undefined> {
+    if (deployed.bundle !== undefined) return this.hosted.deploy('bot', botId, deployed.bundle)
+    if (deployed.module !== undefined) await this.hosted.remove('bot', botId)
+    return undefined
   }
 
   /** The bot with its integrations, installations, declared states and plugins, as getBot shows it. */
@@ -263,7 +270,7 @@ export class BotService {
   }
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
-    const url = checkServiceUrl(input.url, this.options.outbound) ?? null
+    let url = checkServiceUrl(input.url, this.options.outbound) ?? null
     const deployed = await this.classify(input.code)
     if (input.states) this.options.states?.check(input.states)
     if (input.recurringEvents) this.options.recurring?.check(input.recurringEvents)
@@ -297,7 +304,13 @@ export class BotService {
       if (value && value.enabled !== false) integrations.push(newIntegration(bot.id, name, now, key, secret ? { secret } : {}))
     }
     await this.store.createBot(bot, integrations)
-    await this.keepBundle(bot.id, deployed, now)
+    // A bundle runs as hosted code, unless a url was given with it (the bot is served there).
+    const hostedAt = await this.keepBundle(bot.id, deployed)
+    if (hostedAt !== undefined && input.url === undefined) {
+      bot.url = hostedAt
+      url = hostedAt
+      await this.store.updateBot(bot.id, { url: hostedAt }, now)
+    }
     if (input.states) await this.options.states?.declare(bot.id, input.states)
     if (input.recurringEvents) await this.options.recurring?.declare(bot.id, input.recurringEvents)
     await this.options.plugins?.apply(bot, input.plugins, now)
@@ -318,13 +331,17 @@ export class BotService {
 
   async updateBot(workspaceId: string, id: string, input: BotInput): Promise<BotWithIntegrations> {
     const { bot, integrations } = await this.getBot(workspaceId, id)
-    const url = checkServiceUrl(input.url, this.options.outbound)
+    let url = checkServiceUrl(input.url, this.options.outbound)
     const webchat = applyWebchatInput(input, bot.webchat)
     const deployed = await this.classify(input.code)
     if (input.states) await this.options.states?.declare(bot.id, input.states)
     if (input.recurringEvents) await this.options.recurring?.declare(bot.id, input.recurringEvents)
     const now = this.clock()
     await this.options.plugins?.apply(bot, input.plugins, now)
+    // A bundle runs as hosted code (a url given with it wins: the bot is served there); a Parley module ends it.
+    const hostedAt = await this.keepBundle(bot.id, deployed)
+    if (url === undefined && hostedAt !== undefined) url = hostedAt
+    else if (url === undefined && deployed.module !== undefined && isHostedUrl(bot.url)) url = null
     // A bot's first code (or url) starts with the conversations' next message: their history is not replayed as turns.
     const startsRunning = (deployed.module !== undefined || (url !== undefined && url !== null)) && bot.code === null && bot.url === null
     if (startsRunning) await this.store.fastForwardBotCursors(bot.id)
@@ -367,7 +384,6 @@ export class BotService {
       now,
     )
     if (!updated) throw errors.notFound('Bot', id)
-    await this.keepBundle(bot.id, deployed, now)
     await this.changed(bot.id)
     if (updated.url !== null && updated.url !== bot.url) this.options.onUrlChanged?.(updated)
     return this.details(updated, await this.store.listIntegrations(bot.id))

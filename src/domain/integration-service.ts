@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto'
+import { HostedDeploys, isBundle } from './hosted-code.js'
 import AjvModule from 'ajv'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
@@ -180,6 +181,14 @@ function checkDisabledChannels(definition: IntegrationDefinitionRow, alias: stri
   return [...new Set(value as string[])]
 }
 
+/** An integration's `code`: the CommonJS bundle `bp build` makes (run as hosted code); anything else is refused. */
+function checkCode(code: unknown): string {
+  if (typeof code !== 'string' || !isBundle(code)) {
+    throw errors.invalidPayload('code must be the CommonJS bundle `bp build` makes (.botpress/dist/index.cjs): Parley runs it as hosted code')
+  }
+  return code
+}
+
 /** The values given in `secrets` (strings), and the ones removed (null) when `removals`. */
 function secretValues(input: Record<string, unknown>, removals: boolean): Record<string, string | null> {
   const secrets = isObject(input.secrets) ? input.secrets : {}
@@ -193,6 +202,8 @@ function secretValues(input: Record<string, unknown>, removals: boolean): Record
 
 export class IntegrationService {
   private readonly clock: () => number
+
+  private readonly hosted: HostedDeploys
 
   constructor(
     private readonly store: Store,
@@ -208,6 +219,7 @@ export class IntegrationService {
     } = {},
   ) {
     this.clock = options.clock ?? Date.now
+    this.hosted = new HostedDeploys(store, this.clock)
   }
 
   // ---- definitions ----
@@ -218,6 +230,7 @@ export class IntegrationService {
     await this.checkHandle(workspaceId, input.name)
     const url = checkServiceUrl(input.url, this.options.outbound) ?? null
     const definition = checkDefinition(input)
+    if (input.code !== undefined && input.code !== null) checkCode(input.code)
     await this.checkInterfaces(workspaceId, definition)
     const now = this.clock()
     const row: IntegrationDefinitionRow = {
@@ -232,7 +245,19 @@ export class IntegrationService {
     }
     // Secret values: for the integration only (getIntegrationSecrets with its own key); the definition keeps the names.
     await this.store.integrations.setSecrets(row.id, secretValues(input, false))
-    return row
+    // Its bundle runs as hosted code, unless a url was given (the integration is served there).
+    const hostedAt = await this.deployCode(row.id, input.code)
+    if (hostedAt === undefined || input.url !== undefined) return row
+    return (await this.store.integrations.updateDefinition(row.id, { url: hostedAt }, now)) ?? row
+  }
+
+  /**
+   * `code` as `bp deploy` sends it (the CommonJS bundle `bp build` makes) kept as hosted code: answers the url its
+   * process is reached at (src/domain/hosted-code.ts). Checked before anything is written.
+   */
+  private async deployCode(id: string, code: unknown): Promise<string | undefined> {
+    if (code === undefined || code === null) return undefined
+    return this.hosted.deploy('integration', id, checkCode(code))
   }
 
   /** A definition of this workspace: 404 for another workspace's, so ids reveal nothing. */
@@ -309,13 +334,16 @@ export class IntegrationService {
 
   async update(workspaceId: string, id: string, input: Record<string, unknown>): Promise<IntegrationDefinitionRow> {
     const current = await this.get(workspaceId, id)
-    const url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null, this.options.outbound)
+    let url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null, this.options.outbound)
+    if (input.code !== undefined && input.code !== null) checkCode(input.code)
     const parts = checkDefinition(input)
     await this.checkInterfaces(workspaceId, parts)
     // Secrets: the names given join the declared ones; a string sets a value, null removes it.
     if (parts.secrets !== undefined) parts.secrets = [...new Set([...((current.definition.secrets ?? []) as string[]), ...(parts.secrets as string[])])]
     const definition = Object.keys(parts).length > 0 ? { ...current.definition, ...parts } : undefined
     if (input.dev !== undefined && typeof input.dev !== 'boolean') throw errors.invalidPayload('dev must be a boolean')
+    const hostedAt = await this.deployCode(id, input.code)
+    if (url === undefined && hostedAt !== undefined) url = hostedAt
     const updated = await this.store.integrations.updateDefinition(id, { url, dev: input.dev as boolean | undefined, definition, visibility: checkVisibility(input) }, this.clock())
     if (!updated) throw errors.notFound('Integration', id)
     await this.store.integrations.setSecrets(id, secretValues(input, true))

@@ -209,6 +209,8 @@ export function outboundFailure(err: unknown): string {
   if (err instanceof OutboundError) return err.message
   const code = (err as { code?: unknown } | undefined)?.code
   switch (code) {
+    // Hosted code that cannot take the request now (src/runtime/hosted/hosted-processes.ts): its message says why.
+    case 'EHOSTEDCODE': return (err as Error).message
     case 'ECONNREFUSED': return 'connection refused'
     case 'ECONNRESET': case 'EPIPE': return 'connection closed before an answer'
     case 'ETIMEDOUT': case 'ESOCKETTIMEDOUT': return 'timed out'

@@ -1,4 +1,5 @@
 import AjvModule from 'ajv'
+import { urlName } from '../domain/hosted-code.js'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { answeredStatus, outboundFailure, unansweredError } from '../lib/outbound-policy.js'
@@ -112,7 +113,7 @@ export class IntegrationOperations {
       }
     } catch (err) {
       if (err instanceof DeliveryStopped) throw errors.unavailable()
-      result = { ok: false, latencyMs: Math.round(performance.now() - started), message: `${install.definition.url} could not be reached: ${outboundFailure(err)}` }
+      result = { ok: false, latencyMs: Math.round(performance.now() - started), message: `${urlName(install.definition.url)} could not be reached: ${outboundFailure(err)}` }
     }
     await this.service.log(install.definition.id, bot.id, result.ok ? 'info' : 'warn', `ping (bot ${bot.id}, alias ${alias}): ${result.message}`)
     return result

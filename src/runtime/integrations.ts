@@ -1,4 +1,5 @@
 import { integrationWebhookUrl } from '../domain/admin-views.js'
+import { urlName } from '../domain/hosted-code.js'
 import { errors } from '../lib/errors.js'
 import { answeredStatus, outboundFailure, unansweredError } from '../lib/outbound-policy.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
@@ -133,7 +134,7 @@ export class IntegrationDelivery {
       }
     } catch (err) {
       if (err instanceof DeliveryStopped) return
-      failure = `${install.definition.url} could not be reached: ${outboundFailure(err)}`
+      failure = `${urlName(install.definition.url)} could not be reached: ${outboundFailure(err)}`
       line = `${what}: ${failure}`
     }
     await this.service.log(install.definition.id, bot.id, failure === null ? 'info' : 'warn', line)
@@ -163,7 +164,7 @@ export class IntegrationDelivery {
     if (result.answer) answer = result.answer
     else {
       const failed = result as Extract<DeliveryResult, { delivered: false }>
-      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${install.definition.url} could not be reached: ${failed.reason}`)
+      await this.service.log(install.definition.id, bot.id, 'error', `webhook_received (${call.method} ${call.path || '/'}): ${urlName(install.definition.url)} could not be reached: ${failed.reason}`)
       throw unansweredError('The integration did not answer', failed.cause)
     }
     if (answer.status >= 400) await this.service.log(install.definition.id, bot.id, 'warn', `webhook_received (${call.method} ${call.path || '/'}): ${answeredStatus(answer.status)}`)

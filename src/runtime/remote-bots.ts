@@ -9,6 +9,8 @@ import type { ConversationViews, RemoteEvent } from './remote-events.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSettings } from './endpoint-slots.js'
 import { AnswerCut, AnswerTimeout, deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
+import { isHostedUrl, urlName } from '../domain/hosted-code.js'
+import type { HostedResolver } from './hosted/hosted-processes.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -92,14 +94,17 @@ export class RemoteBots {
   /** Where requests may connect (config.outbound): checked on IP-literal hosts in send, on resolved names by the agents' lookup. */
   private readonly outbound: OutboundPolicy
   private readonly agents: { 'http:': http.Agent; 'https:': https.Agent }
+  /** The processes of deployed bundles: a `parley-hosted:` url is theirs (src/domain/hosted-code.ts). */
+  private readonly hosted: HostedResolver | undefined
 
   constructor(
     private readonly store: Store,
     readonly settings: RemoteBotSettings,
     slotSettings: EndpointSlotSettings,
-    options: { clock?: () => number; outbound?: OutboundPolicy } = {},
+    options: { clock?: () => number; outbound?: OutboundPolicy; hosted?: HostedResolver } = {},
   ) {
     this.outbound = options.outbound ?? new OutboundPolicy()
+    this.hosted = options.hosted
     // The checked resolver on the agents: every new connection is made to an address the policy allows (at connect
     // time, so a name that resolves elsewhere later is checked again). Answers are never followed (no redirects).
     const { lookup } = this.outbound
@@ -217,12 +222,35 @@ export class RemoteBots {
    * Tell a rejection with outboundFailure(err) and an answer with its status: never with the target's body.
    */
   send(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
+    return isHostedUrl(url) ? this.sendHosted(method, url, headers, body, timeoutMs) : this.sendTo(method, url, headers, body, timeoutMs, true)
+  }
+
+  /** A request to hosted code: its process (started if need be, before the request's own time starts) on loopback. */
+  private async sendHosted(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<RemoteAnswer> {
+    if (!this.hosted) throw new OutboundError('hosted code is not run by this instance')
+    if (this.stopping.signal.aborted) throw new DeliveryStopped()
+    const target = await this.hosted.resolve(url)
+    try {
+      return await this.sendTo(method, target.url, { ...headers, ...target.headers }, body, timeoutMs, false)
+    } catch (err) {
+      // The process ended during the request (a crash, a limit): its code had the request, so it is not sent again
+      // (sent again, a message that crashes its bot would crash it on every attempt).
+      if (!(err instanceof OutboundError) && !(err instanceof DeliveryStopped) && await target.ended()) {
+        throw new OutboundError('its hosted process ended while handling the request (its logs say why)')
+      }
+      throw err
+    } finally {
+      target.release()
+    }
+  }
+
+  private sendTo(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs: number, checked: boolean): Promise<RemoteAnswer> {
     return new Promise((resolve, reject) => {
       if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
       const target = new URL(url)
       try {
         // An IP-literal host is connected to without a lookup: checked here (a name is checked by the agent's lookup).
-        this.outbound.checkHost(target.hostname)
+        if (checked) this.outbound.checkHost(target.hostname)
       } catch (err) {
         return reject(err)
       }
@@ -239,7 +267,7 @@ export class RemoteBots {
       const req = transport.request(target, {
         method,
         agent: this.agents[target.protocol as 'http:' | 'https:'],
-        lookup: this.outbound.lookup,
+        ...(checked && { lookup: this.outbound.lookup }),
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
       }, (res) => {
         answering = true
@@ -342,7 +370,7 @@ export class RemoteBots {
     this.failed[result.failure]++
     return {
       failure: result.failure,
-      logs: [{ id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', conversationId, message: failureLine(`Delivery of ${event.type} event ${event.id} to ${url}`, result) }],
+      logs: [{ id: uuidv7(), botId: bot.id, at: this.clock(), level: 'error', conversationId, message: failureLine(`Delivery of ${event.type} event ${event.id} to ${urlName(url)}`, result) }],
     }
   }
 
@@ -396,12 +424,12 @@ export class RemoteBots {
     let level = 'info'
     try {
       const result = await this.callRetrying(botEndpoint(bot), this.botReport(bot), bot.url, () => this.request(bot, 'register', 'register', {}), this.settings.budgetMs)
-      line = result.delivered ? `register: ${bot.url} answered ${result.answer.status}` : failureLine(`register: ${bot.url}`, result)
+      line = result.delivered ? `register: ${urlName(bot.url)} answered ${result.answer.status}` : failureLine(`register: ${urlName(bot.url)}`, result)
       if (!result.delivered) level = 'warn'
     } catch (err) {
       if (err instanceof DeliveryStopped) return
       level = 'warn'
-      line = `register: ${bot.url} could not be reached: ${outboundFailure(err)}`
+      line = `register: ${urlName(bot.url)} could not be reached: ${outboundFailure(err)}`
     }
     await this.store.appendBotLogs([{ id: uuidv7(), botId: bot.id, at: this.clock(), level, message: line, conversationId: null }]).catch(() => {})
   }

@@ -30,6 +30,23 @@ export interface BotPluginRow {
   updatedAt: number
 }
 
+/** Who a hosted bundle belongs to: a bot, or one integration version (its definition). */
+export type HostedKind = 'bot' | 'integration'
+
+/** A deployed CommonJS bundle, run as hosted code (src/runtime/hosted/). */
+export interface HostedBundleRow {
+  kind: HostedKind
+  /** The bot's id, or the integration definition's. */
+  ownerId: string
+  code: string
+  /** New at each deploy: a process runs one version, and the next deploy swaps it. */
+  version: string
+  /** The API key its process calls Parley with (BP_TOKEN): its value, and its key row (a bot's or an integration's key). */
+  token: string
+  keyId: string
+  deployedAt: number
+}
+
 export interface PackageStore {
   // ---- workspace handles ----
   handleOf(workspaceId: string): Promise<string | undefined>
@@ -53,8 +70,9 @@ export interface PackageStore {
   setBotPlugin(row: BotPluginRow): Promise<void>
   deleteBotPlugin(botId: string, alias: string): Promise<void>
 
-  // ---- a bot's CommonJS bundle (hosted code, #26 item 2) ----
-  getBundle(botId: string): Promise<{ code: string; deployedAt: number } | undefined>
-  /** null removes it. */
-  setBundle(botId: string, code: string | null, now: number): Promise<void>
+  // ---- a bot's or an integration version's CommonJS bundle (hosted code, #26 item 2; migrations 0028) ----
+  getBundle(kind: HostedKind, ownerId: string): Promise<HostedBundleRow | undefined>
+  /** Inserts or replaces the owner's bundle. */
+  setBundle(row: HostedBundleRow): Promise<void>
+  deleteBundle(kind: HostedKind, ownerId: string): Promise<void>
 }

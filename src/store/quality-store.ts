@@ -13,8 +13,11 @@ export interface TurnFailureRow {
   /** The message, event or conversation start the turn ran for (one row per turn); `delivery:<message id>` for a delivery. */
   sourceId: string
   conversationId: string | null
-  /** `delivery`: a bot message an installed integration did not take (src/runtime/integration-delivery.ts). */
-  kind: 'message' | 'event' | 'start' | 'delivery'
+  /**
+   * `delivery`: a bot message an installed integration did not take (src/runtime/integration-delivery.ts); `hosted`: the
+   * process of the bot's deployed bundle crashed or was stopped at a limit (src/runtime/hosted/hosted-processes.ts).
+   */
+  kind: 'message' | 'event' | 'start' | 'delivery' | 'hosted'
   reason: TurnFailureReason
   createdAt: number
 }

@@ -183,7 +183,7 @@ describe('bp deploy (the Botpress CLI\'s calls) against Parley', () => {
     expect(deployed.bot.plugins.logger).toMatchObject({ id: logger.id, name: 'logger', version: '0.0.1', enabled: true })
     expect((await ws.c.getBot({ id: bot.id })).bot.plugins).toHaveProperty('logger')
     // The bundle is kept for hosted code; the sandbox runs nothing for this bot.
-    expect((await h.store.packages.getBundle(bot.id))?.code).toBe(code)
+    expect((await h.store.packages.getBundle('bot', bot.id))?.code).toBe(code)
     expect((await h.store.getBot(bot.id))?.code).toBeNull()
 
     // Deploying again (the bot has chat and logger now) sends the same; a Parley module then replaces the bundle.
@@ -192,7 +192,7 @@ describe('bp deploy (the Botpress CLI\'s calls) against Parley', () => {
     const module = 'export const hooks = {}'
     await ws.c.updateBot({ id: bot.id, code: module })
     expect((await h.store.getBot(bot.id))?.code).toBe(module)
-    expect(await h.store.packages.getBundle(bot.id)).toBeUndefined()
+    expect(await h.store.packages.getBundle('bot', bot.id)).toBeUndefined()
     // Code that is neither a module that loads nor a CommonJS bundle is refused as before, the module staying live:
     // also a Parley module that calls require() or mentions module.exports.
     for (const broken of ['export const = 1', "const fs = require('fs')\nexport const hooks = {}", 'module.exports = {}\nexport const hooks = {}\nnope()']) {

@@ -45,6 +45,8 @@ export interface Harness {
 export interface StartOptions {
   listen?: boolean
   config?: Partial<Config>
+  /** Settings as an operator sets them (PARLEY_…), read by loadConfig; `config` goes over the result. */
+  env?: Record<string, string>
   /**
    * `demoBot: true` keeps the demo bot's code (it answers every message); by default the demo bot has
    * no code, so tests see exactly the messages they create.
@@ -77,7 +79,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
   const port = options.listen ? await freePort() : 0
   const databaseUrl = storeKind === 'postgres' ? await freshDatabase() : undefined
   // Wired by the composition root as `npm start` is; the harness only chooses the places and sizes.
-  const config = loadConfig({ PARLEY_DATA_DIR: dataDir, PORT: String(port) }, {
+  const config = loadConfig({ ...options.env, PARLEY_DATA_DIR: dataDir, PORT: String(port) }, {
     ...(databaseUrl && { databaseUrl, databasePoolSize: 5, blobPoolSize: 4 }),
     blobStore: options.blobs === 'postgres' && databaseUrl ? 'postgres' : 'local',
     // The built-in sentence model embeds passages in the background after indexing (a search right after indexing

@@ -1,5 +1,5 @@
 import type { Kysely, Selectable } from 'kysely'
-import type { BotPluginRow, PackageDefinitionRow, PackageKind, PackageStore, Visibility } from '../package-store.js'
+import type { BotPluginRow, HostedBundleRow, HostedKind, PackageDefinitionRow, PackageKind, PackageStore, Visibility } from '../package-store.js'
 import { UniqueViolation, type JsonObject } from '../store.js'
 import { isUniqueViolation } from './kysely-integration-store.js'
 
@@ -11,7 +11,9 @@ interface PackageTables {
     definition: string; code: string | null; created_at: number; updated_at: number
   }
   bot_plugins: { bot_id: string; alias: string; plugin_id: string; installation: string; created_at: number; updated_at: number }
-  bot_bundles: { bot_id: string; code: string; deployed_at: number }
+  bot_bundles: { bot_id: string; code: string; deployed_at: number; version: string; token: string; key_id: string }
+  /** migrations/<dialect>/0028_hosted_code.sql */
+  integration_bundles: { integration_id: string; code: string; deployed_at: number; version: string; token: string; key_id: string }
 }
 
 // PostgreSQL BIGINT columns come back as strings: Number() for both engines.
@@ -103,17 +105,24 @@ export class KyselyPackageStore implements PackageStore {
     await this.db.deleteFrom('bot_plugins').where('bot_id', '=', botId).where('alias', '=', alias).execute()
   }
 
-  async getBundle(botId: string): Promise<{ code: string; deployedAt: number } | undefined> {
-    const r = await this.db.selectFrom('bot_bundles').selectAll().where('bot_id', '=', botId).executeTakeFirst()
-    return r && { code: r.code, deployedAt: Number(r.deployed_at) }
+  async getBundle(kind: HostedKind, ownerId: string): Promise<HostedBundleRow | undefined> {
+    const r = kind === 'bot'
+      ? await this.db.selectFrom('bot_bundles').select(['bot_id as owner', 'code', 'version', 'token', 'key_id', 'deployed_at']).where('bot_id', '=', ownerId).executeTakeFirst()
+      : await this.db.selectFrom('integration_bundles').select(['integration_id as owner', 'code', 'version', 'token', 'key_id', 'deployed_at']).where('integration_id', '=', ownerId).executeTakeFirst()
+    return r && { kind, ownerId: r.owner, code: r.code, version: r.version, token: r.token, keyId: r.key_id, deployedAt: Number(r.deployed_at) }
   }
 
-  async setBundle(botId: string, code: string | null, now: number): Promise<void> {
-    if (code === null) {
-      await this.db.deleteFrom('bot_bundles').where('bot_id', '=', botId).execute()
-      return
+  async setBundle(row: HostedBundleRow): Promise<void> {
+    const values = { code: row.code, version: row.version, token: row.token, key_id: row.keyId, deployed_at: row.deployedAt }
+    if (row.kind === 'bot') {
+      await this.db.insertInto('bot_bundles').values({ bot_id: row.ownerId, ...values }).onConflict((oc) => oc.column('bot_id').doUpdateSet(values)).execute()
+    } else {
+      await this.db.insertInto('integration_bundles').values({ integration_id: row.ownerId, ...values }).onConflict((oc) => oc.column('integration_id').doUpdateSet(values)).execute()
     }
-    await this.db.insertInto('bot_bundles').values({ bot_id: botId, code, deployed_at: now })
-      .onConflict((oc) => oc.column('bot_id').doUpdateSet({ code, deployed_at: now })).execute()
+  }
+
+  async deleteBundle(kind: HostedKind, ownerId: string): Promise<void> {
+    if (kind === 'bot') await this.db.deleteFrom('bot_bundles').where('bot_id', '=', ownerId).execute()
+    else await this.db.deleteFrom('integration_bundles').where('integration_id', '=', ownerId).execute()
   }
 }
