@@ -106,7 +106,8 @@ export class HostedProcesses implements HostedResolver {
     private readonly settings: HostedSettings,
     private readonly clock: () => number = Date.now,
   ) {
-    this.dir = join(settings.dir, String(process.pid))
+    // Its own directory: `<pid>.<random>` (several instances may share a data directory, and a process).
+    this.dir = join(settings.dir, `${process.pid}.${randomBytes(4).toString('hex')}`)
     removeLeftovers(settings.dir)
     this.watch = setInterval(() => this.check(), WATCH_MS)
     this.watch.unref()
@@ -327,7 +328,7 @@ function exitText(code: number | null, signal: NodeJS.Signals | null): string {
   return signal ? `signal ${signal}` : `code ${code}`
 }
 
-/** Bundle directories of instances that are gone (a crash left them): one subdirectory per process id. */
+/** Bundle directories of instances that are gone (a crash left them): `<pid>.<random>`, one per instance. */
 function removeLeftovers(dir: string): void {
   let entries: string[]
   try {
@@ -336,7 +337,7 @@ function removeLeftovers(dir: string): void {
     return
   }
   for (const entry of entries) {
-    const pid = Number(entry)
+    const pid = Number(entry.split('.')[0])
     if (!Number.isInteger(pid) || pid <= 0 || pid === process.pid) continue
     try {
       process.kill(pid, 0)
