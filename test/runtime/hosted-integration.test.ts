@@ -3,7 +3,8 @@
  * deployed with createIntegration({ code }) (no url, as `bp deploy` sends it), runs in a process Parley starts with
  * its secrets (SECRET_<NAME>) and its own API key; an outside service posts to the webhook, a bot answers, the
  * reply goes out through the integration's channel; what the process prints is in getIntegrationLogs. A `code`
- * that is not a bundle is refused.
+ * that is not a bundle is refused. Item 3: a hosted bot's plugin (bundled into the bot, as the CLI does) runs, and
+ * calls an interface action that resolves to the integration implementing the interface.
  */
 import { isApiError } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -11,7 +12,7 @@ import definition from '../fixtures/sdk-integrations/outside-chat.definition.mjs
 import { startParley, type Harness } from '../helpers/harness.js'
 import { bundleFixture } from '../helpers/hosted-bundle.js'
 import { definitionBody } from '../helpers/sdk-integration.js'
-import { adminClient, createBot, sleep } from './helpers.js'
+import { adminClient, createBot, sleep, Talk, waitForLog } from './helpers.js'
 
 const BOT = String.raw`
 export const hooks = {
@@ -21,6 +22,8 @@ export const hooks = {
   },
 }
 `
+
+const schema = (properties: Record<string, unknown> = {}) => ({ type: 'object', properties, additionalProperties: false })
 
 async function integrationLines(h: Harness, id: string): Promise<string[]> {
   const { logs } = await adminClient(h).getIntegrationLogs({ id, timeStart: new Date(0).toISOString() })
@@ -68,6 +71,33 @@ describe('hosted code: an integration deployed with its bundle', () => {
     expect(lines).toContain('info sent to the outside: bot says: hello')
     expect(lines).toContain(`info registered as outside for ${bot.id}`)
     expect(lines.filter((l) => l.startsWith('info Hosted code started'))).toHaveLength(1)
+  })
+
+  it('a hosted bot\'s plugin runs, and its interface action resolves to the integration implementing the interface', async () => {
+    const admin = adminClient(h)
+    // The interface, then an integration implementing it (its action merged into the integration's, as the SDK's
+    // IntegrationDefinition.extend does, and the implementation named under `interfaces`), as `bp deploy` sends them.
+    const typing = { input: { schema: schema({ conversationId: { type: 'string' }, messageId: { type: 'string' } }) }, output: { schema: schema() } }
+    const { interface: iface } = await admin.createInterface({ name: `typing-indicator-${Date.now().toString(36)}`, version: '0.0.1', entities: {}, events: {}, actions: { startTypingIndicator: typing } } as never)
+    const body = definitionBody(definition)
+    const { integration } = await admin.createIntegration({
+      ...body, name: `typing-${Date.now().toString(36)}`, code,
+      actions: { ...(body.actions as object), startTypingIndicator: typing },
+      interfaces: { 'typing-indicator': { id: iface.id, entities: {}, actions: { startTypingIndicator: { name: 'startTypingIndicator' } }, events: {}, channels: {} } },
+    } as never)
+    const bot = await createBot(h, await bundleFixture('plugin-bot.mjs'))
+    await admin.updateBot({ id: bot.id, integrations: { outside: { integrationId: integration.id, enabled: true, configuration: { serviceUrl: 'http://127.0.0.1:9/', verifyToken: 'token' } } } } as never)
+
+    const talk = await Talk.open(bot)
+    try {
+      expect(await talk.askText('hello')).toEqual(['after the plugin: hello'])
+      await waitForLog(h, bot.id, (l) => l.message === 'typing-indicator answered {}')
+      const lines = await integrationLines(h, integration.id)
+      expect(lines).toContain(`info typing in ${talk.conversationId}`)
+      await waitForLog(h, bot.id, (l) => l.message === 'plugin helper saw: hello')
+    } finally {
+      await talk.close()
+    }
   })
 
   it('refuses a code that is not a bundle (400), in createIntegration and updateIntegration, changing nothing', async () => {
