@@ -330,6 +330,7 @@ export const SETTINGS = {
   PARLEY_HOSTED_MEMORY_MB: integer(256, 'Resident memory one [hosted code](hosted-code.md) process (a deployed bundle) may hold, in MB; its V8 heap gets three quarters of it. Past it the process is stopped (its bot\'s logs say so) and starts again with the next request', { min: 32 }),
   PARLEY_HOSTED_CPU_PERCENT: integer(50, 'The part of one core a [hosted code](hosted-code.md) process may use, in percent, averaged over `PARLEY_HOSTED_CPU_WINDOW_MS`; past it the process is stopped (its logs say so) and starts again with the next request', { min: 1, max: 10_000 }),
   PARLEY_HOSTED_CPU_WINDOW_MS: integer(30_000, `The window over which a [hosted code](hosted-code.md) process's CPU use is averaged (bursts shorter than it are allowed), in ${MS}`, { min: 1000 }),
+  PARLEY_HOSTED_MAX_PROCESSES: integer(32, 'The most [hosted code](hosted-code.md) processes one instance runs at once (each holds 50 to 100 MB): past it the least recently used idle one is stopped first; when all are busy, deliveries wait and are retried', { min: 1 }),
   PARLEY_HOSTED_IDLE_MS: integer(900_000, `A [hosted code](hosted-code.md) process not used this long is stopped (it starts again with the next request), in ${MS}`, { min: 1000 }),
   PARLEY_HOSTED_API_URL: text(undefined, 'The URL [hosted code](hosted-code.md) processes call Parley at (their `BP_API_URL`)', {
     kind: 'URL', defaultText: '`http://HOST:PORT` (loopback when HOST is every interface)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:3000'),
@@ -497,6 +498,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       cpuWindowMs: s.PARLEY_HOSTED_CPU_WINDOW_MS,
       idleMs: s.PARLEY_HOSTED_IDLE_MS,
       startTimeoutMs: 30_000,
+      maxProcesses: s.PARLEY_HOSTED_MAX_PROCESSES,
       dir: join(resolve(s.PARLEY_DATA_DIR), 'hosted'),
     },
     remoteBots: {

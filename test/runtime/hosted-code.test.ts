@@ -155,3 +155,29 @@ describe('hosted code: a bundle deployed with updateBot({ code }) runs in a proc
     }
   })
 })
+
+describe('hosted code: at most PARLEY_HOSTED_MAX_PROCESSES processes per instance', () => {
+  let h: Harness
+
+  beforeAll(async () => {
+    h = await startParley({ listen: true, env: { PARLEY_HOSTED_MAX_PROCESSES: '2' } })
+  }, 60_000)
+
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  it('a third bot\'s process stops the least recently used idle one; every bot still answers', async () => {
+    const code = await bundle('v1')
+    const bots = [await createBot(h, code), await createBot(h, code), await createBot(h, code)]
+    const talks = await Promise.all(bots.map((bot) => Talk.open(bot)))
+    try {
+      for (const [i, talk] of talks.entries()) expect(await talk.askText(`hi ${i}`)).toEqual([`v1: hi ${i}`])
+      await untilLogged(h, bots[0]!.id, /^info Hosted code stopped \(room was needed for another bot's or integration's process \(PARLEY_HOSTED_MAX_PROCESSES, 2\)\)$/, 'the first bot\'s process making room')
+      expect(await talks[0]!.askText('again')).toEqual(['v1: again'])
+      await untilLogged(h, bots[1]!.id, /^info Hosted code stopped \(room was needed/, 'the second bot\'s process making room in turn')
+    } finally {
+      for (const talk of talks) await talk.close()
+    }
+  })
+})

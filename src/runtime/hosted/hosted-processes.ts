@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { setPriority } from 'node:os'
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseHostedUrl, type HostedRef } from '../../domain/hosted-code.js'
@@ -37,6 +38,8 @@ export interface HostedSettings {
   idleMs: number
   /** A process that has not said it listens this long after it was started is stopped. */
   startTimeoutMs: number
+  /** The most processes this instance runs at once: past it the least recently used idle one is stopped first. */
+  maxProcesses: number
   /** The directory the bundles are written to (this instance's: its own subdirectory is made in it). */
   dir: string
 }
@@ -60,6 +63,8 @@ export interface HostedResolver {
 }
 
 const WATCH_MS = 1000
+/** The OS priority (nice) of hosted processes. */
+const HOSTED_NICE = 5
 const BACKOFF_MS = 1000
 const MAX_BACKOFF_MS = 60_000
 /** A process that ran this long before it crashed starts again after the shortest wait. */
@@ -130,6 +135,7 @@ export class HostedProcesses implements HostedResolver {
       const crash = this.crashes.get(key)
       const wait = crash ? crash.notBefore - this.clock() : 0
       if (wait > 0) throw new HostedUnavailable(`its hosted code is starting again after a crash, in ${Math.ceil(wait / 1000)} s`)
+      this.makeRoom()
       proc = this.launch(ref)
       this.live.set(key, proc)
     }
@@ -155,6 +161,18 @@ export class HostedProcesses implements HostedResolver {
       },
       ended: () => Promise.race([held.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), EXIT_SEEN_MS))]),
     }
+  }
+
+  /**
+   * Keeps the processes under maxProcesses: the least recently used idle one is stopped to make room; when every
+   * one is busy the request waits (HostedUnavailable: the delivery rules retry it), so many bots of one tenant cannot
+   * exhaust the machine's memory.
+   */
+  private makeRoom(): void {
+    if (this.live.size + this.draining.size < this.settings.maxProcesses) return
+    const idle = [...this.live.values()].filter((p) => p.inFlight === 0 && !p.stopping).sort((a, b) => a.lastUsed - b.lastUsed)[0]
+    if (!idle) throw new HostedUnavailable(`every hosted code process of this instance is busy (PARLEY_HOSTED_MAX_PROCESSES, ${this.settings.maxProcesses})`)
+    this.stop(idle, 'idle', `room was needed for another bot's or integration's process (PARLEY_HOSTED_MAX_PROCESSES, ${this.settings.maxProcesses})`)
   }
 
   /** Starts the process of an owner's deployed bundle (whatever version is stored now). */
@@ -197,6 +215,14 @@ export class HostedProcesses implements HostedResolver {
     ], { cwd: proc.dir, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] })
     proc.child = child
     proc.startedAt = this.clock()
+    // Below Parley's own priority: a bundle busy with CPU (within its limit) does not slow the server's requests.
+    if (child.pid !== undefined) {
+      try {
+        setPriority(child.pid, HOSTED_NICE)
+      } catch {
+        // not permitted here: the CPU limit still holds
+      }
+    }
     this.counts.started++
     proc.logs.attach(child.stdout!, 'info')
     proc.logs.attach(child.stderr!, 'error')
