@@ -166,7 +166,11 @@ export function createServices(deps: ServiceDeps): Domain {
     limits: config.sandboxLimits,
     sweepMs: config.botSweepMs,
     validatePayload: validateMessagePayload,
-    onBotsChanged: () => chat.forgetIntegrations(),
+    onBotsChanged: (botId) => {
+      chat.forgetIntegrations()
+      // A bot deleted, or no longer hosted (a module or a url replaced its bundle): its process stops now, not when idle.
+      void hosted.ownerChanged('bot', botId)
+    },
     composeAnswer: answerComposer(config.kbAnswer),
     semanticRanking: embeddings,
     kbMinScore: config.kbMinScore,

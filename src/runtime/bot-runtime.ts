@@ -55,7 +55,8 @@ export type PayloadValidator = (payload: unknown) => string | undefined
 export interface BotRuntimeOptions {
   limits: SandboxLimits
   /** Told when any bot changed on any instance (caches of integrations are dropped). */
-  onBotsChanged?: () => void
+  /** A bot changed or was deleted (on every instance: told through pub/sub). */
+  onBotsChanged?: (botId: string) => void
   /** How often conversations left behind (a dead instance's expired lease, a missed notification) are picked up. */
   sweepMs?: number
   /** Validates payloads sent by bot code with the same rules as the Chat API. */
@@ -286,9 +287,9 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /** Bots change rarely: any change drops the whole cache (and the Chat API's integration cache). */
-  private forget(_botId: string): void {
+  private forget(botId: string): void {
     this.owners.clear()
-    this.options.onBotsChanged?.()
+    this.options.onBotsChanged?.(botId)
   }
 
 

@@ -10,6 +10,13 @@ import { startParley, type Harness } from '../helpers/harness.js'
 import { bundleFixture } from '../helpers/hosted-bundle.js'
 import { adminClient, allLogs, createBot, qualityTotals, sleep, Talk, type TestBot } from './helpers.js'
 
+const MODULE = String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    if (event.type === 'text') await client.createMessage({ payload: { type: 'text', text: 'module: ' + event.payload.text } })
+  },
+}`
+
 const bundle = (version: string) => bundleFixture('hosted-bot.mjs', { BUNDLE_VERSION: JSON.stringify(version) })
 
 async function logLines(h: Harness, botId: string): Promise<string[]> {
@@ -134,6 +141,19 @@ describe('hosted code: a bundle deployed with updateBot({ code }) runs in a proc
       await untilLogged(h, bot.id, /^info Hosted code stopped \(a new version was deployed\)$/, 'the old process stopping')
       await sleep(500)
       expect(talk.botTexts()).toEqual(['v1: warm', 'v1: slow one', 'v2: next'])
+    } finally {
+      await talk.close()
+    }
+  })
+
+  it('a Parley module deployed over the bundle stops its process at once, and answers in its place', async () => {
+    const bot = await hostedBot()
+    const talk = await Talk.open(bot)
+    try {
+      expect(await talk.askText('bundle')).toEqual(['v1: bundle'])
+      await adminClient(h).updateBot({ id: bot.id, code: MODULE })
+      await untilLogged(h, bot.id, /^info Hosted code stopped \(the bot no longer runs its bundle\)$/, 'the process stopping')
+      expect(await talk.askText('module')).toEqual(['module: module'])
     } finally {
       await talk.close()
     }

@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { setPriority } from 'node:os'
 import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { parseHostedUrl, type HostedRef } from '../../domain/hosted-code.js'
+import { isHostedUrl, parseHostedUrl, type HostedRef } from '../../domain/hosted-code.js'
 import { uuidv7 } from '../../lib/ids.js'
 import type { MetricsRegistry } from '../../lib/metrics.js'
 import type { HostedKind } from '../../store/package-store.js'
@@ -94,6 +94,8 @@ interface Proc {
   logs: LogPipe
   cpu: CpuWindow
   stopping: { reason: StopReason; detail: string } | undefined
+  /** Why it is draining (it stops once its requests are over). */
+  drain: string | undefined
   exited: Promise<void>
 }
 
@@ -126,9 +128,7 @@ export class HostedProcesses implements HostedResolver {
     let proc = this.live.get(key)
     // uuidv7 versions sort by time: a newer deploy replaces the process; an older url (read before the deploy) uses it.
     if (proc && ref.version > proc.version) {
-      this.live.delete(key)
-      this.draining.add(proc)
-      if (proc.inFlight === 0) this.stop(proc, 'replaced', 'a new version was deployed')
+      this.retire(proc, 'a new version was deployed')
       proc = undefined
     }
     if (!proc) {
@@ -157,7 +157,7 @@ export class HostedProcesses implements HostedResolver {
         released = true
         held.inFlight--
         held.lastUsed = this.clock()
-        if (held.inFlight === 0 && this.draining.has(held)) this.stop(held, 'replaced', 'a new version was deployed')
+        if (held.inFlight === 0 && this.draining.has(held)) this.stop(held, 'replaced', held.drain ?? 'replaced')
       },
       ended: () => Promise.race([held.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), EXIT_SEEN_MS))]),
     }
@@ -182,7 +182,7 @@ export class HostedProcesses implements HostedResolver {
       key, kind: ref.kind, ownerId: ref.ownerId, version: ref.version, secret: randomBytes(24).toString('base64url'), child: undefined, port: 0,
       ready: Promise.resolve(), inFlight: 0, lastUsed: this.clock(), startedAt: this.clock(), dir: '', cpu: new CpuWindow(this.settings.cpuWindowMs),
       logs: new LogPipe({ linesPerWindow: LOG_LINES_PER_WINDOW, windowMs: LOG_WINDOW_MS, clock: this.clock, write: (lines) => this.writeLogs(ref.kind, ref.ownerId, lines) }),
-      stopping: undefined, exited: Promise.resolve(),
+      stopping: undefined, drain: undefined, exited: Promise.resolve(),
     }
     proc.ready = this.spawnProc(proc).catch((err: unknown) => {
       if (this.live.get(key) === proc) this.live.delete(key)
@@ -322,6 +322,26 @@ export class HostedProcesses implements HostedResolver {
       return
     }
     await this.store.integrations.appendLogs(lines.map((l) => ({ id: uuidv7(), definitionId: ownerId, botId: null, at: l.at, level: l.level, message: l.message, conversationId: null })))
+  }
+
+  /**
+   * A bot changed (on every instance): its process stops at once when the bot is gone or no longer runs its bundle
+   * (a Parley module or a url replaced it); a new version of the bundle swaps it at the next request (resolve).
+   */
+  async ownerChanged(kind: HostedKind, ownerId: string): Promise<void> {
+    const proc = this.live.get(`${kind}:${ownerId}`)
+    if (!proc || kind !== 'bot') return
+    const bot = await this.store.getBot(ownerId).catch(() => undefined)
+    if (bot && isHostedUrl(bot.url)) return
+    this.retire(proc, bot ? 'the bot no longer runs its bundle' : 'the bot was deleted')
+  }
+
+  /** Takes no new request; stops once the ones it holds are over. */
+  private retire(proc: Proc, why: string): void {
+    if (this.live.get(proc.key) === proc) this.live.delete(proc.key)
+    this.draining.add(proc)
+    proc.drain = why
+    if (proc.inFlight === 0) this.stop(proc, 'replaced', why)
   }
 
   /** Processes running now (metrics, tests). */
