@@ -4,7 +4,8 @@ import type { Installation, IntegrationService } from '../domain/integration-ser
 import type { OutboxCursor } from '../store/integration-outbox-store.js'
 import type { BotRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
 import type { IntegrationDelivery } from './integrations.js'
-import { DeliveryStopped, type RemoteBots } from './remote-bots.js'
+import type { RemoteBots } from './remote-bots.js'
+import { DeliveryStopped } from './outbound-http.js'
 import { failureLine, type DeliveryResult } from './delivery-policy.js'
 import { SerialByKey } from './serial-by-key.js'
 

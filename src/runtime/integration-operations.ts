@@ -11,7 +11,7 @@ import { checkDeclaredType } from '../domain/message-shapes.js'
 import type { BuiltInActions } from '../domain/builtin-actions.js'
 import type { Tags } from '../store/bot-chat-store.js'
 import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
-import { DeliveryStopped, type RemoteAnswer } from './remote-bots.js'
+import { DeliveryStopped, type RemoteAnswer } from './outbound-http.js'
 import { refusedError } from './endpoint-slots.js'
 import type { IntegrationDelivery } from './integrations.js'
 

@@ -5,7 +5,8 @@ import { answeredStatus, outboundFailure, unansweredError } from '../lib/outboun
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
 import type { BotRow, Store } from '../store/store.js'
-import { breakerLine, DeliveryStopped, integrationEndpoint, type BreakerReport, type RemoteAnswer, type RemoteBots } from './remote-bots.js'
+import { breakerLine, integrationEndpoint, type BreakerReport, type RemoteBots } from './remote-bots.js'
+import { DeliveryStopped, type RemoteAnswer } from './outbound-http.js'
 import { refusedError } from './endpoint-slots.js'
 import { failureLine, type DeliveryResult } from './delivery-policy.js'
 

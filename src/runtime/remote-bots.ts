@@ -1,16 +1,14 @@
-import { setMaxListeners } from 'node:events'
-import http from 'node:http'
-import https from 'node:https'
 import { uuidv7 } from '../lib/ids.js'
-import { OutboundError, OutboundPolicy, answeredStatus, outboundFailure } from '../lib/outbound-policy.js'
+import { OutboundPolicy, outboundFailure } from '../lib/outbound-policy.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { BotLogRow, BotRow, Store } from '../store/store.js'
 import type { ConversationViews, RemoteEvent } from './remote-events.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSettings } from './endpoint-slots.js'
-import { AnswerCut, AnswerTimeout, deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
-import { isHostedUrl, urlName } from '../domain/hosted-code.js'
+import { deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
+import { urlName } from '../domain/hosted-code.js'
 import type { HostedResolver } from './hosted/hosted-processes.js'
+import { DeliveryStopped, OutboundHttp, type RemoteAnswer } from './outbound-http.js'
 
 /**
  * Remote bots: bots whose `url` is set (an @botpress/sdk program served elsewhere) get their events
@@ -39,19 +37,7 @@ export interface RemoteBotSettings {
   maxBackoffMs: number
 }
 
-/** Largest answer read from a remote bot (an action's output): the Runtime API's 1 MB. */
-export const MAX_ANSWER_BYTES = 1024 * 1024
-
 export type RemoteOperation = 'event_received' | 'register' | 'unregister' | 'ping' | 'action_triggered'
-
-export interface RemoteAnswer { status: number; body: string; headers?: Record<string, string> }
-
-/** The run was stopped (the instance shuts down): nothing is recorded, the event is delivered again after the restart. */
-export class DeliveryStopped extends Error {
-  constructor() {
-    super('The instance is stopping')
-  }
-}
 
 /**
  * The endpoint is paused (its circuit is open): the durable delivery was not attempted and stays where it is (the
@@ -88,14 +74,10 @@ export class RemoteBots {
   private delivered = 0
   private retried = 0
   private readonly failed: Record<DeliveryFailure, number> = { error: 0, timeout: 0, unreachable: 0 }
-  private readonly stopping = new AbortController()
+  /** Requests and waits, ended together when the instance stops. */
+  readonly http: OutboundHttp
   private readonly clock: () => number
   private viewsOf: ConversationViews | undefined
-  /** Where requests may connect (config.outbound): checked on IP-literal hosts in send, on resolved names by the agents' lookup. */
-  private readonly outbound: OutboundPolicy
-  private readonly agents: { 'http:': http.Agent; 'https:': https.Agent }
-  /** The processes of deployed bundles: a `parley-hosted:` url is theirs (src/domain/hosted-code.ts). */
-  private readonly hosted: HostedResolver | undefined
 
   constructor(
     private readonly store: Store,
@@ -103,16 +85,9 @@ export class RemoteBots {
     slotSettings: EndpointSlotSettings,
     options: { clock?: () => number; outbound?: OutboundPolicy; hosted?: HostedResolver } = {},
   ) {
-    this.outbound = options.outbound ?? new OutboundPolicy()
-    this.hosted = options.hosted
-    // The checked resolver on the agents: every new connection is made to an address the policy allows (at connect
-    // time, so a name that resolves elsewhere later is checked again). Answers are never followed (no redirects).
-    const { lookup } = this.outbound
-    this.agents = { 'http:': new http.Agent({ keepAlive: true, lookup }), 'https:': new https.Agent({ keepAlive: true, lookup }) }
+    this.http = new OutboundHttp(options.outbound ?? new OutboundPolicy(), options.hosted)
     this.clock = options.clock ?? Date.now
     this.slots = new EndpointSlots(slotSettings, this.clock)
-    // One listener per request or wait in progress (bounded by the slot settings).
-    setMaxListeners(0, this.stopping.signal)
   }
 
   /** The domain that shows messages, users and conversations (set once by the composition root). */
@@ -127,9 +102,7 @@ export class RemoteBots {
 
   /** Ends waits and requests in progress: their events stay where they were, for the next start. */
   stop(): void {
-    this.stopping.abort()
-    this.agents['http:'].destroy()
-    this.agents['https:'].destroy()
+    this.http.stop()
   }
 
   /**
@@ -213,110 +186,7 @@ export class RemoteBots {
 
   /** One POST; rejects on a network error or the timeout, resolves with any status. */
   post(url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
-    return this.send('POST', url, headers, body, timeoutMs)
-  }
-
-  /**
-   * One request (the answer's headers included); rejects on a network error, the timeout or a target the outbound
-   * policy refuses (OutboundRefused, before connecting), resolves with any status (a redirect is not followed).
-   * Tell a rejection with outboundFailure(err) and an answer with its status: never with the target's body.
-   */
-  send(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs = this.settings.timeoutMs): Promise<RemoteAnswer> {
-    return isHostedUrl(url) ? this.sendHosted(method, url, headers, body, timeoutMs) : this.sendTo(method, url, headers, body, timeoutMs, true)
-  }
-
-  /** A request to hosted code: its process (started if need be, before the request's own time starts) on loopback. */
-  private async sendHosted(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs: number): Promise<RemoteAnswer> {
-    if (!this.hosted) throw new OutboundError('hosted code is not run by this instance')
-    if (this.stopping.signal.aborted) throw new DeliveryStopped()
-    const target = await this.hosted.resolve(url)
-    try {
-      return await this.sendTo(method, target.url, { ...headers, ...target.headers }, body, timeoutMs, false)
-    } catch (err) {
-      // The process ended during the request (a crash, a limit): its code had the request, so it is not sent again
-      // (sent again, a message that crashes its bot would crash it on every attempt).
-      if (!(err instanceof OutboundError) && !(err instanceof DeliveryStopped) && await target.ended()) {
-        throw new OutboundError('its hosted process ended while handling the request (its logs say why)')
-      }
-      throw err
-    } finally {
-      target.release()
-    }
-  }
-
-  private sendTo(method: string, url: string, headers: Record<string, string>, body: string, timeoutMs: number, checked: boolean): Promise<RemoteAnswer> {
-    return new Promise((resolve, reject) => {
-      if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
-      const target = new URL(url)
-      try {
-        // An IP-literal host is connected to without a lookup: checked here (a name is checked by the agent's lookup).
-        if (checked) this.outbound.checkHost(target.hostname)
-      } catch (err) {
-        return reject(err)
-      }
-      const transport = target.protocol === 'https:' ? https : http
-      let settled = false
-      let answering = false
-      const done = (fn: () => void) => {
-        if (settled) return
-        settled = true
-        clearTimeout(timer)
-        this.stopping.signal.removeEventListener('abort', onStop)
-        fn()
-      }
-      const req = transport.request(target, {
-        method,
-        agent: this.agents[target.protocol as 'http:' | 'https:'],
-        ...(checked && { lookup: this.outbound.lookup }),
-        headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-      }, (res) => {
-        answering = true
-        const chunks: Buffer[] = []
-        let size = 0
-        res.on('data', (chunk: Buffer) => {
-          size += chunk.length
-          if (size <= MAX_ANSWER_BYTES) chunks.push(chunk)
-          else {
-            req.destroy()
-            done(() => reject(new OutboundError(`the answer is larger than ${MAX_ANSWER_BYTES} bytes`)))
-          }
-        })
-        res.on('end', () => done(() => resolve({
-          status: res.statusCode ?? 0,
-          body: Buffer.concat(chunks).toString('utf8'),
-          headers: Object.fromEntries(Object.entries(res.headers).map(([k, v]) => [k, Array.isArray(v) ? v.join(', ') : v ?? ''])),
-        })))
-        // Cut during the answer: the bot's code got the request (not retried).
-        res.on('error', () => done(() => reject(new AnswerCut())))
-      })
-      const timer = setTimeout(() => {
-        req.destroy()
-        done(() => reject(new AnswerTimeout(timeoutMs)))
-      }, timeoutMs)
-      const onStop = () => {
-        req.destroy()
-        done(() => reject(new DeliveryStopped()))
-      }
-      this.stopping.signal.addEventListener('abort', onStop, { once: true })
-      req.on('error', (err) => done(() => reject(answering ? new AnswerCut() : err)))
-      req.end(body)
-    })
-  }
-
-  /** Waits `ms`; rejects with DeliveryStopped when the instance stops. */
-  wait(ms: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      if (this.stopping.signal.aborted) return reject(new DeliveryStopped())
-      const onStop = () => {
-        clearTimeout(timer)
-        reject(new DeliveryStopped())
-      }
-      const timer = setTimeout(() => {
-        this.stopping.signal.removeEventListener('abort', onStop)
-        resolve()
-      }, ms)
-      this.stopping.signal.addEventListener('abort', onStop, { once: true })
-    })
+    return this.http.send('POST', url, headers, body, timeoutMs)
   }
 
   /**
@@ -325,7 +195,7 @@ export class RemoteBots {
    */
   retrying(send: (attempt: number, timeoutMs: number) => Promise<RemoteAnswer>, options: { budgetMs?: number; beforeWait?: () => Promise<void>; onRetry?: () => void } = {}): Promise<DeliveryResult> {
     return deliverWithRetries({
-      settings: this.settings, budgetMs: options.budgetMs ?? this.settings.budgetMs, clock: this.clock, wait: (ms) => this.wait(ms), send,
+      settings: this.settings, budgetMs: options.budgetMs ?? this.settings.budgetMs, clock: this.clock, wait: (ms) => this.http.wait(ms), send,
       passes: (err) => err instanceof DeliveryStopped, beforeWait: options.beforeWait, onRetry: options.onRetry ?? (() => this.retried++),
     })
   }
