@@ -225,13 +225,7 @@ export class IntegrationService {
   // ---- definitions ----
 
   async create(workspaceId: string, input: DefinitionInput): Promise<IntegrationDefinitionRow> {
-    if (!NAME.test(input.name)) throw errors.invalidPayload('name must be 1 to 200 characters: lowercase letters, digits, -, _ and /')
-    if (!VERSION.test(input.version)) throw errors.invalidPayload('version must be a semantic version (1.2.3)')
-    await this.checkHandle(workspaceId, input.name)
-    const url = checkServiceUrl(input.url, this.options.outbound) ?? null
-    const definition = checkDefinition(input)
-    if (input.code !== undefined && input.code !== null) checkCode(input.code)
-    await this.checkInterfaces(workspaceId, definition)
+    const { url, definition } = await this.checkCreate(workspaceId, input)
     const now = this.clock()
     const row: IntegrationDefinitionRow = {
       id: uuidv7(), workspaceId, name: input.name, version: input.version, url, dev: input.dev ?? false,
@@ -249,6 +243,28 @@ export class IntegrationService {
     const hostedAt = await this.deployCode(row.id, input.code)
     if (hostedAt === undefined || input.url !== undefined) return row
     return (await this.store.integrations.updateDefinition(row.id, { url: hostedAt }, now)) ?? row
+  }
+
+  /**
+   * validateIntegrationCreation (`bp deploy --dryRun`): every check of createIntegration, the name and version still
+   * free included, and nothing written.
+   */
+  async validateCreate(workspaceId: string, input: DefinitionInput): Promise<void> {
+    await this.checkCreate(workspaceId, input)
+    if (await this.store.integrations.findDefinition(workspaceId, input.name, input.version)) throw errors.alreadyExists('Integration', `${input.name}@${input.version}`)
+  }
+
+  private async checkCreate(workspaceId: string, input: DefinitionInput): Promise<{ url: string | null; definition: JsonObject }> {
+    if (!NAME.test(input.name)) throw errors.invalidPayload('name must be 1 to 200 characters: lowercase letters, digits, -, _ and /')
+    if (!VERSION.test(input.version)) throw errors.invalidPayload('version must be a semantic version (1.2.3)')
+    await this.checkHandle(workspaceId, input.name)
+    const url = checkServiceUrl(input.url, this.options.outbound) ?? null
+    const definition = checkDefinition(input)
+    if (input.code !== undefined && input.code !== null) checkCode(input.code)
+    checkVisibility(input)
+    secretValues(input, false)
+    await this.checkInterfaces(workspaceId, definition)
+    return { url, definition }
   }
 
   /**
@@ -332,16 +348,30 @@ export class IntegrationService {
     return this.store.integrations.listDefinitions(workspaceId, filter, { after: nextToken, limit: pageSize })
   }
 
-  async update(workspaceId: string, id: string, input: Record<string, unknown>): Promise<IntegrationDefinitionRow> {
+  /** validateIntegrationUpdate (`bp deploy --dryRun` of a version that exists): every check of updateIntegration, nothing written. */
+  async validateUpdate(workspaceId: string, id: string, input: Record<string, unknown>): Promise<void> {
+    await this.checkUpdate(workspaceId, id, input)
+  }
+
+  private async checkUpdate(workspaceId: string, id: string, input: Record<string, unknown>) {
     const current = await this.get(workspaceId, id)
-    let url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null, this.options.outbound)
+    const url = input.url === undefined ? undefined : checkServiceUrl(input.url as string | null, this.options.outbound)
     if (input.code !== undefined && input.code !== null) checkCode(input.code)
     const parts = checkDefinition(input)
+    if (input.dev !== undefined && typeof input.dev !== 'boolean') throw errors.invalidPayload('dev must be a boolean')
+    checkVisibility(input)
+    secretValues(input, true)
     await this.checkInterfaces(workspaceId, parts)
+    return { current, url, parts }
+  }
+
+  async update(workspaceId: string, id: string, input: Record<string, unknown>): Promise<IntegrationDefinitionRow> {
+    const checked = await this.checkUpdate(workspaceId, id, input)
+    const { current, parts } = checked
+    let url = checked.url
     // Secrets: the names given join the declared ones; a string sets a value, null removes it.
     if (parts.secrets !== undefined) parts.secrets = [...new Set([...((current.definition.secrets ?? []) as string[]), ...(parts.secrets as string[])])]
     const definition = Object.keys(parts).length > 0 ? { ...current.definition, ...parts } : undefined
-    if (input.dev !== undefined && typeof input.dev !== 'boolean') throw errors.invalidPayload('dev must be a boolean')
     const hostedAt = await this.deployCode(id, input.code)
     if (url === undefined && hostedAt !== undefined) url = hostedAt
     const updated = await this.store.integrations.updateDefinition(id, { url, dev: input.dev as boolean | undefined, definition, visibility: checkVisibility(input) }, this.clock())

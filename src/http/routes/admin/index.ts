@@ -39,6 +39,8 @@ import getIntegration from './integrations/get-integration.js'
 import getIntegrationByName from './integrations/get-integration-by-name.js'
 import listIntegrations from './integrations/list-integrations.js'
 import updateIntegration from './integrations/update-integration.js'
+import validateIntegrationCreation from './integrations/validate-integration-creation.js'
+import validateIntegrationUpdate from './integrations/validate-integration-update.js'
 import deleteIntegration from './integrations/delete-integration.js'
 import getIntegrationLogs from './integrations/get-integration-logs.js'
 import createIntegrationApiKey from './integrations/create-integration-api-key.js'
@@ -111,7 +113,7 @@ export async function adminRoutes(app: App): Promise<void> {
       listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, getBotQualityAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
       listBotConversations, getBotConversationTranscript, exportBotConversations, listenBotConversation,
       listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, createBotHandoffFileUpload, endBotHandoff, getBotHandoffStats,
-      createIntegration, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey, pingBotIntegration,
+      createIntegration, validateIntegrationCreation, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, validateIntegrationUpdate, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey, pingBotIntegration,
       createInterface, updateInterface, getInterface, getInterfaceByName, getPublicInterface, getPublicInterfaceById, createPlugin, updatePlugin, getPlugin, getPluginByName, getPublicPlugin, getPublicPluginById, getPublicIntegration, getPublicIntegrationById,
     ]) route(scope)
   })
