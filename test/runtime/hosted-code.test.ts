@@ -38,10 +38,10 @@ describe('hosted code: a bundle deployed with updateBot({ code }) runs in a proc
   let v1: string
 
   beforeAll(async () => {
-    // Short windows so limits and idle stops show within a test: 2 s of CPU averaging, 3 s idle, 160 MB.
+    // Short enough to show within a test: 3 s idle, 160 MB.
     h = await startParley({
       listen: true,
-      env: { PARLEY_HOSTED_CPU_WINDOW_MS: '2000', PARLEY_HOSTED_CPU_PERCENT: '60', PARLEY_HOSTED_IDLE_MS: '3000', PARLEY_HOSTED_MEMORY_MB: '160' },
+      env: { PARLEY_HOSTED_IDLE_MS: '3000', PARLEY_HOSTED_MEMORY_MB: '160' },
     })
     v1 = await bundle('v1')
   }, 60_000)
@@ -95,19 +95,6 @@ describe('hosted code: a bundle deployed with updateBot({ code }) runs in a proc
       expect(await talk.askText('after')).toEqual(['v1: after'])
       // The crash (the process's record) and the turn it ended (its delivery's: final, not sent again).
       expect(await qualityTotals(h, bot.id, startDate)).toEqual({ failedTurns: 2, timedOutTurns: 0 })
-    } finally {
-      await talk.close()
-    }
-  })
-
-  it('a process over its CPU limit is stopped and told in the logs; the bot answers again after', async () => {
-    const bot = await hostedBot()
-    const talk = await Talk.open(bot)
-    try {
-      await talk.say('spin')
-      await untilLogged(h, bot.id, /^error Hosted code stopped: it used [\d.]+ s of CPU in [\d.]+ s \(the limit is 60 % of a core, PARLEY_HOSTED_CPU_PERCENT\)/, 'the CPU stop')
-      await sleep(1100)
-      expect(await talk.askText('after spin')).toEqual(['v1: after spin'])
     } finally {
       await talk.close()
     }
@@ -174,6 +161,38 @@ describe('hosted code: a bundle deployed with updateBot({ code }) runs in a proc
       await talk.close()
     }
   })
+})
+
+describe('hosted code: the CPU limit', () => {
+  let h: Harness
+
+  beforeAll(async () => {
+    // 10 % of a core over 2 s: a spinning process passes it even when the machine is loaded (it runs at nice 5 and
+    // gets only a share of a core then), while one answering a message stays far below it.
+    h = await startParley({ listen: true, env: { PARLEY_HOSTED_CPU_WINDOW_MS: '2000', PARLEY_HOSTED_CPU_PERCENT: '10' } })
+  }, 60_000)
+
+  afterAll(async () => {
+    await h?.close()
+  })
+
+  async function hostedBot(): Promise<TestBot> {
+    return createBot(h, await bundle('v1'))
+  }
+
+  it('a process over its CPU limit is stopped and told in the logs; the bot answers again after', async () => {
+    const bot = await hostedBot()
+    const talk = await Talk.open(bot)
+    try {
+      await talk.say('spin')
+      await untilLogged(h, bot.id, /^error Hosted code stopped: it used [\d.]+ s of CPU in [\d.]+ s \(the limit is 10 % of a core, PARLEY_HOSTED_CPU_PERCENT\)/, 'the CPU stop')
+      await sleep(1100)
+      expect(await talk.askText('after spin')).toEqual(['v1: after spin'])
+    } finally {
+      await talk.close()
+    }
+  })
+
 })
 
 describe('hosted code: at most PARLEY_HOSTED_MAX_PROCESSES processes per instance', () => {
