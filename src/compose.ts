@@ -29,6 +29,7 @@ import type { Services } from './http/types.js'
 import { MemoryPubSub } from './pubsub/memory.js'
 import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
+import { BotDirectory } from './runtime/bot-directory.js'
 import { answerComposer } from './runtime/knowledge.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { HostedProcesses } from './runtime/hosted/hosted-processes.js'
@@ -160,17 +161,56 @@ export function createServices(deps: ServiceDeps): Domain {
   remote.registerMetrics(metrics)
   sandbox.registerMetrics?.(metrics)
   embeddings?.registerMetrics(metrics)
+  // Built in one direction: the bot directory, what the runtime acts on (bots, handoffs, tables), the runtime, the Chat API.
+  const directory = new BotDirectory(store, pubsub, sandbox, {
+    onBotsChanged: (botId) => {
+      chat.forgetIntegrations()
+      // A bot deleted, or no longer hosted (a module or a url replaced its bundle): its process stops now, not when idle.
+      void hosted.ownerChanged('bot', botId)
+    },
+  })
+  const runtimeStates = new RuntimeStateService(store)
+  const recurring = new RecurringEventService(store)
+  // Integrations served elsewhere: updateBot waits for register (its outcome is the installation's status), unregister runs in the background.
+  let integrationDelivery: IntegrationDelivery | undefined
+  const integrations = new IntegrationService(store, {
+    outbound: config.outbound,
+    onInstalled: (bot, installation, operation) => integrationDelivery?.lifecycle(bot, installation, operation),
+  })
+  integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
+  const delivery = integrationDelivery
+  const packages = new PackageService(store)
+  const bots = new BotService(store, {
+    outbound: config.outbound,
+    installer: integrations,
+    plugins: new BotPlugins(store, packages),
+    states: runtimeStates,
+    recurring,
+    checkCode: async (code) => {
+      const result = await sandbox.check(code)
+      return result.ok ? undefined : result.error
+    },
+    onChanged: (botId) => directory.botChanged(botId),
+    // Best effort, in the background: no request waits for a remote bot.
+    onUrlChanged: (bot) => void remote.register(bot),
+  })
+  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
+  const handoffs = new HandoffService(store, pubsub, bots, {
+    turnNotification: (integrationId, conversationId) => directory.turnNotification(integrationId, conversationId),
+    validatePayload: validateMessagePayload,
+    metrics,
+    files,
+  })
+  const tables = new TablesService(store)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
     metrics,
     limits: config.sandboxLimits,
     sweepMs: config.botSweepMs,
     validatePayload: validateMessagePayload,
-    onBotsChanged: (botId) => {
-      chat.forgetIntegrations()
-      // A bot deleted, or no longer hosted (a module or a url replaced its bundle): its process stops now, not when idle.
-      void hosted.ownerChanged('bot', botId)
-    },
+    directory,
+    handoffs,
+    tables,
     composeAnswer: answerComposer(config.kbAnswer),
     semanticRanking: embeddings,
     kbMinScore: config.kbMinScore,
@@ -182,7 +222,6 @@ export function createServices(deps: ServiceDeps): Domain {
     validatePayload: validateMessagePayload,
     maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
   })
-  runtime.attachDomain(botChat)
   // A remote bot's events carry the message, user and conversation exactly as its Runtime API calls return them.
   remote.useViews({
     // Read in the event's own integration (its rows with their tags), the same view functions as the Runtime API's routes.
@@ -200,22 +239,12 @@ export function createServices(deps: ServiceDeps): Domain {
     },
     runtimeEvent: (bot, id) => store.runtimeEvents.get(bot.id, id),
   })
-  const runtimeStates = new RuntimeStateService(store)
   // Workflows run (docs/workflows.md): their changes queue workflow_update events, which the event queue delivers.
   const workflowEngine = new WorkflowEngine(store, { continueMs: config.workflowContinueMs, maxContinueMs: config.workflowContinueMaxMs })
   const runtimeWorkflows = new RuntimeWorkflowService(store, { events: workflowEngine.events })
-  const recurring = new RecurringEventService(store)
   const runtimeEvents = new RuntimeEventService({
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, workflowEngine, recurring, pollMs: config.runtimeEventPollMs, warn,
   })
-  // Integrations served elsewhere: updateBot waits for register (its outcome is the installation's status), unregister runs in the background.
-  let integrationDelivery: IntegrationDelivery | undefined
-  const integrations = new IntegrationService(store, {
-    outbound: config.outbound,
-    onInstalled: (bot, installation, operation) => integrationDelivery?.lifecycle(bot, installation, operation),
-  })
-  integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
-  const delivery = integrationDelivery
   // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
   const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   botChat.onOutgoing((integration, message) => outgoing.notify(integration, message))
@@ -224,32 +253,8 @@ export function createServices(deps: ServiceDeps): Domain {
   botChat.useIntegrationOperations(integrationOps)
   runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
   runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))
-  runtime.useIntegrationActions((bot, type, input) => integrationOps.callAction(bot, type, input))
-  const packages = new PackageService(store)
-  const bots = new BotService(store, {
-    outbound: config.outbound,
-    installer: integrations,
-    plugins: new BotPlugins(store, packages),
-    states: runtimeStates,
-    recurring,
-    checkCode: async (code) => {
-      const result = await sandbox.check(code)
-      return result.ok ? undefined : result.error
-    },
-    onChanged: (botId) => runtime.botChanged(botId),
-    // Best effort, in the background: no request waits for a remote bot.
-    onUrlChanged: (bot) => void remote.register(bot),
-  })
-  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
-  const handoffs = new HandoffService(store, pubsub, bots, {
-    turnNotification: (integrationId, conversationId) => runtime.turnNotification(integrationId, conversationId),
-    validatePayload: validateMessagePayload,
-    metrics,
-    files,
-  })
-  runtime.attachHandoffs(handoffs)
-  const tables = new TablesService(store)
-  runtime.attachTables(tables)
+  // The one late setter (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
+  runtime.attachDomain({ botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) })
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
   tables.jobs = new TableJobs(store, tables, files, { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
