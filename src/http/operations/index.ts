@@ -3,7 +3,7 @@
  * Tables API's routes are registered from these definitions, and the sandboxed bot's client calls the same
  * ones (src/runtime/sandbox-client.ts, sandbox-tables.ts) with the routes' validation and errors. A Runtime or
  * Tables operation added to these lists reaches bot code with no second edit (the prelude passes the names of
- * SANDBOX_OPERATION_NAMES through to the host; test/unit/bot-operations.test.ts holds the two lists equal).
+ * PASSED_THROUGH_METHODS through to the host; test/unit/bot-operations.test.ts holds the two lists equal).
  */
 import type { BotOperation, RuntimeContext, TablesContext } from './operation.js'
 import createConversation from '../routes/runtime/conversations/create-conversation.js'
@@ -56,6 +56,12 @@ export const TABLES_OPERATIONS: BotOperation<TablesContext>[] = [
 
 /** The names bot code's client passes through to these operations. */
 export const SANDBOX_OPERATION_NAMES: readonly string[] = [...RUNTIME_OPERATIONS, ...TABLES_OPERATIONS].map((op) => op.id)
+
+/**
+ * The client methods the prelude passes to the host as they are (its RUNTIME_METHODS): the table's operations,
+ * and callAction, which the host answers itself (HOST_OWNED_METHODS) but whose arguments the prelude passes unchanged.
+ */
+export const PASSED_THROUGH_METHODS: readonly string[] = [...RUNTIME_OPERATIONS.map((op) => op.id), 'callAction', ...TABLES_OPERATIONS.map((op) => op.id)]
 
 /**
  * The client methods the sandbox host answers itself (src/runtime/bot-runtime.ts), because they need the turn's
