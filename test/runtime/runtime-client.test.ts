@@ -6,7 +6,7 @@
 import { Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
-import { runtimeClient } from '../helpers/runtime-client.js'
+import { failure, runtimeClient } from '../helpers/runtime-client.js'
 import { createBot, jsonAfter, Talk, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
@@ -38,6 +38,32 @@ const ECHO = String.raw`
 export const hooks = {
   async afterIncoming({ event, client }) {
     if (event.type === 'text') await client.createMessage({ payload: { type: 'text', text: 'echo: ' + event.payload.text } })
+  },
+}
+`
+
+/** Calls the routes refuse, with the arguments @botpress/client takes (flat: path params, query and body keys together). */
+const BAD_CALLS: [method: string, args: Record<string, unknown>][] = [
+  ['createUser', { tags: 'vip' }],
+  ['updateUser', { id: 'u-1', name: 5 }],
+  ['getOrCreateConversation', { channel: '', tags: {} }],
+  ['listTagValues', { key: 'topic', type: 'bots' }],
+  ['listUsers', { pageSize: 0 }],
+  ['createTable', { name: '', schema: {} }],
+  ['getTableRow', { table: 'Missing', id: 'first' }],
+  ['findTableRows', { table: 'Missing', limit: 5000 }],
+]
+
+const BAD = String.raw`
+const CALLS = ${JSON.stringify(BAD_CALLS)}
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    if (event.payload.text !== 'bad') return
+    const out = []
+    for (const [method, args] of CALLS) {
+      try { await client[method](args); out.push('accepted') } catch (err) { out.push(String(err.message || err)) }
+    }
+    await client.createMessage({ payload: { type: 'text', text: 'RESULT ' + JSON.stringify(out) } })
   },
 }
 `
@@ -92,5 +118,23 @@ describe('runtime: the sandboxed client\'s Runtime API operations', () => {
     const deadline = Date.now() + 10_000
     while (!(await texts()).includes('outgoing echo: again') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50))
     expect((await texts()).sort()).toEqual(['incoming old', 'incoming hello', 'outgoing echo: hello', 'incoming again', 'outgoing echo: again'].sort())
+  })
+
+  it('bot code\'s calls are validated as the routes validate them: the same error (type and message) as the Runtime and Tables APIs give', async () => {
+    const bad = await createBot(h, BAD)
+    const badApi = await runtimeClient(h, bad.id) as unknown as Record<string, (args: unknown) => Promise<unknown>>
+    const expected: string[] = []
+    for (const [method, args] of BAD_CALLS) {
+      const err = await failure(badApi[method]!(args))
+      expect(err.code, method).toBe(400)
+      expected.push(`${err.type}: ${err.message}`)
+    }
+    const talk = await Talk.open(bad)
+    try {
+      const replies = await talk.askText('bad', 1, 10_000)
+      expect(jsonAfter<string[]>(replies[0]!, 'RESULT ')).toEqual(expected)
+    } finally {
+      await talk.close()
+    }
   })
 })

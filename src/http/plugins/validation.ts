@@ -1,25 +1,16 @@
-import { Ajv, type ValidateFunction } from 'ajv'
-import addFormatsModule from 'ajv-formats'
+import type { ValidateFunction } from 'ajv'
 import type { FastifyInstance } from 'fastify'
 import fastJsonStringify from 'fast-json-stringify'
 import { ANY_KEY } from '../schemas/common.js'
+import { compileValidator } from '../schemas/validators.js'
 
-const addFormats = addFormatsModule as unknown as (ajv: Ajv) => Ajv
-
-/**
- * Two validators: bodies are checked strictly (no type coercion, unknown keys refused rather than
- * silently dropped), while query strings and path params, which are always strings on the wire,
- * are coerced to their declared types ("10" → 10, "false" → false, a single value → an array).
- */
+/** The validators of src/http/schemas/validators.ts (strict bodies, coerced params and query strings). */
 export function registerValidation(app: FastifyInstance): void {
-  const common = { useDefaults: true, removeAdditional: false, strict: false, allErrors: false, discriminator: true } as const
-  const bodyAjv = addFormats(new Ajv({ ...common, coerceTypes: false }))
-  const paramAjv = addFormats(new Ajv({ ...common, coerceTypes: 'array' }))
   // Validators and response serializers are compiled on a route's first use, not at start: compiling all of
   // them took most of the start-up time (ajv's code generation and fast-json-stringify's, ~40% of the CPU
   // profile of `parley serve` before it listens), for routes most instances never call. Every schema is still
   // compiled by the test suite (the fuzz suite calls every operation), so none fails only in production.
-  app.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(() => (httpPart === 'body' ? bodyAjv : paramAjv).compile(schema)))
+  app.setValidatorCompiler(({ schema, httpPart }) => lazyValidator(() => compileValidator(httpPart, schema)))
   app.setSerializerCompiler(({ schema }) => {
     let serialize: ((data: unknown) => string) | undefined
     return (data: unknown) => (serialize ??= fastJsonStringify(schema as Parameters<typeof fastJsonStringify>[0]))(data)

@@ -1,5 +1,7 @@
 import { registerBotScope } from '../../plugins/bot-scope.js'
 import type { App } from '../../types.js'
+import { ROUTE_VIEWS, type BotOperation, type RuntimeContext } from '../../operations/operation.js'
+import { registerOperation } from '../../operations/routes.js'
 import createConversation from './conversations/create-conversation.js'
 import getConversation from './conversations/get-conversation.js'
 import listConversations from './conversations/list-conversations.js'
@@ -47,8 +49,11 @@ import patchState from './patch-state.js'
 import setStateExpiry from './set-state-expiry.js'
 import setState from './set-state.js'
 
-/** One route registration per operation file (`export default function <operation>(app: App)`). */
-type RuntimeRoute = (app: App) => void
+/**
+ * One route per operation file: an operation of the table (src/http/operations, the ones bot code's client
+ * calls too), or a route registration (`export default function <operation>(app: App)`).
+ */
+type RuntimeRoute = ((app: App) => void) | BotOperation<RuntimeContext>
 
 /**
  * Operations of the Runtime API, the bot side of `@botpress/client` (`/v1/chat/*`). Each file registers one;
@@ -89,5 +94,9 @@ const routes: RuntimeRoute[] = [
  */
 export async function runtimeRoutes(app: App): Promise<void> {
   registerBotScope(app, { key: 'runtimeBot', bodyLimit: app.services.config.runtimeBodyLimit, defaultPermission: 'runtime.write' })
-  for (const route of routes) route(app)
+  const { botChat } = app.services
+  for (const route of routes) {
+    if (typeof route === 'function') route(app)
+    else registerOperation(app, route, (request) => ({ bot: request.runtimeBot, botChat, views: ROUTE_VIEWS }))
+  }
 }

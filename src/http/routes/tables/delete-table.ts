@@ -1,13 +1,14 @@
 import { Type } from 'typebox'
-import type { App } from '../../types.js'
-import { TableParams, tablesSchema } from './common.js'
+import { tablesOperation } from '../../operations/operation.js'
+import { TableParams } from './common.js'
 
-export default function deleteTable(app: App): void {
-  app.delete('/:table', {
-    config: { permission: 'tables.write' },
-    schema: tablesSchema('deleteTable', 'Delete a table, its rows and jobs', { params: TableParams }, { 200: Type.Object({}) }),
-  }, async (request) => {
-    await app.services.tables.deleteTable(request.tablesBot.id, request.params.table)
+export default tablesOperation({
+  id: 'deleteTable', api: 'tables', method: 'DELETE', path: '/:table', permission: 'tables.write',
+  summary: 'Delete a table, its rows and jobs',
+  params: TableParams,
+  response: Type.Object({}),
+  run: async ({ botId, tables }, { params }) => {
+    await tables.deleteTable(botId, params.table)
     return {}
-  })
-}
+  },
+})

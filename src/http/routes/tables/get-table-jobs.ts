@@ -1,10 +1,11 @@
 import { Type } from 'typebox'
-import type { App } from '../../types.js'
-import { JobOut, TableParams, jobView, tablesSchema } from './common.js'
+import { tablesOperation } from '../../operations/operation.js'
+import { JobOut, TableParams, jobView } from './common.js'
 
-export default function getTableJobs(app: App): void {
-  app.get('/:table/jobs', {
-    config: { permission: 'tables.read' },
-    schema: tablesSchema('getTableJobs', 'The table\'s import, export and delete jobs, newest first (at most 100)', { params: TableParams }, { 200: Type.Object({ jobs: Type.Array(JobOut) }) }),
-  }, async (request) => ({ jobs: (await app.services.tables.listJobs(request.tablesBot.id, request.params.table)).map(jobView) }))
-}
+export default tablesOperation({
+  id: 'getTableJobs', api: 'tables', method: 'GET', path: '/:table/jobs', permission: 'tables.read',
+  summary: 'The table\'s import, export and delete jobs, newest first (at most 100)',
+  params: TableParams,
+  response: Type.Object({ jobs: Type.Array(JobOut) }),
+  run: async ({ botId, tables }, { params }) => ({ jobs: (await tables.listJobs(botId, params.table)).map(jobView) }),
+})

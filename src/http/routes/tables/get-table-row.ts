@@ -1,14 +1,15 @@
 import { Type } from 'typebox'
-import type { App } from '../../types.js'
-import { RowOut, TableParams, rowView, tablesSchema } from './common.js'
+import { tablesOperation } from '../../operations/operation.js'
+import { RowOut, TableParams, rowView } from './common.js'
 
-export default function getTableRow(app: App): void {
-  app.get('/:table/row', {
-    config: { permission: 'tables.read' },
-    schema: tablesSchema('getTableRow', 'Get a row by id', { params: TableParams, querystring: Type.Object({ id: Type.Integer({ minimum: 1 }) }) }, { 200: Type.Object({ row: RowOut }) }),
-  }, async (request) => {
-    const { tables } = app.services
-    const row = await tables.getRow(request.tablesBot.id, request.params.table, request.query.id)
-    return { row: rowView(row, await tables.columns(request.tablesBot.id, request.params.table)) }
-  })
-}
+export default tablesOperation({
+  id: 'getTableRow', api: 'tables', method: 'GET', path: '/:table/row', permission: 'tables.read',
+  summary: 'Get a row by id',
+  params: TableParams,
+  query: Type.Object({ id: Type.Integer({ minimum: 1 }) }),
+  response: Type.Object({ row: RowOut }),
+  run: async ({ botId, tables }, { params, query }) => {
+    const row = await tables.getRow(botId, params.table, query.id)
+    return { row: rowView(row, await tables.columns(botId, params.table)) }
+  },
+})

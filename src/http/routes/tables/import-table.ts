@@ -1,12 +1,12 @@
 import { Type } from 'typebox'
-import type { App } from '../../types.js'
-import { JobOut, TableParams, jobView, tablesSchema } from './common.js'
+import { tablesOperation } from '../../operations/operation.js'
+import { JobOut, TableParams, jobView } from './common.js'
 
-export default function importTable(app: App): void {
-  app.post('/:table/import', {
-    config: { permission: 'tables.write' },
-    schema: tablesSchema('importTable', 'Import rows from a file of the Files API (CSV with a header line, or a JSON array / JSON lines) as a job', {
-      params: TableParams, body: Type.Object({ fileId: Type.String({ minLength: 1, maxLength: 500 }) }),
-    }, { 200: Type.Object({ job: JobOut }) }),
-  }, async (request) => ({ job: jobView(await app.services.tables.queueImport(request.tablesBot.id, request.params.table, request.body.fileId)) }))
-}
+export default tablesOperation({
+  id: 'importTable', api: 'tables', method: 'POST', path: '/:table/import', permission: 'tables.write',
+  summary: 'Import rows from a file of the Files API (CSV with a header line, or a JSON array / JSON lines) as a job',
+  params: TableParams,
+  body: Type.Object({ fileId: Type.String({ minLength: 1, maxLength: 500 }) }),
+  response: Type.Object({ job: JobOut }),
+  run: async ({ botId, tables }, { params, body }) => ({ job: jobView(await tables.queueImport(botId, params.table, body.fileId)) }),
+})

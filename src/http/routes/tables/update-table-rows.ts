@@ -1,17 +1,10 @@
-import { Type } from 'typebox'
-import type { App } from '../../types.js'
-import { RowOut, RowsIn, TableParams, rowView, tablesSchema } from './common.js'
+import { tablesOperation } from '../../operations/operation.js'
+import { RowsWrite, rowsWritten } from './create-table-rows.js'
 
-export default function updateTableRows(app: App): void {
-  app.put('/:table/rows', {
-    config: { permission: 'tables.write' },
-    schema: tablesSchema('updateTableRows', 'Update rows by id (the given columns change, null clears one); problems per row in errors', {
-      params: TableParams, body: Type.Object({ rows: RowsIn, waitComputed: Type.Optional(Type.Boolean()) }),
-    }, { 200: Type.Object({ rows: Type.Array(RowOut), errors: Type.Optional(Type.Array(Type.String())), warnings: Type.Optional(Type.Array(Type.String())) }) }),
-  }, async (request) => {
-    const { tables } = app.services
-    const r = await tables.updateRows(request.tablesBot.id, request.params.table, request.body.rows as Record<string, unknown>[])
-    const columns = await tables.columns(request.tablesBot.id, request.params.table)
-    return { rows: r.rows.map((row) => rowView(row, columns)), ...(r.errors.length > 0 ? { errors: r.errors } : {}), ...(r.warnings.length > 0 ? { warnings: r.warnings } : {}) }
-  })
-}
+export default tablesOperation({
+  id: 'updateTableRows', api: 'tables', method: 'PUT', path: '/:table/rows', permission: 'tables.write',
+  summary: 'Update rows by id (the given columns change, null clears one); problems per row in errors',
+  ...RowsWrite,
+  run: async ({ botId, tables }, { params, body }) =>
+    rowsWritten(tables, botId, params.table, await tables.updateRows(botId, params.table, body.rows as Record<string, unknown>[])),
+})

@@ -1,13 +1,14 @@
-import type { App } from '../../../types.js'
+import { runtimeOperation } from '../../../operations/operation.js'
 import { EmptyObject } from '../../../schemas/common.js'
-import { IdParams, runtimeSchema } from '../common.js'
+import { IdParams } from '../common.js'
 
-export default function deleteMessage(app: App): void {
-  app.delete('/messages/:id', {
-    config: { permission: 'runtime.write', installation: { params: { id: 'message' } } },
-    schema: runtimeSchema('deleteMessage', 'Delete a message (a message_deleted signal on its conversation\'s stream)', { params: IdParams }, { 200: EmptyObject }),
-  }, async (request) => {
-    await app.services.botChat.deleteMessage(request.runtimeBot, request.params.id)
+export default runtimeOperation({
+  id: 'deleteMessage', api: 'runtime', method: 'DELETE', path: '/messages/:id', permission: 'runtime.write', installation: { params: { id: 'message' } },
+  summary: 'Delete a message (a message_deleted signal on its conversation\'s stream)',
+  params: IdParams,
+  response: EmptyObject,
+  run: async ({ bot, botChat }, { params }) => {
+    await botChat.deleteMessage(bot, params.id)
     return {}
-  })
-}
+  },
+})

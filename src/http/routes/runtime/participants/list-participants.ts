@@ -1,16 +1,16 @@
 import { Type } from 'typebox'
-import type { App } from '../../../types.js'
-import { runtimeUserView } from '../../../../domain/runtime-views.js'
+import { runtimeOperation } from '../../../operations/operation.js'
 import { ListMeta, listMeta } from '../../../schemas/common.js'
-import { IdParams, PageQuery, RuntimeUserSchema, runtimeSchema } from '../common.js'
+import { IdParams, PageQuery, RuntimeUserSchema } from '../common.js'
 
-export default function listParticipants(app: App): void {
-  app.get('/conversations/:id/participants', {
-    config: { permission: 'runtime.read', installation: { params: { id: 'conversation' } } },
-    schema: runtimeSchema('listParticipants', 'List a conversation\'s participants (in the order they joined)', { params: IdParams, querystring: Type.Object(PageQuery) },
-      { 200: Type.Object({ participants: Type.Array(RuntimeUserSchema), meta: ListMeta }) }),
-  }, async (request) => {
-    const page = await app.services.botChat.listParticipants(request.runtimeBot, request.params.id, request.query)
-    return { participants: page.items.map(runtimeUserView), meta: listMeta(page) }
-  })
-}
+export default runtimeOperation({
+  id: 'listParticipants', api: 'runtime', method: 'GET', path: '/conversations/:id/participants', permission: 'runtime.read', installation: { params: { id: 'conversation' } },
+  summary: 'List a conversation\'s participants (in the order they joined)',
+  params: IdParams,
+  query: Type.Object(PageQuery),
+  response: Type.Object({ participants: Type.Array(RuntimeUserSchema), meta: ListMeta }),
+  run: async ({ bot, botChat, views }, { params, query }) => {
+    const page = await botChat.listParticipants(bot, params.id, query)
+    return { participants: page.items.map(views.user), meta: listMeta(page) }
+  },
+})

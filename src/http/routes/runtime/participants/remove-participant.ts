@@ -1,14 +1,15 @@
-import type { App } from '../../../types.js'
+import { runtimeOperation } from '../../../operations/operation.js'
 import { EmptyObject } from '../../../schemas/common.js'
-import { runtimeSchema } from '../common.js'
 import { ParticipantParams } from './get-participant.js'
 
-export default function removeParticipant(app: App): void {
-  app.delete('/conversations/:id/participants/:userId', {
-    config: { permission: 'runtime.write', installation: { params: { id: 'conversation', userId: 'user' } } },
-    schema: runtimeSchema('removeParticipant', 'Remove a participant (not a Chat API conversation\'s owner); their streams of it end', { params: ParticipantParams }, { 200: EmptyObject }),
-  }, async (request) => {
-    await app.services.botChat.removeParticipant(request.runtimeBot, request.params.id, request.params.userId)
+export default runtimeOperation({
+  id: 'removeParticipant', api: 'runtime', method: 'DELETE', path: '/conversations/:id/participants/:userId', permission: 'runtime.write',
+  installation: { params: { id: 'conversation', userId: 'user' } },
+  summary: 'Remove a participant (not a Chat API conversation\'s owner); their streams of it end',
+  params: ParticipantParams,
+  response: EmptyObject,
+  run: async ({ bot, botChat }, { params }) => {
+    await botChat.removeParticipant(bot, params.id, params.userId)
     return {}
-  })
-}
+  },
+})

@@ -1,7 +1,6 @@
 import { Type } from 'typebox'
-import type { App } from '../../../types.js'
-import { runtimeUserView } from '../../../../domain/runtime-views.js'
-import { RuntimeUserSchema, runtimeSchema, StringMapIn, TagsIn } from '../common.js'
+import { runtimeOperation } from '../../../operations/operation.js'
+import { RuntimeUserSchema, StringMapIn, TagsIn } from '../common.js'
 
 export const UserFieldsIn = {
   integrationName: Type.Optional(Type.String({ maxLength: 200, description: 'Default: the bot\'s chat integration' })),
@@ -11,12 +10,10 @@ export const UserFieldsIn = {
   attributes: Type.Optional(StringMapIn),
 }
 
-const Body = Type.Object({ tags: TagsIn, ...UserFieldsIn }, { additionalProperties: false })
-
-export default function createUser(app: App): void {
-  app.post('/users', {
-    config: { permission: 'runtime.write', installation: {} },
-    schema: runtimeSchema('createUser', 'Create a user of the bot\'s chat integration (no user key: the Chat API\'s keys are the user\'s own)',
-      { body: Body }, { 200: Type.Object({ user: RuntimeUserSchema }) }),
-  }, async (request) => ({ user: runtimeUserView(await app.services.botChat.createUser(request.runtimeBot, request.body)) }))
-}
+export default runtimeOperation({
+  id: 'createUser', api: 'runtime', method: 'POST', path: '/users', permission: 'runtime.write', installation: {},
+  summary: 'Create a user of the bot\'s chat integration (no user key: the Chat API\'s keys are the user\'s own)',
+  body: Type.Object({ tags: TagsIn, ...UserFieldsIn }, { additionalProperties: false }),
+  response: Type.Object({ user: RuntimeUserSchema }),
+  run: async ({ bot, botChat, views }, { body }) => ({ user: views.user(await botChat.createUser(bot, body)) }),
+})

@@ -1,21 +1,18 @@
 import { Type } from 'typebox'
-import type { App } from '../../../types.js'
-import { runtimeUserView } from '../../../../domain/runtime-views.js'
-import { CreatedMeta, DiscriminateByTags, RuntimeUserSchema, runtimeSchema, StringMapPatch, TagsPatch } from '../common.js'
+import { runtimeOperation } from '../../../operations/operation.js'
+import { CreatedMeta, DiscriminateByTags, RuntimeUserSchema, StringMapPatch, TagsPatch } from '../common.js'
 import { UserFieldsIn } from './create-user.js'
 
-const Body = Type.Object({
-  ...UserFieldsIn, tags: TagsPatch, properties: Type.Optional(StringMapPatch), attributes: Type.Optional(StringMapPatch),
-  discriminateByTags: Type.Optional(DiscriminateByTags),
-}, { additionalProperties: false })
-
-export default function getOrCreateUser(app: App): void {
-  app.post('/users/get-or-create', {
-    config: { permission: 'runtime.write', installation: {} },
-    schema: runtimeSchema('getOrCreateUser', 'The oldest user with the discriminating tags, created when none (concurrent calls create one)', { body: Body },
-      { 200: Type.Object({ user: RuntimeUserSchema, meta: CreatedMeta }) }),
-  }, async (request) => {
-    const { value, created } = await app.services.botChat.getOrCreateUser(request.runtimeBot, request.body as typeof request.body & { tags: Record<string, string> })
-    return { user: runtimeUserView(value), meta: { created } }
-  })
-}
+export default runtimeOperation({
+  id: 'getOrCreateUser', api: 'runtime', method: 'POST', path: '/users/get-or-create', permission: 'runtime.write', installation: {},
+  summary: 'The oldest user with the discriminating tags, created when none (concurrent calls create one)',
+  body: Type.Object({
+    ...UserFieldsIn, tags: TagsPatch, properties: Type.Optional(StringMapPatch), attributes: Type.Optional(StringMapPatch),
+    discriminateByTags: Type.Optional(DiscriminateByTags),
+  }, { additionalProperties: false }),
+  response: Type.Object({ user: RuntimeUserSchema, meta: CreatedMeta }),
+  run: async ({ bot, botChat, views }, { body }) => {
+    const { value, created } = await botChat.getOrCreateUser(bot, body as typeof body & { tags: Record<string, string> })
+    return { user: views.user(value), meta: { created } }
+  },
+})
