@@ -1,10 +1,12 @@
 import { availableParallelism } from 'node:os'
 import { Worker } from 'node:worker_threads'
 import type { BotSummary } from './prelude-contract.js'
-import type { FromWorker, ToWorker } from './quickjs-worker.js'
+import { BEAT_DEADLINE, BEAT_HEAP, BEAT_HOG, BEAT_HOG_RUN, BEAT_RUN, BEAT_SINCE, BEAT_SLOTS, type FromWorker, type ToWorker, type WorkerOptions } from './quickjs-protocol.js'
 import { DEFAULT_LIMITS, SandboxError, type BotSandbox, type CheckResult, type SandboxHost, type SandboxLimits, type SandboxRun } from './sandbox.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
-import { heapSizes, PoolHeap, type HeapSizes } from './sandbox-heap.js'
+import { heapSizes, PoolHeap } from './sandbox-heap.js'
+
+export type { WorkerOptions }
 
 /** Extra time a worker gets past a run's own limit before it is presumed stuck and replaced. */
 const STUCK_GRACE_MS = 1_000
@@ -56,29 +58,6 @@ const MAX_MOVES = 2
 const START_TIMEOUT_MS = 30_000
 /** A run whose worker failed to start (or was stopped before it did) is sent to another this many times. */
 const MAX_START_FAILURES = 3
-
-/**
- * Heartbeat of a worker, a Float64Array over a SharedArrayBuffer written by the worker: since when
- * it is inside a QuickJS call (0: it is not), that call's deadline, and the run it belongs to.
- */
-export const BEAT_SINCE = 0
-export const BEAT_DEADLINE = 1
-export const BEAT_RUN = 2
-/** The size of the worker's WebAssembly heap, in bytes. */
-export const BEAT_HEAP = 3
-/** When one VM last ran promise jobs for a whole drain slice (it still had more), and that VM's run. */
-export const BEAT_HOG = 4
-export const BEAT_HOG_RUN = 5
-const BEAT_SLOTS = 6
-
-/** What a worker is started with (its workerData). */
-export interface WorkerOptions extends HeapSizes {
-  beat: SharedArrayBuffer
-  /** The pages all the pool's heaps hold (see PoolHeap). */
-  pool: SharedArrayBuffer
-  /** OS priority (nice) the worker thread sets for itself; 0 leaves it as it is. */
-  nice: number
-}
 
 interface PendingRun {
   request: SandboxRun
