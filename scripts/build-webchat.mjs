@@ -1,5 +1,6 @@
 // Second step of `npm run build`, after tsc: bundles the webchat with esbuild into dist/webchat/assets
-// (served as-is by the server, no CDN), the sandbox's prelude into dist/runtime/prelude.bundle.js, writes dist/sdk.d.ts for bot authors, and makes dist/cli.js executable.
+// (served as-is by the server, no CDN), the sandbox's prelude into dist/runtime/prelude.bundle.js, writes
+// dist/sdk.d.ts for bot authors, and makes dist/cli.js executable.
 // Plain .mjs so that it runs with node alone on tsc's output.
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'

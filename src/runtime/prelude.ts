@@ -25,14 +25,16 @@ const MODULES_DIR = fileURLToPath(new URL('./prelude/', import.meta.url))
 /** Where `npm run build` puts the bundle (dist/runtime/prelude.bundle.js, next to this module once compiled). */
 export const PREBUILT_PRELUDE = fileURLToPath(new URL('./prelude.bundle.js', import.meta.url))
 const CACHE_DIR = join(tmpdir(), 'parley-prelude')
-/** The bundle's variable for the entry module's exports, local to the function the text is. */
-const ENTRY = '__parleyPrelude'
+/** How esbuild ends an ES module bundle whose entry has one export, its default: `export{name as default};`. */
+const EXPORT = /export\s*\{\s*([\w$]+)\s+as\s+default\s*\};?\s*$/
 
 const OPTIONS = {
   bundle: true,
   write: false,
-  format: 'iife',
-  globalName: ENTRY,
+  // An ES module whose one export (the entry's default) becomes the function's return value: its modules' bindings are
+  // then the function's own locals (measured: as fast to evaluate in QuickJS as the one function was; an IIFE nested
+  // inside it, esbuild's iife format, took ~15% longer).
+  format: 'esm',
   platform: 'neutral',
   target: 'es2022',
   // Indentation and comments dropped (a third of the text QuickJS parses for each VM); names kept, so the errors of
@@ -66,9 +68,10 @@ export function bundlePrelude(dir: string = MODULES_DIR): string {
   const entry = ['index.ts', 'index.js'].map((name) => join(dir, name)).find((path) => existsSync(path))
   if (entry === undefined) throw new Error(`prelude: its entry index.ts is missing in ${dir}`)
   const result = (load('esbuild') as Esbuild).buildSync({ ...OPTIONS, entryPoints: [entry] })
-  const text = result.outputFiles?.[0]?.text
-  if (text === undefined) throw new Error('prelude: esbuild produced no output')
-  return `(function parleyPrelude(host, helpers) {\n${text}return ${ENTRY}.default(host, helpers);\n})`
+  const text = result.outputFiles?.[0]?.text ?? ''
+  const entryExport = EXPORT.exec(text)
+  if (entryExport === null) throw new Error('prelude: the bundle does not end with its entry\'s default export')
+  return `(function parleyPrelude(host, helpers) {\n${text.slice(0, entryExport.index)}return ${entryExport[1]}(host, helpers);\n})`
 }
 
 /** The text in `file` when it was bundled from the same modules (`key`), else undefined. */

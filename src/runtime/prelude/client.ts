@@ -3,7 +3,7 @@
  * webhook bodies) and the Runtime API operations passed to the host as they are.
  */
 import { hostCall } from './host.js'
-import { freeze, hasOwnProperty, isArray, jsonParse, jsonStringify, objectKeys, ProxyCtor } from './intrinsics.js'
+import { freeze, ownProperty, isArray, jsonParse, jsonStringify, objectKeys, ProxyCtor } from './intrinsics.js'
 import type { Json } from './types.js'
 import { describe, isObj } from './util.js'
 
@@ -89,7 +89,7 @@ export function makeClient(event: Json, send: (args: Json) => Promise<unknown>):
   // A method the client does not have fails with its name and the ones it has (not "not a function").
   return new ProxyCtor(client, {
     get(target: Json, prop: string | symbol): unknown {
-      if (typeof prop !== 'string' || hasOwnProperty.call(target, prop) || prop === 'then' || prop === 'toJSON' || prop in target) return target[prop as string]
+      if (typeof prop !== 'string' || ownProperty.call(target, prop) || prop === 'then' || prop === 'toJSON' || prop in target) return target[prop as string]
       return async () => {
         throw new Error('client.' + prop + ' is not a method of the bot client (it has: ' + objectKeys(target).sort().join(', ') + ')')
       }

@@ -20,6 +20,6 @@ export const freeze = Object.freeze
 export const ProxyCtor = Proxy
 export const defineProperty = Object.defineProperty
 export const isArray = Array.isArray
-export const hasOwnProperty = Object.prototype.hasOwnProperty
+export const ownProperty = Object.prototype.hasOwnProperty
 export const AsyncFunction = Object.getPrototypeOf(async function () {}).constructor as new (...args: string[]) => UserFn
 export const FunctionCtor = Function as unknown as new (...args: string[]) => UserFn

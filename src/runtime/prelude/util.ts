@@ -1,5 +1,5 @@
 /* Small pure helpers of the prelude: type tests, error texts, ids, JSON copies. */
-import { defineProperty, floor, hasOwnProperty, isArray, jsonParse, jsonStringify, now, random } from './intrinsics.js'
+import { defineProperty, floor, ownProperty, isArray, jsonParse, jsonStringify, now, random } from './intrinsics.js'
 import type { Json } from './types.js'
 
 export function isObj(v: unknown): v is Json {
@@ -7,7 +7,7 @@ export function isObj(v: unknown): v is Json {
 }
 
 export function hasOwn(o: object, k: string): boolean {
-  return hasOwnProperty.call(o, k)
+  return ownProperty.call(o, k)
 }
 
 export function setOwn(o: Json, k: string, v: unknown): void {
