@@ -15,7 +15,7 @@ import type { PreludeApi, PreludeHelpers, PreludeHost } from './prelude-contract
  * functions, the loaded bot, the entry points) stay inside that function's closure. The worker inlines its text into
  * the VM (quickjs-worker.ts SETUP); tests call it in Node as well.
  *
- * Where the text comes from, all keyed by a hash of the modules' files (and esbuild's version and options), so a stale
+ * Where the text comes from, all keyed by a hash of the modules' files (and the options), so a stale
  * bundle is never used: dist/runtime/prelude.bundle.js, written by `npm run build` (scripts/build-webchat.mjs); else
  * a copy cached in the OS temp folder by an earlier process (tests, tsx); else esbuild now (~0.2 s, then cached).
  */
@@ -51,10 +51,13 @@ const OPTIONS = {
 type Esbuild = typeof import('esbuild')
 const load = createRequire(import.meta.url)
 
-/** The key of the bundle the modules in `dir` make: their names and contents, esbuild's version and the options. */
+/**
+ * The key of the bundle the modules in `dir` make: their names and contents, and the options. (Not esbuild's version:
+ * resolving it costs each worker's start more than all the rest; another version bundles the same code.)
+ */
 function bundleKey(dir: string): string {
   const hash = createHash('sha256')
-  hash.update(`${(load('esbuild/package.json') as { version: string }).version}\0${JSON.stringify(OPTIONS)}\0`)
+  hash.update(`${JSON.stringify(OPTIONS)}\0`)
   for (const name of readdirSync(dir).filter((n) => /\.(ts|js)$/.test(n) && !n.endsWith('.d.ts')).sort()) {
     hash.update(`${name}\0`).update(readFileSync(join(dir, name))).update('\0')
   }
