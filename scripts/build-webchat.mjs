@@ -1,5 +1,6 @@
 // Second step of `npm run build`, after tsc: bundles the webchat with esbuild into dist/webchat/assets
-// (served as-is by the server, no CDN), writes dist/sdk.d.ts for bot authors, and makes dist/cli.js executable.
+// (served as-is by the server, no CDN), the sandbox's prelude into dist/runtime/prelude.bundle.js, writes
+// dist/sdk.d.ts for bot authors, and makes dist/cli.js executable.
 // Plain .mjs so that it runs with node alone on tsc's output.
 import { chmod, mkdir, writeFile } from 'node:fs/promises'
 import { fileURLToPath } from 'node:url'
@@ -25,6 +26,13 @@ await mkdir(consoleAssets, { recursive: true })
 const consoleJs = await bundleConsole({ minify: true })
 await writeFile(new URL('console.js', consoleAssets), consoleJs)
 console.log(`console: dist/console/assets/console.js ${(Buffer.byteLength(consoleJs) / 1024).toFixed(1)} kB`)
+
+// The in-sandbox prelude (src/runtime/prelude/*.ts), bundled once here: the workers read dist/runtime/prelude.bundle.js
+// (keyed by its modules' hash: a bundle older than its modules is not used) instead of running esbuild at start.
+const { PREBUILT_PRELUDE, preludeSource, writePrelude } = await import(new URL('runtime/prelude.js', dist).href)
+const prelude = preludeSource()
+writePrelude(PREBUILT_PRELUDE, prelude.key, prelude.text)
+console.log(`prelude: dist/runtime/prelude.bundle.js ${(Buffer.byteLength(prelude.text) / 1024).toFixed(1)} kB`)
 
 // Declarations of the SDK only (the rest of the build has no use for .d.ts files).
 let ts

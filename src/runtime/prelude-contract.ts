@@ -1,12 +1,11 @@
 /**
  * The contract between the host (worker + QuickJS) and the in-sandbox runtime ("prelude").
  *
- * The prelude (src/runtime/prelude.ts, `parleyPrelude`) is trusted code that runs INSIDE the sandbox,
- * next to the bot's untrusted code. It is injected by stringifying the function, so it must be
- * self-contained: no imports and no references to anything outside its own body except its
- * parameters and standard JavaScript built-ins available in QuickJS (ES2020+: async/await, Promise,
- * RegExp, JSON, Map, Set, optional chaining...). No Node APIs, no timers (setTimeout does not exist).
- * All data crossing the boundary is JSON text.
+ * The prelude (the modules of src/runtime/prelude/, bundled into `parleyPrelude` by src/runtime/prelude.ts) is
+ * trusted code that runs INSIDE the sandbox, next to the bot's untrusted code. It is injected as the bundle's text,
+ * so its modules import only each other (and types): nothing outside them but the function's parameters and standard
+ * JavaScript built-ins available in QuickJS (ES2020+: async/await, Promise, RegExp, JSON, Map, Set, optional
+ * chaining...). No Node APIs, no timers (setTimeout does not exist). All data crossing the boundary is JSON text.
  */
 
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error'
@@ -79,7 +78,7 @@ export interface BeforeIncomingOutput {
   errors?: string[]
 }
 
-/** How prelude.ts words a unit of user code stopped at its time budget (the host counts it as a timeout). */
+/** How the prelude (prelude/run.ts) words a unit of user code stopped at its time budget (the host counts it as a timeout). */
 export const BUDGET_EXCEEDED = /timed out: it ran longer than its \d+ ms budget/
 
 export interface BotSummary {

@@ -1,0 +1,39 @@
+/*
+ * The host's functions (host.call, host.budget, host.log) and helpers (previewOf), as parleyPrelude received them.
+ * Bound once, by index.ts, when the worker calls the bundle; module bindings, not globals: bot code cannot reach them.
+ */
+import type { LogLevel, PreludeHelpers, PreludeHost } from '../prelude-contract.js'
+
+let host: PreludeHost
+let previewOf: PreludeHelpers['previewOf']
+
+export function bindHost(h: PreludeHost, helpers: PreludeHelpers): void {
+  host = h
+  previewOf = helpers.previewOf
+}
+
+/** A platform call on the bot's behalf: JSON text in, JSON text out (prelude-contract.ts PreludeHost.call). */
+export function hostCall(method: string, argsJson: string): Promise<string> {
+  return host.call(method, argsJson)
+}
+
+/** The wall-time budget of the user code about to run. */
+export function hostBudget(ms: number): void {
+  host.budget(ms)
+}
+
+export function log(level: LogLevel, text: string): void {
+  try {
+    host.log(level, text)
+  } catch {
+    // logging must never break a turn
+  }
+}
+
+export function safePreview(payload: unknown): string {
+  try {
+    return previewOf(payload)
+  } catch {
+    return ''
+  }
+}

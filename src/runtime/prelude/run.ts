@@ -1,0 +1,69 @@
+/*
+ * A run (one turn, beforeIncoming or action call) and its units of user code: each unit gets a fresh budget from the
+ * host, and fails with a timeout when the host ends it (abortUnit); failures are recorded on the run and logged.
+ */
+import { hostBudget, log } from './host.js'
+import { HostPromise, mathMax, mathMin, now, promiseRace } from './intrinsics.js'
+import type { Run } from './types.js'
+import { deployedPosition, errText } from './util.js'
+
+const DEFAULT_BUDGET_MS = 5000
+
+export function fail(rt: Run, where: string, err: unknown): void {
+  let message = errText(err)
+  // Stopped at the time limit (QuickJS's interrupt, or abortUnit): say which limit, and the setting behind it.
+  if (message === 'interrupted' || message === 'InternalError: interrupted' || message.indexOf('timed out (its wall-time budget ran out)') === 0) {
+    message = 'timed out: it ran longer than its ' + rt.budgetMs + ' ms budget (each hook, card or action; set by PARLEY_BOT_TIMEOUT_MS, or the bot\'s maxExecutionTime in seconds)'
+  }
+  const at = deployedPosition(err)
+  const text = where + ': ' + message + (at ? ' (at ' + at + ')' : '')
+  rt.errors.push(text)
+  log('error', text)
+}
+
+export function newRun(budgetMs: unknown): Run {
+  const ms = typeof budgetMs === 'number' && budgetMs > 0 && budgetMs < Infinity ? budgetMs : DEFAULT_BUDGET_MS
+  return { budgetMs: ms, deadline: 0, errors: [], visits: 0, handled: false }
+}
+
+/** Fails the top-level unit running now (see abortUnit). */
+export let abortCurrent: ((err: Error) => void) | undefined
+
+/**
+ * Runs one top-level unit of user code (a hook, a card, an action card...) with a fresh budget. The host
+ * ends a unit that overruns it through abortUnit: the unit then fails with a timeout, whatever its code
+ * is doing (waiting forever, or interrupted in a job its own awaits never resume).
+ */
+export async function unit<T>(rt: Run, fn: () => T | Promise<T>): Promise<T> {
+  rt.deadline = now() + rt.budgetMs
+  hostBudget(rt.budgetMs)
+  let abort: ((err: Error) => void) | undefined
+  const aborted = new HostPromise<never>((_resolve, reject) => {
+    abort = reject
+  })
+  abortCurrent = abort
+  try {
+    return await promiseRace([fn(), aborted])
+  } finally {
+    rt.deadline = 0
+    if (abortCurrent === abort) abortCurrent = undefined
+  }
+}
+
+export function abortUnit(): boolean {
+  const abort = abortCurrent
+  if (abort === undefined) return false
+  abortCurrent = undefined
+  abort(new Error('timed out (its wall-time budget ran out)'))
+  return true
+}
+
+/**
+ * Budget of user code started BY user code (an action called through ctx.actions, the outgoing hooks of a
+ * client.createMessage): it shares the deadline of the unit that called it, so calling actions in a loop cannot
+ * extend a unit's time. Outside any unit (a promise left running by finished code) it gets a fresh budget.
+ */
+export function nestedBudget(rt: Run): void {
+  if (rt.deadline === 0) hostBudget(rt.budgetMs)
+  else hostBudget(mathMax(1, mathMin(rt.budgetMs, rt.deadline - now())))
+}

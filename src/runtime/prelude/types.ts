@@ -1,0 +1,79 @@
+/* The prelude's own types (erased: the bundle holds none of this). Host contract: ../prelude-contract.ts. */
+
+export type Json = Record<string, any>
+export type UserFn = (...args: any[]) => any
+
+/** Per-call bookkeeping: one `turn` or `beforeIncoming` call (several may interleave in one sandbox). */
+export interface Run {
+  budgetMs: number
+  /** Absolute end (ms) of the top-level unit of user code being run, 0 between units. */
+  deadline: number
+  errors: string[]
+  visits: number
+  /** A workflow took this event (a capture it answered, or a trigger it fired): hooks see `ctx.handledByWorkflow`. */
+  handled: boolean
+}
+
+export type Trigger = { kind: 'conversationStarted' } | { kind: 'message'; text?: string; regex?: RegExp } | { kind: 'event'; name: string }
+
+export interface CaptureCard {
+  type: 'capture'
+  variable: string
+  prompt?: Json
+  retryPrompt?: Json
+  validate: 'text' | 'number' | 'email' | 'pattern'
+  regex?: RegExp
+  maxRetries: number
+}
+
+export type Card =
+  | { type: 'say'; payload: Json }
+  | { type: 'execute'; code: string }
+  | { type: 'action'; action: string; input: unknown; output?: string }
+  | CaptureCard
+  | { type: 'transition'; conditions: Array<{ when: string; to: string }>; else?: string }
+  | { type: 'end' }
+  | KnowledgeCard
+  | { type: 'handoff'; reason?: string }
+
+/** Answers from knowledge bases (host call searchKnowledge): best passage and its sources, or noAnswer. */
+export interface KnowledgeCard {
+  type: 'knowledge'
+  knowledgeBases?: string[]
+  question: string
+  limit: number
+  output?: string
+  noAnswer: string
+  /** Relevance threshold of this card's search (default: the server's PARLEY_KB_MIN_SCORE). */
+  minScore?: number
+}
+
+export interface FlowNode {
+  cards: Card[]
+  next?: string
+}
+
+export interface Flow {
+  triggers: Trigger[]
+  start: string
+  nodes: Map<string, FlowNode>
+}
+
+export interface Bot {
+  hooks: Map<string, UserFn>
+  actions: Map<string, UserFn>
+  flows: Map<string, Flow>
+}
+
+/** The persisted workflow position (TurnOutput.flow): only ever a capture waiting for the next message. */
+export interface Waiting {
+  flowId: string
+  nodeId: string
+  cardIndex: number
+  waiting: 'capture'
+  retries: number
+}
+
+export type Step = { kind: 'next' } | { kind: 'goto'; node: string } | { kind: 'end' } | { kind: 'wait' }
+
+export type Scope = { event: Json; state: Json; vars: Json }
