@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto'
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { createRequire } from 'node:module'
-import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { runInThisContext } from 'node:vm'
@@ -17,14 +16,18 @@ import type { PreludeApi, PreludeHelpers, PreludeHost } from './prelude-contract
  *
  * Where the text comes from, all keyed by a hash of the modules' files (and the options), so a stale
  * bundle is never used: dist/runtime/prelude.bundle.js, written by `npm run build` (scripts/build-webchat.mjs); else
- * a copy cached in the OS temp folder by an earlier process (tests, tsx); else esbuild now (~0.2 s, then cached).
+ * a copy cached in node_modules/.cache by an earlier process (tests, tsx); else esbuild now (~0.2 s, then cached).
  */
 
 /** The prelude's modules: TypeScript in src/ (tsx, vitest), tsc's output in dist/. */
 const MODULES_DIR = fileURLToPath(new URL('./prelude/', import.meta.url))
 /** Where `npm run build` puts the bundle (dist/runtime/prelude.bundle.js, next to this module once compiled). */
 export const PREBUILT_PRELUDE = fileURLToPath(new URL('./prelude.bundle.js', import.meta.url))
-const CACHE_DIR = join(tmpdir(), 'parley-prelude')
+/**
+ * The cache of bundles made at load time, in the package's own node_modules/.cache (the same place from src/ and
+ * dist/): never a shared temp folder, where another user of the machine could put a file under the (predictable) key.
+ */
+const CACHE_DIR = fileURLToPath(new URL('../../node_modules/.cache/parley-prelude/', import.meta.url))
 /** How esbuild ends an ES module bundle whose entry has one export, its default: `export{name as default};`. */
 const EXPORT = /export\s*\{\s*([\w$]+)\s+as\s+default\s*\};?\s*$/
 
@@ -106,7 +109,7 @@ export function preludeSource(dir: string = MODULES_DIR, prebuilt: string = PREB
     mkdirSync(CACHE_DIR, { recursive: true })
     writePrelude(cached, key, text)
   } catch {
-    // no cache (a read-only temp folder): the next process bundles again
+    // no cache (a read-only installation): the next process bundles again
   }
   return { key, text }
 }
