@@ -36,6 +36,11 @@ export interface PreludeHost {
 export interface PreludeHelpers {
   /** Plain-text form of a message payload (see src/runtime/preview.ts). */
   previewOf(payload: unknown): string
+  /**
+   * The client methods passed to the host as they are: the operation table's (src/http/operations
+   * PASSED_THROUGH_METHODS), given by the worker, so an operation added there reaches bot code with no other edit.
+   */
+  methods: readonly string[]
 }
 
 /** Where a conversation stands in a workflow, persisted between turns by the host (opaque to it). */

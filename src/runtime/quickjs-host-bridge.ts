@@ -7,7 +7,7 @@ import { parleyPrelude } from './prelude.js'
 import { previewOf } from './preview.js'
 import type { LogLevel } from './prelude-contract.js'
 import { BEAT_DEADLINE } from './quickjs-protocol.js'
-import { beat, post, type Vm } from './quickjs-worker-thread.js'
+import { beat, options, post, type Vm } from './quickjs-worker-thread.js'
 
 /**
  * What may cross out of a VM, checked inside it before anything is copied out (a string copied out is held by
@@ -56,7 +56,7 @@ const SETUP = `(function () {
   });
   // The prelude's entry points are handed to the worker only (SETUP's value): nothing global names them,
   // so bot code cannot re-enter the runtime (a re-entered turn would start units with fresh budgets).
-  var api = (${parleyPrelude.toString()})(host, { previewOf: (${previewOf.toString()}) });
+  var api = (${parleyPrelude.toString()})(host, { previewOf: (${previewOf.toString()}), methods: ${JSON.stringify(options?.methods ?? [])} });
   return Object.freeze({
     load: api.load,
     turn: api.turn,

@@ -50,4 +50,6 @@ export interface WorkerOptions extends HeapSizes {
   pool: SharedArrayBuffer
   /** OS priority (nice) the worker thread sets for itself; 0 leaves it as it is. */
   nice: number
+  /** The client methods the prelude passes to the host as they are (PreludeHelpers.methods). */
+  methods: readonly string[]
 }

@@ -1,4 +1,5 @@
 import { availableParallelism } from 'node:os'
+import { PASSED_THROUGH_METHODS } from '../http/operations/index.js'
 import { Worker } from 'node:worker_threads'
 import type { BotSummary } from './prelude-contract.js'
 import type { FromWorker, ToWorker, WorkerOptions } from './quickjs-protocol.js'
@@ -37,6 +38,8 @@ export class QuickJsSandbox implements BotSandbox {
       size,
       heapSizes: heapSizes(this.limits, size, options.heapBytes),
       startTimeoutMs: options.startTimeoutMs,
+      // Bot code's client passes the operation table's methods to the host (src/http/operations).
+      methods: PASSED_THROUGH_METHODS,
       createWorker: (workerData) => this.createWorker(workerData),
       onMessage: (slot, message) => this.onMessage(slot, message),
       onCrash: (slot, message) => this.watchdog.crashed(slot, message),

@@ -74,6 +74,8 @@ export interface SlotsOptions {
   size: number
   heapSizes: HeapSizes
   startTimeoutMs: number | undefined
+  /** The client methods the prelude passes to the host as they are (WorkerOptions.methods). */
+  methods: readonly string[]
   /** Starts the worker thread running QuickJS. */
   createWorker(workerData: WorkerOptions): Worker
   /** A message from a started worker. */
@@ -109,7 +111,7 @@ export class WorkerSlots {
     const shared = new SharedArrayBuffer(BEAT_SLOTS * Float64Array.BYTES_PER_ELEMENT)
     const beat = new Float64Array(shared)
     const workerData: WorkerOptions = {
-      beat: shared, pool: this.heap.shared, ...this.options.heapSizes, nice: quarantine ? QUARANTINE_NICE : 0,
+      beat: shared, pool: this.heap.shared, ...this.options.heapSizes, nice: quarantine ? QUARANTINE_NICE : 0, methods: this.options.methods,
     }
     const worker = this.options.createWorker(workerData)
     worker.unref()

@@ -1,4 +1,5 @@
 import vm from 'node:vm'
+import { PASSED_THROUGH_METHODS } from '../../src/http/operations/index.js'
 import { describe, expect, it } from 'vitest'
 import { parleyPrelude } from '../../src/runtime/prelude.js'
 import { previewOf } from '../../src/runtime/preview.js'
@@ -91,7 +92,7 @@ interface TurnOptions {
   budgetMs?: number
 }
 
-function setup(mod: unknown, handlers: Record<string, Handler> = {}, make: typeof parleyPrelude = parleyPrelude, helpers: PreludeHelpers = { previewOf }) {
+function setup(mod: unknown, handlers: Record<string, Handler> = {}, make: typeof parleyPrelude = parleyPrelude, helpers: PreludeHelpers = { previewOf, methods: PASSED_THROUGH_METHODS }) {
   const fake = fakeHost(handlers)
   const api: PreludeApi = make(fake.host, helpers)
   const summary = JSON.parse(api.load(mod)) as { hooks: string[]; actions: string[]; workflows: string[] }
@@ -170,7 +171,7 @@ describe('load', () => {
     ['invalid condition', cards({ type: 'transition', conditions: [{ when: 'vars.a ===', to: 'b' }] }), /^workflows\.f\.nodes\.a\.cards\[0\]\.conditions\[0\]\.when: invalid expression: /],
   ]
   it.each(cases)('rejects %s', (_name, mod, message) => {
-    const api = parleyPrelude(fakeHost().host, { previewOf })
+    const api = parleyPrelude(fakeHost().host, { previewOf, methods: PASSED_THROUGH_METHODS })
     let thrown: unknown
     try {
       api.load(mod)
@@ -1042,7 +1043,7 @@ describe('self-containment', () => {
         },
       },
     }
-    const t = setup(mod, {}, make, { previewOf: preview })
+    const t = setup(mod, {}, make, { previewOf: preview, methods: PASSED_THROUGH_METHODS })
     const first = await t.turn(messageEvent('hi there'))
     const second = await t.turn(messageEvent('5', first.state), { flow: first.flow })
     expect([...first.errors, ...second.errors]).toEqual([])
@@ -1061,7 +1062,7 @@ describe('self-containment', () => {
       { workflows: { w: { trigger: { type: 'conversationStarted' }, nodes: { a: { cards: [{ type: 'say', text: 'Hello {{ event.userId }} ({{ event.trigger.eventName }})' }] } } } } },
       {},
       make,
-      { previewOf: preview },
+      { previewOf: preview, methods: PASSED_THROUGH_METHODS },
     )
     const out = await t.turn(messageEvent({ type: 'markdown', markdown: '# hi' }), { conversationStarted: true })
     expect(out.errors).toEqual([])

@@ -2,28 +2,15 @@
  * The `client` of ctx: the host-owned calls (messages through the outgoing hooks, events, typing, handoff, knowledge,
  * webhook bodies) and the Runtime API operations passed to the host as they are.
  */
-import { hostCall } from './host.js'
+import { hostCall, passedThrough } from './host.js'
 import { freeze, ownProperty, isArray, jsonParse, jsonStringify, objectKeys, ProxyCtor } from './intrinsics.js'
 import type { Json } from './types.js'
 import { describe, isObj } from './util.js'
 
-/** The client's Runtime API methods that are passed to the host as they are (docs/bot-code.md, "The client"). */
-export const RUNTIME_METHODS = [
-  'createUser', 'getOrCreateUser', 'updateUser', 'listUsers',
-  'createConversation', 'getOrCreateConversation', 'updateConversation', 'listConversations',
-  'listParticipants', 'addParticipant', 'getParticipant', 'removeParticipant',
-  'updateMessage', 'deleteMessage', 'listTagValues',
-  // an installed integration's action: { type: 'alias:action', input } → { output, meta }
-  'callAction',
-  // tables (src/runtime/sandbox-tables.ts TABLE_METHODS)
-  'listTables', 'getTable', 'getOrCreateTable', 'createTable', 'duplicateTable', 'exportTable', 'importTable', 'getTableJobs',
-  'updateTable', 'renameTableColumn', 'deleteTable', 'getTableRow', 'findTableRows', 'createTableRows', 'updateTableRows',
-  'upsertTableRows', 'deleteTableRows',
-]
-
 export function runtimeMethods(call: (method: string, args: Json) => Promise<unknown>, argsOf: (method: string, a: unknown) => Json): Json {
   const out: Json = {}
-  for (const name of RUNTIME_METHODS) out[name] = async (a?: unknown) => call(name, argsOf(name, a))
+  // The operation table's names (src/http/operations), given by the host: no list of the prelude's own.
+  for (const name of passedThrough()) out[name] = async (a?: unknown) => call(name, argsOf(name, a))
   return out
 }
 

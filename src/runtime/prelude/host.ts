@@ -6,10 +6,17 @@ import type { LogLevel, PreludeHelpers, PreludeHost } from '../prelude-contract.
 
 let host: PreludeHost
 let previewOf: PreludeHelpers['previewOf']
+let methods: readonly string[] = []
 
 export function bindHost(h: PreludeHost, helpers: PreludeHelpers): void {
   host = h
   previewOf = helpers.previewOf
+  methods = helpers.methods
+}
+
+/** The client methods passed to the host as they are (PreludeHelpers.methods: the operation table's). */
+export function passedThrough(): readonly string[] {
+  return methods
 }
 
 /** A platform call on the bot's behalf: JSON text in, JSON text out (prelude-contract.ts PreludeHost.call). */
