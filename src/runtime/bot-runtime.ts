@@ -104,9 +104,18 @@ export interface TurnExecutor {
   leaseMs(bot: BotRow): number
   /** Waits for room to run this bot's turns (bounded concurrency); the returned function gives it back. */
   admit(bot: BotRow): Promise<() => void>
-  /** Rejects only when the instance stops (the turn is then run again after the restart). */
-  turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult>
+  /**
+   * Rejects only when the instance stops (the turn is then run again after the restart). `loaded`: the turn's
+   * states as the runtime just read them (the sandbox's start check), so the turn does not read them again.
+   */
+  turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming, loaded?: LoadedState): Promise<TurnResult>
 }
+
+/** A turn's states as read before it runs (user, conversation, bot, and the flow record with its workflow variables). */
+export interface LoadedState { keys: BotStateKey[]; state: Record<'user' | 'conversation' | 'bot' | 'workflow', JsonObject>; flow: JsonObject | undefined }
+
+/** The flow record says the conversation's start turn ran (it does after any turn). */
+const isStarted = (flow: JsonObject | undefined) => (flow as { started?: boolean } | undefined)?.started === true
 
 /** Whether a bot has turns to run: deployed code, or a url. */
 export const hasTurns = (bot: BotRow) => bot.url !== null || bot.code !== null
@@ -246,7 +255,7 @@ export class BotRuntime implements IncomingInterceptor {
   private readonly sandboxTurns: TurnExecutor = {
     leaseMs: (bot) => this.limitsOf(bot).timeoutMs + 10_000,
     admit: async () => () => {},
-    turn: (bot, integration, incoming) => this.turn(bot, integration, incoming),
+    turn: (bot, integration, incoming, loaded) => this.turn(bot, integration, incoming, loaded),
   }
 
   private readonly remoteTurns: TurnExecutor | undefined
@@ -372,7 +381,8 @@ export class BotRuntime implements IncomingInterceptor {
     let saved = position
     let renewedAt = this.clock()
     // The start turn runs the bot's own conversationStarted triggers: sandboxed bots only (a remote bot has no such triggers).
-    if (executor === this.sandboxTurns) await this.startTurn(bot, integration, conversationId, position)
+    // Checked with the first turn's own read of its states (the flow record says `started`), or alone when no turn comes.
+    let startPending = executor === this.sandboxTurns
     for (;;) {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
@@ -382,13 +392,23 @@ export class BotRuntime implements IncomingInterceptor {
           signal.kind === 'message_created' && !signal.message.isBot && !signal.message.botSkip ? { kind: 'message', message: signal.message }
           : signal.kind === 'event_created' && !signal.event.isBot && !signal.event.botSkip ? { kind: 'event', event: signal.event }
           : undefined
+        const before = position
         position = signal.seq
         if (!incoming) continue
+        let loaded: LoadedState | undefined
+        if (startPending) {
+          startPending = false
+          loaded = await this.loadState(bot, integration.id, conversationId, incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId)
+          if (!isStarted(loaded.flow)) {
+            await this.startTurn(bot, integration, conversationId, before)
+            loaded = undefined
+          }
+        }
         // Handed off: stored and streamed as usual, answered by a person; the cursor passes over it.
         if (await this.forAgent(integration.id, conversationId, incoming)) continue
         let result: TurnResult
         try {
-          result = await this.typingWhile(integration.id, conversationId, () => executor.turn(bot, integration, incoming))
+          result = await this.typingWhile(integration.id, conversationId, () => executor.turn(bot, integration, incoming, loaded))
         } catch (err) {
           if (!(err instanceof DeliveryStopped)) throw err
           // Stopping: the cursor stays before this event (not even moved over what preceded it since the
@@ -412,6 +432,12 @@ export class BotRuntime implements IncomingInterceptor {
         if (renew) renewedAt = now
         saved = position
       }
+      if (startPending && !this.stopped) {
+        // No turn came: the start turn alone (its greeting is then read and passed over with the rest).
+        startPending = false
+        if (await this.startTurn(bot, integration, conversationId, position)) saved = position
+        continue
+      }
       if (batch.length < TURN_BATCH || this.stopped) break
     }
     if (position > saved) await this.store.advanceBotCursor(integration.id, conversationId, position)
@@ -424,12 +450,12 @@ export class BotRuntime implements IncomingInterceptor {
    * opens and the first message is answered for what it says. Runs once: the flow record then says
    * `started` (as it does after any turn). A conversation the bot created (no owner) has no start.
    */
-  private async startTurn(bot: BotRow, integration: IntegrationRow, conversationId: string, position: number): Promise<void> {
+  private async startTurn(bot: BotRow, integration: IntegrationRow, conversationId: string, position: number): Promise<boolean> {
     const flowKey: BotStateKey = { scope: 'flow', scopeId: `${integration.id}:${conversationId}` }
     const [flow] = await this.store.getBotStates(bot.id, [flowKey])
-    if ((flow as { started?: boolean } | undefined)?.started === true) return
+    if (isStarted(flow)) return false
     const conversation = await this.store.getConversation(integration.id, conversationId)
-    if (!conversation || conversation.ownerId === null) return
+    if (!conversation || conversation.ownerId === null) return false
     const ownerId = conversation.ownerId
     const started: Incoming = { kind: 'started', conversation: { ...conversation, ownerId } }
     const { states, logs, failure } = await this.typingWhile(integration.id, conversationId, () => this.turn(bot, integration, started))
@@ -437,8 +463,10 @@ export class BotRuntime implements IncomingInterceptor {
     const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now: this.clock() }
     try {
       await this.store.finishBotTurn({ ...end, states, logs })
+      return true
     } catch (err) {
       await this.store.appendBotLogs([...logs, this.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
+      return false
     }
   }
 
@@ -509,7 +537,7 @@ export class BotRuntime implements IncomingInterceptor {
     }
   }
 
-  private async loadState(bot: BotRow, integrationId: string, conversationId: string, userId: string) {
+  private async loadState(bot: BotRow, integrationId: string, conversationId: string, userId: string): Promise<LoadedState> {
     const keys = this.stateKeys(integrationId, conversationId, userId)
     const [user, conversation, botState, flow] = await this.store.getBotStates(bot.id, keys)
     // Workflow variables live with the conversation's flow position, so a capture's answers survive between turns.
@@ -713,12 +741,12 @@ export class BotRuntime implements IncomingInterceptor {
   }
 
   /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
-  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult> {
+  private async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming, loaded?: LoadedState): Promise<TurnResult> {
     const { conversationId, userId, sourceId } =
       incoming.kind === 'message' ? { conversationId: incoming.message.conversationId, userId: incoming.message.userId, sourceId: incoming.message.id }
       : incoming.kind === 'event' ? { conversationId: incoming.event.conversationId, userId: incoming.event.userId, sourceId: incoming.event.id }
       : { conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, sourceId: startedId(incoming.conversation) }
-    const { keys, state, flow } = await this.loadState(bot, integration.id, conversationId, userId)
+    const { keys, state, flow } = loaded ?? (await this.loadState(bot, integration.id, conversationId, userId))
     const flowRecord = (flow ?? {}) as { started?: boolean; flow?: TurnInput['flow'] }
     const event = this.buildEvent(bot, integration, incoming, state)
     // An installed integration's event in a conversation (createEvent with its key): the bot sees its type, `alias:event`.
