@@ -705,19 +705,30 @@ export class KyselyStore implements Store {
   }
 
   // ---- messages and events ----
-  async appendMessage(m: NewMessage): Promise<Appended<MessageRow> | undefined> {
+  appendMessage(m: NewMessage): Promise<Appended<MessageRow> | undefined> {
+    return this.append('messages', m, messageColumns(m), (seq, at) => messageRow(m, seq, at), () => this.getMessage(m.integrationId, m.id), 'Message')
+  }
+
+  /**
+   * An append in one transaction: the conversation's next seq, then the row (an `ifAbsent` append's taken id
+   * inserts nothing and rolls the seq back; the stored row answers, see Appended).
+   */
+  private async append<T extends MessageRow | EventRow>(
+    table: 'messages' | 'events', a: NewMessage | NewEvent, columns: ReturnType<typeof messageColumns> | ReturnType<typeof eventColumns>,
+    row: (seq: number, at: number) => T, stored: () => Promise<T | undefined>, entity: 'Message' | 'Event',
+  ): Promise<Appended<T> | undefined> {
     try {
-      return await this.db.transaction().execute(async (trx) => {
-        const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now, m.requireParticipant ? m.userId : undefined)
+      return await this.db.transaction().execute(async (trx): Promise<Appended<T> | undefined> => {
+        const next = await this.nextSeq(trx, a.integrationId, a.conversationId, a.now, a.requireParticipant ? a.userId : undefined)
         if (!next) return undefined
-        const insert = trx.insertInto('messages').values({ ...messageColumns(m), seq: next.seq, created_at: next.at })
-        const r = await (m.ifAbsent ? insert.onConflict((oc) => oc.column('id').doNothing()) : insert).executeTakeFirst()
+        const insert = trx.insertInto(table).values({ ...columns, seq: next.seq, created_at: next.at })
+        const r = await (a.ifAbsent ? insert.onConflict((oc) => oc.column('id').doNothing()) : insert).executeTakeFirst()
         if (Number(r.numInsertedOrUpdatedRows ?? 0) === 0) throw new IdTaken()
-        return messageRow(m, next.seq, next.at)
+        return row(next.seq, next.at)
       })
     } catch (err) {
       if (!(err instanceof IdTaken)) throw err
-      return takenAnswer(m, await this.getMessage(m.integrationId, m.id), 'Message')
+      return takenAnswer(a, await stored(), entity)
     }
   }
 
@@ -746,20 +757,8 @@ export class KyselyStore implements Store {
     return pageOf(rows.map(toMessage), page.limit, (m) => [m.seq])
   }
 
-  async appendEvent(e: NewEvent): Promise<Appended<EventRow> | undefined> {
-    try {
-      return await this.db.transaction().execute(async (trx) => {
-        const next = await this.nextSeq(trx, e.integrationId, e.conversationId, e.now, e.requireParticipant ? e.userId : undefined)
-        if (!next) return undefined
-        const insert = trx.insertInto('events').values({ ...eventColumns(e), seq: next.seq, created_at: next.at })
-        const r = await (e.ifAbsent ? insert.onConflict((oc) => oc.column('id').doNothing()) : insert).executeTakeFirst()
-        if (Number(r.numInsertedOrUpdatedRows ?? 0) === 0) throw new IdTaken()
-        return eventRow(e, next.seq, next.at)
-      })
-    } catch (err) {
-      if (!(err instanceof IdTaken)) throw err
-      return takenAnswer(e, await this.getEvent(e.integrationId, e.id), 'Event')
-    }
+  appendEvent(e: NewEvent): Promise<Appended<EventRow> | undefined> {
+    return this.append('events', e, eventColumns(e), (seq, at) => eventRow(e, seq, at), () => this.getEvent(e.integrationId, e.id), 'Event')
   }
 
   async getEvent(integrationId: string, id: string): Promise<EventRow | undefined> {
