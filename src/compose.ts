@@ -8,6 +8,7 @@ import { InstallationScope } from './domain/installation-scope.js'
 import { BotService } from './domain/bot-service.js'
 import { BotChatService } from './domain/bot-chat-service.js'
 import { ChatService } from './domain/chat-service.js'
+import { ConversationLog } from './domain/conversation-log.js'
 import { ConversationStreams } from './domain/conversation-stream.js'
 import { FileService } from './domain/file-service.js'
 import { RuntimeEventService } from './domain/runtime-event-service.js'
@@ -195,7 +196,9 @@ export function createServices(deps: ServiceDeps): Domain {
     onUrlChanged: (bot) => void remote.register(bot),
   })
   const files = new FileService({ config, store, bots, blobs, warn, embeddings })
-  const handoffs = new HandoffService(store, pubsub, bots, {
+  // The conversation log's one append path (messages and events), shared by the Chat API, the Runtime API, bot code and handoffs.
+  const conversationLog = new ConversationLog(store, pubsub)
+  const handoffs = new HandoffService(store, conversationLog, bots, {
     turnNotification: (integrationId, conversationId) => directory.turnNotification(integrationId, conversationId),
     validatePayload: validateMessagePayload,
     metrics,
@@ -215,10 +218,10 @@ export function createServices(deps: ServiceDeps): Domain {
     semanticRanking: embeddings,
     kbMinScore: config.kbMinScore,
   })
-  const chat = new ChatService(store, pubsub, runtime)
+  const chat = new ChatService(store, pubsub, conversationLog, runtime)
   const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
   metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
-  const botChat = new BotChatService(store, pubsub, chat, {
+  const botChat = new BotChatService(store, pubsub, conversationLog, chat, {
     validatePayload: validateMessagePayload,
     maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
   })

@@ -6,7 +6,8 @@ import type {
   BotChatMessage, BotChatUser, DateField, SortDirection, TagKind, TagPatch, Tags,
 } from '../store/bot-chat-store.js'
 import { UniqueViolation, type BotRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
-import { conversationChanged, publishChange, publishUnsent, type ChatService } from './chat-service.js'
+import { conversationChanged, publishChange, type ChatService } from './chat-service.js'
+import type { ConversationLog, Logged } from './conversation-log.js'
 import { normalizePayload } from './payloads.js'
 import { chatShapeOf, type ChatShape } from './message-shapes.js'
 import type { RuntimeConversation } from './runtime-views.js'
@@ -158,6 +159,7 @@ export class BotChatService {
   constructor(
     private readonly store: Store,
     private readonly pubsub: PubSub,
+    private readonly log: ConversationLog,
     private readonly chat: ChatService,
     private readonly options: BotChatServiceOptions,
   ) {
@@ -466,7 +468,7 @@ export class BotChatService {
     const integration = await this.integration(bot, conversation.integrationName)
     let message: MessageRow
     if (userId === bot.id) {
-      message = await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, metadata, conversation.channel)
+      message = (await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, metadata, conversation.channel)).row
     } else {
       await this.operations?.beforeMessage(integration, conversation.id, conversation.channel, String(payload.type))
       const user = this.validId(userId) ? await this.store.getUser(integration.id, userId) : undefined
@@ -480,34 +482,32 @@ export class BotChatService {
   /**
    * The bot's own message (its user, id = the bot id): appended, then the conversation's streams are
    * told (a `message_created` with isBot true). No turn: the bot does not answer itself. With an `id`
-   * already taken, the stored message is returned unchanged (deterministic reply ids of a turn run again).
+   * already taken, the stored message is returned unchanged, `created` false (deterministic reply ids of a
+   * turn run again): checked by the append itself (ConversationLog), not by a read before it.
    */
-  async appendOutgoing(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, metadata: JsonObject | null, channel?: string): Promise<MessageRow> {
+  async appendOutgoing(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, metadata: JsonObject | null, channel?: string): Promise<Logged<MessageRow>> {
     await this.operations?.beforeMessage(integration, conversationId, channel, String(payload.type))
-    const notify = [conversationChanged(integration.id, conversationId)]
-    const message = await this.store.appendMessage({
+    const logged = await this.log.appendMessage({
       id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true,
-      payload: normalizePayload(payload), metadata, notify, now: this.clock(),
+      payload: normalizePayload(payload), metadata, notify: [conversationChanged(integration.id, conversationId)], ifAbsent: true, now: this.clock(),
     })
-    if (!message) throw errors.notFound('Conversation', conversationId)
-    await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
-    this.outgoingListener?.(integration, message)
-    return message
+    if (!logged) throw errors.notFound('Conversation', conversationId)
+    if (logged.created) this.outgoingListener?.(integration, logged.row)
+    return logged
   }
 
   /**
    * The bot's own custom event in a conversation (its user, isBot): the conversation's listeners get an
    * `event_created` with isBot true; no turn. The sandboxed client's createEvent and the built-in chat's
-   * `chat:sendEvent` action. `id` is new (a turn run again looks its event up first).
+   * `chat:sendEvent` action. An `id` already taken answers the stored event, `created` false (a turn run again).
    */
-  async appendBotEvent(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject): Promise<EventRow> {
-    const notify = [conversationChanged(integration.id, conversationId)]
-    const event = await this.store.appendEvent({
-      id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true, payload, notify, now: this.clock(),
+  async appendBotEvent(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject): Promise<Logged<EventRow>> {
+    const logged = await this.log.appendEvent({
+      id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true, payload,
+      notify: [conversationChanged(integration.id, conversationId)], ifAbsent: true, now: this.clock(),
     })
-    if (!event) throw errors.notFound('Conversation', conversationId)
-    await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
-    return event
+    if (!logged) throw errors.notFound('Conversation', conversationId)
+    return logged
   }
 
   /** Tags a message just appended (the sandboxed client's createMessage). */

@@ -5,6 +5,7 @@ import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import { looksLikeJwt, verifyHs256 } from '../lib/jwt.js'
 import type { PubSub } from '../pubsub/pubsub.js'
+import type { ConversationLog } from './conversation-log.js'
 import {
   UniqueViolation,
   type AppendNotification, type ConversationRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store,
@@ -55,19 +56,8 @@ export const conversationChanged = (integrationId: string, conversationId: strin
   ({ channel: conversationChannel(integrationId, conversationId), message: `changed:${changeTokens.process}.${++changeTokens.next}` })
 
 /**
- * Publishes an append's notifications, unless its store sent them with the append; either way this instance's
- * streams of the conversation have sent the new signal when it resolves (waiting at most a short cap; other
- * instances hear it asynchronously).
- */
-export async function publishUnsent(store: Store, pubsub: PubSub, notify: readonly AppendNotification[]): Promise<void> {
-  for (const n of notify) {
-    if (!store.sendsAppendNotifications) await pubsub.publish(n.channel, n.message)
-    else if (n.message.startsWith('changed:')) await pubsub.deliverLocally?.(n.channel, n.message)
-  }
-}
-/**
  * A change that is not an append (a participant, a deleted message or conversation): published, and this instance's
- * streams have handled it when it resolves, as publishUnsent. Never fails: the write is committed already.
+ * streams have handled it when it resolves, as an append's (ConversationLog). Never fails: the write is committed already.
  */
 export async function publishChange(pubsub: PubSub, integrationId: string, conversationId: string, message?: 'deleted'): Promise<void> {
   const n = message === undefined ? conversationChanged(integrationId, conversationId) : { channel: conversationChannel(integrationId, conversationId), message }
@@ -93,6 +83,7 @@ export class ChatService {
   constructor(
     private readonly store: Store,
     private readonly pubsub: PubSub,
+    private readonly log: ConversationLog,
     private readonly incoming?: IncomingInterceptor,
     options: ChatServiceOptions = {},
   ) {
@@ -406,13 +397,12 @@ export class ChatService {
     const hooked = hook && (await hook({ id, conversationId, userId: user.id, payload, custom: false, metadata }))
     const botSkip = options.skipTurn === true || (hooked?.stop ?? false)
     const notify = await this.appendNotifications(user.integrationId, conversationId, botSkip)
-    const message = await this.store.appendMessage({
+    const logged = await this.log.appendMessage({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot,
       payload: hooked?.payload ?? payload, metadata: metadata ?? null, botSkip, requireParticipant: options.asParticipant, notify, now: this.clock(),
     })
-    if (!message) return options.asParticipant ? this.refused(user, conversationId) : Promise.reject(errors.notFound('Conversation', conversationId))
-    await this.publishUnsent(notify)
-    return message
+    if (!logged) return options.asParticipant ? this.refused(user, conversationId) : Promise.reject(errors.notFound('Conversation', conversationId))
+    return logged.row
   }
 
   /** A message of a conversation the caller takes part in (404 if unknown, 403 if not a participant). */
@@ -466,35 +456,36 @@ export class ChatService {
     const id = uuidv7()
     const hooked = await this.beforeIncoming(integration, user, { id, conversationId, userId: user.id, payload, custom: true })
     const notify = await this.appendNotifications(user.integrationId, conversationId, hooked?.stop ?? false)
-    const event = await this.store.appendEvent({
+    const logged = await this.log.appendEvent({
       id, integrationId: user.integrationId, conversationId, userId: user.id, isBot: user.isBot, payload: hooked?.payload ?? payload,
       botSkip: hooked?.stop ?? false, requireParticipant: true, notify, now: this.clock(),
     })
-    if (!event) return this.refused(user, conversationId)
-    await this.publishUnsent(notify)
-    return event
+    if (!logged) return this.refused(user, conversationId)
+    return logged.row
   }
 
   /**
    * An incoming custom event appended to a conversation's log for the bot's Runtime API (createEvent
    * with a conversationId, a scheduled event falling due): the path of createEvent (the bot's
    * beforeIncoming hook, the turn notification, the stream's), with the caller's id (a redelivery
-   * finds the event already there) and without the participant check (the bot acts on its own
-   * conversation). Undefined when the conversation does not exist (any more).
+   * finds the event already there: the append is `ifAbsent`) and without the participant check (the
+   * bot acts on its own conversation). Undefined when the conversation does not exist (any more).
    */
   async appendIncomingEvent(integration: IntegrationRow, e: { id: string; conversationId: string; userId: string; payload: JsonObject }): Promise<EventRow | undefined> {
-    const existing = await this.store.getEvent(integration.id, e.id)
-    if (existing) return existing
-    if (!(await this.store.getConversation(integration.id, e.conversationId))) return undefined
     const hook = await this.incoming?.incomingHook(integration)
+    if (hook) {
+      // The bot's hook runs once per event, and only for a conversation that exists (it may change the payload).
+      const existing = await this.store.getEvent(integration.id, e.id)
+      if (existing) return existing
+      if (!(await this.store.getConversation(integration.id, e.conversationId))) return undefined
+    }
     const hooked = hook ? await hook({ ...e, custom: true }) : undefined
     const notify = await this.appendNotifications(integration.id, e.conversationId, hooked?.stop ?? false)
-    const event = await this.store.appendEvent({
+    const logged = await this.log.appendEvent({
       id: e.id, integrationId: integration.id, conversationId: e.conversationId, userId: e.userId, isBot: false, payload: hooked?.payload ?? e.payload,
-      botSkip: hooked?.stop ?? false, notify, now: this.clock(),
+      botSkip: hooked?.stop ?? false, notify, ifAbsent: true, now: this.clock(),
     })
-    if (event) await this.publishUnsent(notify)
-    return event
+    return logged?.row
   }
 
   async getEvent(user: UserRow, id: string): Promise<EventRow> {
@@ -508,12 +499,6 @@ export class ChatService {
   private async appendNotifications(integrationId: string, conversationId: string, botSkip: boolean): Promise<AppendNotification[]> {
     const turn = botSkip ? undefined : await this.incoming?.turnNotification(integrationId, conversationId)
     return turn ? [conversationChanged(integrationId, conversationId), turn] : [conversationChanged(integrationId, conversationId)]
-  }
-
-  private async publishUnsent(notify: readonly AppendNotification[]): Promise<void> {
-    // The write is committed: a lost poke must not turn it into an error. Streams re-read the store
-    // on their next poke or when the pub/sub reconnects, and the runtime's sweep finds turns left.
-    await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
   }
 
   /** Wakes the conversation's streams; they read what is new from the store. */

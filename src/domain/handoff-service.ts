@@ -1,10 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
-import type { PubSub } from '../pubsub/pubsub.js'
 import type { HandoffNoteRow, HandoffRow, HandoffStatus } from '../store/handoff-store.js'
 import type { AccountRow, AppendNotification, BotRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store } from '../store/store.js'
-import { conversationChanged, publishUnsent } from './chat-service.js'
+import { conversationChanged } from './chat-service.js'
+import type { ConversationLog } from './conversation-log.js'
 import { normalizePayload } from './payloads.js'
 import type { BotService } from './bot-service.js'
 import type { FileService } from './file-service.js'
@@ -134,7 +134,7 @@ export class HandoffService {
   private readonly counted: Counter
   private readonly waits: Histogram
 
-  constructor(private readonly store: Store, private readonly pubsub: PubSub, private readonly bots: BotService, private readonly options: HandoffOptions) {
+  constructor(private readonly store: Store, private readonly log: ConversationLog, private readonly bots: BotService, private readonly options: HandoffOptions) {
     this.clock = options.clock ?? Date.now
     const metrics = options.metrics ?? new MetricsRegistry()
     this.counted = metrics.counter('parley_handoffs_total', 'Human handoffs by event (started, claimed, ended) on this instance', ['event'])
@@ -354,10 +354,9 @@ export class HandoffService {
     if (open.claimedBy === null) {
       this.counted.inc({ event: 'claimed' })
       this.waits.observe(Math.max(0, ((result.handoff.claimedAt ?? this.clock()) - open.requestedAt) / 1000))
+      // Seeded id: a claim answered twice (a retried request) writes the line once.
       const joined = seededId(`handoff:${open.id}:joined:${member.id}`)
-      if (!(await this.store.getMessage(integration.id, joined))) {
-        await this.agentMessage(integration, result.handoff, member, { type: 'text', text: `${member.displayName} joined the conversation` }, 'joined', joined)
-      }
+      await this.agentMessage(integration, result.handoff, member, { type: 'text', text: `${member.displayName} joined the conversation` }, 'joined', joined)
     }
     return result.handoff
   }
@@ -387,32 +386,19 @@ export class HandoffService {
     if (!(await this.store.getUser(integration.id, userId))) {
       await this.store.createUser({ integrationId: integration.id, id: userId, name: member.displayName, isBot: true, now: this.clock() }).catch(() => {})
     }
-    const notify = [conversationChanged(integration.id, handoff.conversationId)]
     const metadata: JsonObject = { handoff: { agent: { name: member.displayName }, ...(event && { event }) } }
-    let message: MessageRow | undefined
-    try {
-      message = await this.store.appendMessage({
-        id, integrationId: integration.id, conversationId: handoff.conversationId, userId, isBot: true, payload, metadata, botSkip: true, notify, now: this.clock(),
-      })
-    } catch (err) {
-      // The same line written by a concurrent request (seeded id): that one stands.
-      const existing = await this.store.getMessage(integration.id, id)
-      if (existing) return existing
-      throw err
-    }
-    if (!message) {
-      const existing = await this.store.getMessage(integration.id, id)
-      if (existing) return existing
-      throw errors.notFound('Conversation', handoff.conversationId)
-    }
-    await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
-    return message
+    // The same line written already, by a concurrent request or an earlier one (seeded id): that one stands.
+    const logged = await this.log.appendMessage({
+      id, integrationId: integration.id, conversationId: handoff.conversationId, userId, isBot: true, payload, metadata, botSkip: true,
+      notify: [conversationChanged(integration.id, handoff.conversationId)], ifAbsent: true, now: this.clock(),
+    })
+    if (!logged) throw errors.notFound('Conversation', handoff.conversationId)
+    return logged.row
   }
 
   /** Appends the start or end marker to the conversation's log: the bot runs a turn for it, in order with the messages. */
   private async marker(integration: IntegrationRow, handoff: HandoffRow, what: 'started' | 'ended'): Promise<void> {
     const id = markerId(handoff.id, what)
-    if (await this.store.getEvent(integration.id, id)) return
     const turn = await this.options.turnNotification(integration.id, handoff.conversationId)
     const notify = [conversationChanged(integration.id, handoff.conversationId), ...(turn ? [turn] : [])]
     const payload: JsonObject = {
@@ -421,10 +407,10 @@ export class HandoffService {
       ...(handoff.reason !== null && { reason: handoff.reason }),
       ...(handoff.claimedName !== null && what === 'ended' && { agent: { name: handoff.claimedName } }),
     }
-    const event = await this.store.appendEvent({
-      id, integrationId: integration.id, conversationId: handoff.conversationId, userId: handoff.userId, isBot: false, payload, notify, now: this.clock(),
+    // Once per handoff and side (seeded id): a marker already there stays as it is.
+    await this.log.appendEvent({
+      id, integrationId: integration.id, conversationId: handoff.conversationId, userId: handoff.userId, isBot: false, payload, notify, ifAbsent: true, now: this.clock(),
     })
-    if (event) await publishUnsent(this.store, this.pubsub, notify).catch(() => {})
   }
 }
 

@@ -137,12 +137,11 @@ export class BotClientHosts {
           const tags = optionalTags(a.tags)
           // Deterministic: a turn run again (after a crash, or moved off a stopped worker) finds its reply instead of sending it twice.
           const id = replyId(sourceId, replies++)
-          const existing = await this.store.getMessage(into.id, id)
-          if (existing) return { message: sandboxMessageView({ ...existing, tags: tags ?? {}, updatedAt: existing.createdAt }) }
           const metadata = typeof a.metadata === 'object' && a.metadata !== null ? (a.metadata as JsonObject) : null
-          const message = await domain.appendOutgoing(into, conversation.id, id, a.payload as JsonObject, metadata)
-          if (message.conversationId === conversationId) ownSeqs.push(message.seq)
-          if (tags) await domain.tagMessage(into, message.id, tags)
+          // Idempotent by id inside the append (the conversation log): a reply already there is answered as it is.
+          const { row: message, created } = await domain.appendOutgoing(into, conversation.id, id, a.payload as JsonObject, metadata)
+          if (created && message.conversationId === conversationId) ownSeqs.push(message.seq)
+          if (created && tags) await domain.tagMessage(into, message.id, tags)
           return { message: sandboxMessageView({ ...message, tags: tags ?? {}, updatedAt: message.createdAt }) }
         }
         case 'createEvent': {
@@ -150,10 +149,8 @@ export class BotClientHosts {
           if (typeof a.payload !== 'object' || a.payload === null || Array.isArray(a.payload)) throw errors.invalidPayload('payload must be an object')
           // Deterministic too: a turn run again (after a crash, or moved off a stopped worker) creates it once.
           const id = replyId(`${sourceId}:event`, events++)
-          const existing = await this.store.getEvent(integration.id, id)
-          if (existing) return { event: eventView(existing) }
-          const event = await domain.appendBotEvent(integration, conversation.id, id, a.payload as JsonObject)
-          if (event.conversationId === conversationId) ownSeqs.push(event.seq)
+          const { row: event, created } = await domain.appendBotEvent(integration, conversation.id, id, a.payload as JsonObject)
+          if (created && event.conversationId === conversationId) ownSeqs.push(event.seq)
           return { event: eventView(event) }
         }
         case 'callAction': {

@@ -5,7 +5,7 @@ import { botLevelTurnEvent, type BotEventOutcome, type BotLevelEvent } from './b
 import type { BotClientHosts, RunHost } from './sandbox-host.js'
 import { SandboxUnits, type RunKind } from './sandbox-units.js'
 import type { TurnExecutor, TurnResult } from './turn-executor.js'
-import { buildEvent, loadState, startedId, type Incoming } from './turn-event.js'
+import { buildEvent, loadState, startedId, type Incoming, type LoadedState } from './turn-event.js'
 import { webhookEvent, withExtension, type HostExtension, type WebhookEventSource } from './webhook-events.js'
 
 const BOT_KEY: BotStateKey = { scope: 'bot', scopeId: '' }
@@ -33,16 +33,16 @@ export class SandboxTurns {
   readonly executor: TurnExecutor = {
     leaseMs: (bot) => this.units.limitsOf(bot).timeoutMs + 10_000,
     admit: async () => () => {},
-    turn: (bot, integration, incoming) => this.turn(bot, integration, incoming),
+    turn: (bot, integration, incoming, loaded) => this.turn(bot, integration, incoming, loaded),
   }
 
   /** Runs one turn; what it leaves to save (states, logs) is saved by the caller with the cursor, in one transaction. */
-  async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult> {
+  async turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming, loaded?: LoadedState): Promise<TurnResult> {
     const { conversationId, userId, sourceId } =
       incoming.kind === 'message' ? { conversationId: incoming.message.conversationId, userId: incoming.message.userId, sourceId: incoming.message.id }
       : incoming.kind === 'event' ? { conversationId: incoming.event.conversationId, userId: incoming.event.userId, sourceId: incoming.event.id }
       : { conversationId: incoming.conversation.id, userId: incoming.conversation.ownerId, sourceId: startedId(incoming.conversation) }
-    const { keys, state, flow } = await loadState(this.store, bot, integration.id, conversationId, userId)
+    const { keys, state, flow } = loaded ?? (await loadState(this.store, bot, integration.id, conversationId, userId))
     const flowRecord = (flow ?? {}) as { started?: boolean; flow?: TurnInput['flow'] }
     const event = buildEvent(bot, integration, incoming, state)
     // An installed integration's event in a conversation (createEvent with its key): the bot sees its type, `alias:event`.

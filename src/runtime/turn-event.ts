@@ -60,8 +60,14 @@ function stateKeys(integrationId: string, conversationId: string, userId: string
   ]
 }
 
+/** A turn's states as read before it runs (user, conversation, bot, and the flow record with its workflow variables). */
+export interface LoadedState { keys: BotStateKey[]; state: Record<'user' | 'conversation' | 'bot' | 'workflow', JsonObject>; flow: JsonObject | undefined }
+
+/** The flow record says the conversation's start turn ran (it does after any turn). */
+export const isStarted = (flow: JsonObject | undefined): boolean => (flow as { started?: boolean } | undefined)?.started === true
+
 /** A conversation turn's state (user, conversation, bot, workflow) and flow record, with their keys, in one read. */
-export async function loadState(store: Store, bot: BotRow, integrationId: string, conversationId: string, userId: string) {
+export async function loadState(store: Store, bot: BotRow, integrationId: string, conversationId: string, userId: string): Promise<LoadedState> {
   const keys = stateKeys(integrationId, conversationId, userId)
   const [user, conversation, botState, flow] = await store.getBotStates(bot.id, keys)
   // Workflow variables live with the conversation's flow position, so a capture's answers survive between turns.

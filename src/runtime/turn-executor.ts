@@ -2,7 +2,7 @@ import type { BotLogRow, BotRow, BotStateWrite, IntegrationRow } from '../store/
 import { botEndpoint, type RemoteBots } from './remote-bots.js'
 import { conversationEvent } from './remote-events.js'
 import type { RunFailure } from './sandbox-units.js'
-import type { Incoming } from './turn-event.js'
+import type { Incoming, LoadedState } from './turn-event.js'
 
 export interface TurnResult {
   states: BotStateWrite[]
@@ -22,8 +22,11 @@ export interface TurnExecutor {
   leaseMs(bot: BotRow): number
   /** Waits for room to run this bot's turns (bounded concurrency); the returned function gives it back. */
   admit(bot: BotRow): Promise<() => void>
-  /** Rejects only when the instance stops (the turn is then run again after the restart). */
-  turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming): Promise<TurnResult>
+  /**
+   * Rejects only when the instance stops (the turn is then run again after the restart). `loaded`: the turn's
+   * states as the scheduler just read them (the sandbox's start check), so the turn does not read them again.
+   */
+  turn(bot: BotRow, integration: IntegrationRow, incoming: Incoming, loaded?: LoadedState): Promise<TurnResult>
 }
 
 /** The turns of bots with a url: each incoming message or event POSTed to the bot (RemoteBots.deliver). */

@@ -12,7 +12,7 @@ import type { SandboxTurns } from './sandbox-turns.js'
 import type { RunFailure, SandboxUnits } from './sandbox-units.js'
 import { SerialByKey } from './serial-by-key.js'
 import { remoteTurnExecutor, type TurnExecutor, type TurnResult } from './turn-executor.js'
-import { startedId, type Incoming } from './turn-event.js'
+import { isStarted, loadState, startedId, type Incoming, type LoadedState } from './turn-event.js'
 
 const TURN_BATCH = 50
 /** A running turn's typing indicator is renewed this often (it expires TYPING_TTL_MS after the last renewal). */
@@ -175,7 +175,8 @@ export class TurnScheduler {
     let saved = position
     let renewedAt = this.clock()
     // The start turn runs the bot's own conversationStarted triggers: sandboxed bots only (a remote bot has no such triggers).
-    if (executor === this.sandboxTurns.executor) await this.startTurn(bot, integration, conversationId, position)
+    // Checked with the first turn's own read of its states (the flow record says `started`), or alone when no turn comes.
+    let startPending = executor === this.sandboxTurns.executor
     for (;;) {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
       for (const signal of batch) {
@@ -185,13 +186,23 @@ export class TurnScheduler {
           signal.kind === 'message_created' && !signal.message.isBot && !signal.message.botSkip ? { kind: 'message', message: signal.message }
           : signal.kind === 'event_created' && !signal.event.isBot && !signal.event.botSkip ? { kind: 'event', event: signal.event }
           : undefined
+        const before = position
         position = signal.seq
         if (!incoming) continue
+        let loaded: LoadedState | undefined
+        if (startPending) {
+          startPending = false
+          loaded = await loadState(this.store, bot, integration.id, conversationId, incoming.kind === 'message' ? incoming.message.userId : incoming.event.userId)
+          if (!isStarted(loaded.flow)) {
+            await this.startTurn(bot, integration, conversationId, before)
+            loaded = undefined
+          }
+        }
         // Handed off: stored and streamed as usual, answered by a person; the cursor passes over it.
         if (await this.forAgent(integration.id, conversationId, incoming)) continue
         let result: TurnResult
         try {
-          result = await this.typingWhile(integration.id, conversationId, () => executor.turn(bot, integration, incoming))
+          result = await this.typingWhile(integration.id, conversationId, () => executor.turn(bot, integration, incoming, loaded))
         } catch (err) {
           if (!(err instanceof DeliveryStopped)) throw err
           // Stopping: the cursor stays before this event (not even moved over what preceded it since the
@@ -215,6 +226,12 @@ export class TurnScheduler {
         if (renew) renewedAt = now
         saved = position
       }
+      if (startPending && !this.stopped) {
+        // No turn came: the start turn alone (its greeting is then read and passed over with the rest).
+        startPending = false
+        if (await this.startTurn(bot, integration, conversationId, position)) saved = position
+        continue
+      }
       if (batch.length < TURN_BATCH || this.stopped) break
     }
     if (position > saved) await this.store.advanceBotCursor(integration.id, conversationId, position)
@@ -227,11 +244,11 @@ export class TurnScheduler {
    * opens and the first message is answered for what it says. Runs once: the flow record then says
    * `started` (as it does after any turn). A conversation the bot created (no owner) has no start.
    */
-  private async startTurn(bot: BotRow, integration: IntegrationRow, conversationId: string, position: number): Promise<void> {
+  private async startTurn(bot: BotRow, integration: IntegrationRow, conversationId: string, position: number): Promise<boolean> {
     const [flow] = await this.store.getBotStates(bot.id, [{ scope: 'flow', scopeId: `${integration.id}:${conversationId}` }])
-    if ((flow as { started?: boolean } | undefined)?.started === true) return
+    if (isStarted(flow)) return false
     const conversation = await this.store.getConversation(integration.id, conversationId)
-    if (!conversation || conversation.ownerId === null) return
+    if (!conversation || conversation.ownerId === null) return false
     const ownerId = conversation.ownerId
     const started: Incoming = { kind: 'started', conversation: { ...conversation, ownerId } }
     const { states, logs, failure } = await this.typingWhile(integration.id, conversationId, () => this.sandboxTurns.turn(bot, integration, started))
@@ -239,8 +256,10 @@ export class TurnScheduler {
     const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now: this.clock() }
     try {
       await this.store.finishBotTurn({ ...end, states, logs })
+      return true
     } catch (err) {
       await this.store.appendBotLogs([...logs, this.units.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
+      return false
     }
   }
 

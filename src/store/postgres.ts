@@ -3,7 +3,7 @@ import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type Po
 import type { Database } from './kysely/schema.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { eventColumns, eventRow, messageColumns, messageRow } from './kysely/rows.js'
-import type { EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
+import type { Appended, EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
 import { migrateToLatest } from './migrator.js'
 import { checkNotifyMessage, pgChannelName } from '../pubsub/pg-notify.js'
 
@@ -77,13 +77,13 @@ export { redactDatabaseUrl } from './database-url.js'
 
 /** An append's columns (but seq and created_at). */
 type AppendColumns = Record<string, string | number | null>
-type Appended = { seq: number; at: number }
+type AppendedSeq = { seq: number; at: number }
 
 interface PendingAppend {
   kind: 'message' | 'event'
   append: NewMessage | NewEvent
   columns: AppendColumns
-  resolve: (appended: Appended | undefined) => void
+  resolve: (appended: AppendedSeq | undefined) => void
   reject: (err: unknown) => void
 }
 
@@ -104,9 +104,10 @@ const MAX_APPEND_BATCH = 100
  * notification) and running it again is safe; without this, createMessage answered 500.
  */
 const APPEND_ATTEMPTS = 5
-const retryable = (err: unknown) => {
+const retryable = (err: unknown, append: NewMessage | NewEvent) => {
   const code = (err as { code?: unknown } | undefined)?.code
-  return code === '40P01' || code === '40001'
+  // 23505: an `ifAbsent` append's id was inserted by a concurrent statement meanwhile; run again, it finds the row.
+  return code === '40P01' || code === '40001' || (code === '23505' && append.ifAbsent === true)
 }
 
 /**
@@ -119,21 +120,25 @@ const retryable = (err: unknown) => {
  * the notifications ($12–$14, by ordinal of their append) of the appends that happened, so they go
  * out exactly when the rows commit; PostgreSQL folds identical notifications of one transaction into
  * one, which is harmless for pokes. Answers the appended rows' ordinals: an append that did not
- * happen (conversation gone, author not a participant) is missing from the answer.
+ * happen (conversation gone, author not a participant, or an `ifAbsent` append ($15) whose id is already in its
+ * integration) is missing from the answer.
  *
  * The shape matters: the first version checked participants and joined `input` inside the UPDATE
  * and the INSERTs, which PostgreSQL ran as nested loops over the whole batch, at about 1.8× this
  * statement's CPU per row (bench/ANALYSIS.md §9, measured with bench/tools/pg-append).
  */
 const GROUP_APPEND = `WITH input AS (
-  SELECT i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now, i.require_participant, i.ord
-  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::boolean[])
-    WITH ORDINALITY AS i(kind, id, integration_id, conversation_id, user_id, is_bot, payload, metadata, bot_skip, now, require_participant, ord)
+  SELECT i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now, i.require_participant, i.if_absent, i.ord
+  FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::text[], $8::text[], $9::bigint[], $10::bigint[], $11::boolean[], $15::boolean[])
+    WITH ORDINALITY AS i(kind, id, integration_id, conversation_id, user_id, is_bot, payload, metadata, bot_skip, now, require_participant, if_absent, ord)
 ), locked AS (
   SELECT i.ord, i.kind, i.id, i.integration_id, i.conversation_id, i.user_id, i.is_bot, i.payload, i.metadata, i.bot_skip, i.now
   FROM input i JOIN conversations c ON c.integration_id = i.integration_id AND c.id = i.conversation_id
-  WHERE NOT i.require_participant OR EXISTS (
-    SELECT 1 FROM participants p WHERE p.integration_id = i.integration_id AND p.conversation_id = i.conversation_id AND p.user_id = i.user_id)
+  WHERE (NOT i.require_participant OR EXISTS (
+    SELECT 1 FROM participants p WHERE p.integration_id = i.integration_id AND p.conversation_id = i.conversation_id AND p.user_id = i.user_id))
+  AND NOT (i.if_absent AND (
+    (i.kind = 'message' AND EXISTS (SELECT 1 FROM messages m WHERE m.id = i.id AND m.integration_id = i.integration_id))
+    OR (i.kind = 'event' AND EXISTS (SELECT 1 FROM events e WHERE e.id = i.id AND e.integration_id = i.integration_id))))
   ORDER BY c.integration_id, c.id FOR NO KEY UPDATE OF c
 ), next AS (
   UPDATE conversations c
@@ -187,20 +192,25 @@ export class PostgresStore extends KyselyStore {
    * conversation; when it fails, its appends run again one by one, so that one failing append does
    * not fail the others.
    */
-  override async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
+  override async appendMessage(m: NewMessage): Promise<Appended<MessageRow> | undefined> {
     const r = await this.enqueueAppend('message', m, messageColumns(m))
-    return r && messageRow(m, r.seq, r.at)
+    if (r) return messageRow(m, r.seq, r.at)
+    // Not appended: the conversation is gone, the author may not post or (ifAbsent) the id is taken: then its row.
+    const stored = m.ifAbsent ? await this.getMessage(m.integrationId, m.id) : undefined
+    return stored && { ...stored, existing: true }
   }
 
-  override async appendEvent(e: NewEvent): Promise<EventRow | undefined> {
+  override async appendEvent(e: NewEvent): Promise<Appended<EventRow> | undefined> {
     const r = await this.enqueueAppend('event', e, eventColumns(e))
-    return r && eventRow(e, r.seq, r.at)
+    if (r) return eventRow(e, r.seq, r.at)
+    const stored = e.ifAbsent ? await this.getEvent(e.integrationId, e.id) : undefined
+    return stored && { ...stored, existing: true }
   }
 
   private appendQueue: PendingAppend[] = []
   private appendBatches = 0
 
-  private enqueueAppend(kind: PendingAppend['kind'], append: NewMessage | NewEvent, columns: AppendColumns): Promise<Appended | undefined> {
+  private enqueueAppend(kind: PendingAppend['kind'], append: NewMessage | NewEvent, columns: AppendColumns): Promise<AppendedSeq | undefined> {
     // Checked here: one notification NOTIFY refuses would fail the whole batch's statement.
     if (this.sendsAppendNotifications) for (const n of append.notify ?? []) checkNotifyMessage(n.message)
     return new Promise((resolve, reject) => {
@@ -234,7 +244,7 @@ export class PostgresStore extends KyselyStore {
       rows = (await this.db.executeQuery<{ ord: number; last_seq: number; last_at: number }>(this.groupAppend(batch))).rows
     } catch (err) {
       if (batch.length === 1) {
-        if (attempt < APPEND_ATTEMPTS && retryable(err)) return this.runAppends(batch, attempt + 1)
+        if (attempt < APPEND_ATTEMPTS && retryable(err, batch[0]!.append)) return this.runAppends(batch, attempt + 1)
         return batch[0]!.reject(err)
       }
       // One of them failed (or the batch lost a deadlock): each on its own.
@@ -263,7 +273,7 @@ export class PostgresStore extends KyselyStore {
       column((b) => b.kind), column((b) => b.columns.id), column((b) => b.columns.integration_id), column((b) => b.columns.conversation_id),
       column((b) => b.columns.user_id), column((b) => b.columns.is_bot), column((b) => b.columns.payload), column((b) => b.columns.metadata ?? null),
       column((b) => b.columns.bot_skip), column((b) => b.append.now), column((b) => b.append.requireParticipant === true),
-      notifyOrd, notifyChannel, notifyMessage,
+      notifyOrd, notifyChannel, notifyMessage, column((b) => b.append.ifAbsent === true),
     ])
   }
 

@@ -3,9 +3,9 @@ import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './kysely/schema.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { KyselyHandoffStore } from './kysely/kysely-handoff-store.js'
-import { mergeSignals, ownerOf, toEvent, toMessage } from './kysely/rows.js'
+import { IdTaken, mergeSignals, ownerOf, takenAnswer, toEvent, toMessage } from './kysely/rows.js'
 import { applyStatePatch, isEmptyPatch } from '../lib/state-patch.js'
-import type { BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
+import type { Appended, BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
 
 type Seq = { last_seq: number; last_at: number }
 type Row<T extends keyof Database> = Selectable<Database[T]>
@@ -62,8 +62,8 @@ export class SqliteStore extends KyselyStore {
   private readonly access: SqliteDatabase.Statement<unknown[], AccessRow>
   private readonly seq: SqliteDatabase.Statement<unknown[], Seq>
   private readonly seqIfParticipant: SqliteDatabase.Statement<unknown[], Seq>
-  private readonly insertMessage: SqliteDatabase.Statement<unknown[]>
-  private readonly insertEvent: SqliteDatabase.Statement<unknown[]>
+  private readonly insertMessage: { plain: SqliteDatabase.Statement<unknown[]>; ifAbsent: SqliteDatabase.Statement<unknown[]> }
+  private readonly insertEvent: { plain: SqliteDatabase.Statement<unknown[]>; ifAbsent: SqliteDatabase.Statement<unknown[]> }
   private readonly appendMessageTx: (m: NewMessage) => MessageRow | undefined
   private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
   private readonly commitBatch: (batch: PendingWrite[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
@@ -82,18 +82,23 @@ export class SqliteStore extends KyselyStore {
       WHERE c.integration_id = ? AND c.id = ?`)
     this.seq = sqlite.prepare(`${SEQ} RETURNING last_seq, last_at`)
     this.seqIfParticipant = sqlite.prepare(`${SEQ}${IF_PARTICIPANT} RETURNING last_seq, last_at`)
-    this.insertMessage = sqlite.prepare(`INSERT INTO messages (id, integration_id, conversation_id, seq, user_id, is_bot, payload, metadata, bot_skip, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    this.insertEvent = sqlite.prepare(`INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    const insertMessage = `INSERT INTO messages (id, integration_id, conversation_id, seq, user_id, is_bot, payload, metadata, bot_skip, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    const insertEvent = `INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
+      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`
+    // `ifAbsent` appends insert nothing when the id is taken (the statement's `changes` says so); others fail.
+    this.insertMessage = { plain: sqlite.prepare(insertMessage), ifAbsent: sqlite.prepare(`${insertMessage} ON CONFLICT (id) DO NOTHING`) }
+    this.insertEvent = { plain: sqlite.prepare(insertEvent), ifAbsent: sqlite.prepare(`${insertEvent} ON CONFLICT (id) DO NOTHING`) }
     this.appendMessageTx = sqlite.transaction((m: NewMessage) => {
       const next = this.nextSeqSync(m)
       if (!next) return undefined
       const botSkip = m.botSkip ?? false
-      this.insertMessage.run(
+      const inserted = (m.ifAbsent ? this.insertMessage.ifAbsent : this.insertMessage.plain).run(
         m.id, m.integrationId, m.conversationId, next.last_seq, m.userId, m.isBot ? 1 : 0, JSON.stringify(m.payload),
         m.metadata === null ? null : JSON.stringify(m.metadata), botSkip ? 1 : 0, next.last_at,
       )
+      // The id is taken: undo the seq (the transaction, or the batch's savepoint, rolls back).
+      if (inserted.changes === 0) throw new IdTaken()
       return {
         id: m.id, integrationId: m.integrationId, conversationId: m.conversationId, seq: next.last_seq, userId: m.userId,
         isBot: m.isBot, payload: m.payload, metadata: m.metadata, botSkip, createdAt: next.last_at,
@@ -103,9 +108,10 @@ export class SqliteStore extends KyselyStore {
       const next = this.nextSeqSync(e)
       if (!next) return undefined
       const botSkip = e.botSkip ?? false
-      this.insertEvent.run(
+      const inserted = (e.ifAbsent ? this.insertEvent.ifAbsent : this.insertEvent.plain).run(
         e.id, e.integrationId, e.conversationId, next.last_seq, e.userId, e.isBot ? 1 : 0, JSON.stringify(e.payload), botSkip ? 1 : 0, next.last_at,
       )
+      if (inserted.changes === 0) throw new IdTaken()
       return {
         id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.last_seq, userId: e.userId,
         isBot: e.isBot, payload: e.payload, botSkip, createdAt: next.last_at,
@@ -274,12 +280,28 @@ export class SqliteStore extends KyselyStore {
     return this.enqueue(() => void this.turn.advanceCursor.run(seq, integrationId, conversationId, seq), () => super.advanceBotCursor(integrationId, conversationId, seq))
   }
 
-  override appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
-    return this.enqueue(() => this.appendMessageTx(m), () => super.appendMessage(m))
+  /** A taken id (IdTaken, rolled back) answers the stored row, read in the same group commit (see Appended). */
+  override appendMessage(m: NewMessage): Promise<Appended<MessageRow> | undefined> {
+    return this.enqueue(() => appendOnce(() => this.appendMessageTx(m), () => {
+      const r = this.turn.message.get(m.id, m.integrationId)
+      return takenAnswer(m, r && toMessage(r), 'Message')
+    }), () => super.appendMessage(m))
   }
 
-  override appendEvent(e: NewEvent): Promise<EventRow | undefined> {
-    return this.enqueue(() => this.appendEventTx(e), () => super.appendEvent(e))
+  override appendEvent(e: NewEvent): Promise<Appended<EventRow> | undefined> {
+    return this.enqueue(() => appendOnce(() => this.appendEventTx(e), () => {
+      const r = this.turn.event.get(e.id, e.integrationId)
+      return takenAnswer(e, r && toEvent(r), 'Event')
+    }), () => super.appendEvent(e))
+  }
+}
+
+function appendOnce<T>(append: () => Appended<T> | undefined, taken: () => Appended<T>): Appended<T> | undefined {
+  try {
+    return append()
+  } catch (err) {
+    if (err instanceof IdTaken) return taken()
+    throw err
   }
 }
 

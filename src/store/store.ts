@@ -212,6 +212,8 @@ export interface NewMessage {
   requireParticipant?: boolean
   /** What to publish once the append is committed; sent by the store itself when `sendsAppendNotifications`. */
   notify?: readonly AppendNotification[]
+  /** See AppendOnce: a taken id appends nothing and answers the stored row. */
+  ifAbsent?: boolean
   now: number
 }
 
@@ -227,8 +229,17 @@ export interface NewEvent {
   requireParticipant?: boolean
   /** What to publish once the append is committed; sent by the store itself when `sendsAppendNotifications`. */
   notify?: readonly AppendNotification[]
+  /** See AppendOnce: a taken id appends nothing and answers the stored row. */
+  ifAbsent?: boolean
   now: number
 }
+
+/**
+ * An append's answer. With `ifAbsent`, an id already taken in the integration appends nothing (no row, no seq, no
+ * notification) and answers the stored row marked `existing`: checked inside the append's own statement or
+ * transaction (INSERT … ON CONFLICT DO NOTHING), never by a read before it. Without it, a taken id fails the append.
+ */
+export type Appended<T> = T & { readonly existing?: true }
 
 export interface Store {
   readonly dialect: 'sqlite' | 'postgres'
@@ -365,11 +376,12 @@ export interface Store {
    * listens on the same database). Otherwise the caller publishes them after the append.
    */
   readonly sendsAppendNotifications: boolean
-  appendMessage(message: NewMessage): Promise<MessageRow | undefined>
+  /** The append's one caller is the domain's ConversationLog (src/domain/conversation-log.ts). */
+  appendMessage(message: NewMessage): Promise<Appended<MessageRow> | undefined>
   getMessage(integrationId: string, id: string): Promise<MessageRow | undefined>
   deleteMessage(integrationId: string, id: string, now: number): Promise<MessageRow | undefined>
   listMessages(integrationId: string, conversationId: string, page: PageRequest): Promise<Page<MessageRow>>
-  appendEvent(event: NewEvent): Promise<EventRow | undefined>
+  appendEvent(event: NewEvent): Promise<Appended<EventRow> | undefined>
   getEvent(integrationId: string, id: string): Promise<EventRow | undefined>
 
   // Bot runtime

@@ -956,6 +956,53 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.getMessage(fx.a.id, cross.id)).toBeUndefined()
       })
 
+      it('ifAbsent: an id already taken appends nothing (no row, no seq) and answers the stored row, marked existing', async () => {
+        const { owner, conv } = await conversation()
+        const m = { ...newMessage(fx.a.id, conv.id, owner.id, T0, { type: 'text', text: 'first' }), ifAbsent: true }
+        const first = (await store.appendMessage(m))!
+        expect(first).toMatchObject({ id: m.id, seq: 1 })
+        expect(first).not.toHaveProperty('existing')
+        const again = await store.appendMessage({ ...m, payload: { type: 'text', text: 'second' }, now: T0 + 5 })
+        expect(again).toEqual({ ...first, existing: true })
+        const e = { id: uid('evt'), integrationId: fx.a.id, conversationId: conv.id, userId: owner.id, isBot: false, payload: { k: 1 }, ifAbsent: true, now: T0 + 6 }
+        const event = (await store.appendEvent(e))!
+        expect(event).toMatchObject({ id: e.id, seq: 2 })
+        expect(await store.appendEvent({ ...e, payload: { k: 2 } })).toEqual({ ...event, existing: true })
+        expect((await store.getConversation(fx.a.id, conv.id))!.lastSeq).toBe(2)
+        expect((await store.listMessages(fx.a.id, conv.id, { limit: 10 })).items).toEqual([first])
+        expect(await store.getEvent(fx.a.id, e.id)).toEqual(event)
+        // the next append takes the next seq: the refused ones took none
+        expect(await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0 + 7))).toMatchObject({ seq: 3 })
+      })
+
+      it('ifAbsent: concurrent appends of one id, in one conversation or several, write it once; the others answer that row', async () => {
+        const { owner, conv } = await conversation()
+        const m = { ...newMessage(fx.a.id, conv.id, owner.id, T0), ifAbsent: true }
+        const same = await Promise.all(Array.from({ length: 5 }, () => store.appendMessage(m)))
+        expect(same.filter((r) => r!.existing === undefined)).toHaveLength(1)
+        expect(new Set(same.map((r) => r!.seq))).toEqual(new Set([1]))
+        expect((await store.getConversation(fx.a.id, conv.id))!.lastSeq).toBe(1)
+        // the same id sent to two conversations at once (one group commit or statement): one of them gets it
+        const two = await Promise.all([conversation(), conversation()])
+        const id = uid('msg')
+        const rows = await Promise.all(two.map(({ owner: o, conv: c }) => store.appendMessage({ ...newMessage(fx.a.id, c.id, o.id, T0), id, ifAbsent: true })))
+        const created = rows.filter((r) => r!.existing === undefined)
+        expect(created).toHaveLength(1)
+        expect(rows.map((r) => r!.conversationId)).toEqual([created[0]!.conversationId, created[0]!.conversationId])
+        const seqs = await Promise.all(two.map(async ({ conv: c }) => (await store.getConversation(fx.a.id, c.id))!.lastSeq))
+        expect(seqs.sort()).toEqual([0, 1])
+      })
+
+      it('ifAbsent: an id taken in another integration fails the append, which takes no seq', async () => {
+        const { owner, conv } = await conversation()
+        const taken = (await store.appendMessage({ ...newMessage(fx.a.id, conv.id, owner.id, T0), ifAbsent: true }))!
+        const ub = await user(fx.b)
+        const convB = await store.createConversation(fx.b.id, uid('conv'), ub.id, T0)
+        await expect(store.appendMessage({ ...newMessage(fx.b.id, convB.id, ub.id, T0), id: taken.id, ifAbsent: true })).rejects.toThrow()
+        expect((await store.getConversation(fx.b.id, convB.id))!.lastSeq).toBe(0)
+        expect(await store.getMessage(fx.b.id, taken.id)).toBeUndefined()
+      })
+
       it('requireParticipant: only a participant appends; others and removed participants get undefined, nothing stored', async () => {
         const { owner, conv } = await conversation()
         const outsider = await user(fx.a)

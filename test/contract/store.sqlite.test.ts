@@ -167,6 +167,23 @@ describe('sqlite fast path next to an open Kysely transaction', () => {
     expect(await store.db.selectFrom('settings').selectAll().where('key', '=', 'probe').executeTakeFirst()).toBeUndefined()
   })
 
+  it('an ifAbsent append made meanwhile (Kysely\'s append) answers the stored row and takes no seq', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    const first = (await store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0), ifAbsent: true }))!
+    let again: ReturnType<KyselyStore['appendMessage']> | undefined
+    let fresh: ReturnType<KyselyStore['appendMessage']> | undefined
+    await store.db.transaction().execute(async () => {
+      again = store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0 + 1), id: first.id, ifAbsent: true })
+      fresh = store.appendMessage({ ...newMessage(fx.a.id, 'conv', owner.id, T0 + 2), ifAbsent: true })
+      await new Promise((resolve) => setTimeout(resolve, 20))
+    })
+    expect(await again!).toEqual({ ...first, existing: true })
+    expect(await fresh!).toMatchObject({ seq: 2 })
+    expect((await store.getConversation(fx.a.id, 'conv'))!.lastSeq).toBe(2)
+  })
+
   it('an access check made meanwhile does not see that transaction\'s uncommitted rows', async () => {
     const fx = await seed(store)
     const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })

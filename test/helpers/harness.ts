@@ -63,6 +63,8 @@ export interface StartOptions {
   sandbox?: BotSandbox
   /** The app's pino options (e.g. `{ level, stream }` to read its log lines); silent by default. */
   logger?: FastifyServerOptions['logger']
+  /** What the app gets instead of the store itself (e.g. test/helpers/store-calls.ts's counting proxy); Harness.store stays the real one. */
+  wrapStore?: (store: KyselyStore) => KyselyStore
 }
 
 /**
@@ -89,7 +91,7 @@ export async function startParley(options: StartOptions = {}): Promise<Harness> 
     kbSentenceModel: false,
     ...options.config,
   })
-  return launch(config, { storeKind, dataDir, port, databaseUrl, listen: options.listen ?? false, demoBot: options.demoBot ?? false, sandbox: options.sandbox, logger: options.logger })
+  return launch(config, { storeKind, dataDir, port, databaseUrl, listen: options.listen ?? false, demoBot: options.demoBot ?? false, sandbox: options.sandbox, logger: options.logger, wrapStore: options.wrapStore })
 }
 
 /**
@@ -103,11 +105,11 @@ export async function restartParley(h: Harness, options: { config?: Partial<Conf
   return launch({ ...h.config, ...options.config }, { storeKind: h.storeKind, dataDir: h.dataDir, port, databaseUrl: h.databaseUrl, listen: port !== 0, demoBot: false, sandbox: options.sandbox })
 }
 
-async function launch(config: Config, at: { storeKind: StoreKind; dataDir: string; port: number; databaseUrl: string | undefined; listen: boolean; demoBot: boolean; sandbox: BotSandbox | undefined; logger?: FastifyServerOptions['logger'] }): Promise<Harness> {
+async function launch(config: Config, at: { storeKind: StoreKind; dataDir: string; port: number; databaseUrl: string | undefined; listen: boolean; demoBot: boolean; sandbox: BotSandbox | undefined; logger?: FastifyServerOptions['logger']; wrapStore?: ((store: KyselyStore) => KyselyStore) | undefined }): Promise<Harness> {
   const { storeKind, dataDir, port, databaseUrl } = at
   const adapters = await createAdapters(config)
   const { store, pubsub, blobs } = adapters
-  const app = await buildApp({ config, ...adapters, logger: at.logger ?? false, ...(at.sandbox && { sandbox: at.sandbox }) })
+  const app = await buildApp({ config, ...adapters, ...(at.wrapStore && { store: at.wrapStore(store) }), logger: at.logger ?? false, ...(at.sandbox && { sandbox: at.sandbox }) })
   let baseUrl = config.publicUrl
   if (at.listen) {
     await app.listen({ port, host: '127.0.0.1' })

@@ -20,11 +20,11 @@ import { KyselyBotChatStore } from './kysely-bot-chat-store.js'
 import { KyselyPackageStore } from './kysely-package-store.js'
 import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
 import { KyselyConversationArchiveStore } from './kysely-conversation-archive-store.js'
-import { eventColumns, eventRow, mergeSignals, messageColumns, messageRow, toConversation, toEvent, toMessage, toUser } from './rows.js'
+import { IdTaken, eventColumns, eventRow, mergeSignals, messageColumns, messageRow, takenAnswer, toConversation, toEvent, toMessage, toUser } from './rows.js'
 import { applyStatePatch, isEmptyPatch } from '../../lib/state-patch.js'
 import {
   UniqueViolation,
-  type AccessTokenRow, type AccountRow, type BotLogFilter, type BotLogRow, type BotStateKey, type BotStateWrite, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
+  type Appended, type AccessTokenRow, type AccountRow, type BotLogFilter, type BotLogRow, type BotStateKey, type BotStateWrite, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
   type JsonObject, type MessageRow, type NewEvent, type NewMessage, type NewUser, type Page, type PageRequest,
   type SignalRecord, type Store, type UserPatch, type UserRow, type WorkspaceRow,
 } from '../store.js'
@@ -705,13 +705,31 @@ export class KyselyStore implements Store {
   }
 
   // ---- messages and events ----
-  async appendMessage(m: NewMessage): Promise<MessageRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const next = await this.nextSeq(trx, m.integrationId, m.conversationId, m.now, m.requireParticipant ? m.userId : undefined)
-      if (!next) return undefined
-      await trx.insertInto('messages').values({ ...messageColumns(m), seq: next.seq, created_at: next.at }).execute()
-      return messageRow(m, next.seq, next.at)
-    })
+  appendMessage(m: NewMessage): Promise<Appended<MessageRow> | undefined> {
+    return this.append('messages', m, messageColumns(m), (seq, at) => messageRow(m, seq, at), () => this.getMessage(m.integrationId, m.id), 'Message')
+  }
+
+  /**
+   * An append in one transaction: the conversation's next seq, then the row (an `ifAbsent` append's taken id
+   * inserts nothing and rolls the seq back; the stored row answers, see Appended).
+   */
+  private async append<T extends MessageRow | EventRow>(
+    table: 'messages' | 'events', a: NewMessage | NewEvent, columns: ReturnType<typeof messageColumns> | ReturnType<typeof eventColumns>,
+    row: (seq: number, at: number) => T, stored: () => Promise<T | undefined>, entity: 'Message' | 'Event',
+  ): Promise<Appended<T> | undefined> {
+    try {
+      return await this.db.transaction().execute(async (trx): Promise<Appended<T> | undefined> => {
+        const next = await this.nextSeq(trx, a.integrationId, a.conversationId, a.now, a.requireParticipant ? a.userId : undefined)
+        if (!next) return undefined
+        const insert = trx.insertInto(table).values({ ...columns, seq: next.seq, created_at: next.at })
+        const r = await (a.ifAbsent ? insert.onConflict((oc) => oc.column('id').doNothing()) : insert).executeTakeFirst()
+        if (Number(r.numInsertedOrUpdatedRows ?? 0) === 0) throw new IdTaken()
+        return row(next.seq, next.at)
+      })
+    } catch (err) {
+      if (!(err instanceof IdTaken)) throw err
+      return takenAnswer(a, await stored(), entity)
+    }
   }
 
   async getMessage(integrationId: string, id: string): Promise<MessageRow | undefined> {
@@ -739,13 +757,8 @@ export class KyselyStore implements Store {
     return pageOf(rows.map(toMessage), page.limit, (m) => [m.seq])
   }
 
-  async appendEvent(e: NewEvent): Promise<EventRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
-      const next = await this.nextSeq(trx, e.integrationId, e.conversationId, e.now, e.requireParticipant ? e.userId : undefined)
-      if (!next) return undefined
-      await trx.insertInto('events').values({ ...eventColumns(e), seq: next.seq, created_at: next.at }).execute()
-      return eventRow(e, next.seq, next.at)
-    })
+  appendEvent(e: NewEvent): Promise<Appended<EventRow> | undefined> {
+    return this.append('events', e, eventColumns(e), (seq, at) => eventRow(e, seq, at), () => this.getEvent(e.integrationId, e.id), 'Event')
   }
 
   async getEvent(integrationId: string, id: string): Promise<EventRow | undefined> {

@@ -1,6 +1,6 @@
 import type { Insertable, Selectable } from 'kysely'
 import type { Database } from './schema.js'
-import type { ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord, UserRow } from '../store.js'
+import { UniqueViolation, type Appended, type ConversationRow, type EventRow, type JsonObject, type MessageRow, type NewEvent, type NewMessage, type SignalRecord, type UserRow } from '../store.js'
 
 /**
  * Rows of the conversation tables as the Store's row types, and back: shared by the store parts that
@@ -90,3 +90,15 @@ export const eventRow = (e: NewEvent, seq: number, createdAt: number): EventRow 
   payload: e.payload, botSkip: e.botSkip ?? false, createdAt,
 })
 
+
+/** Thrown inside an append's transaction when its id is taken (ON CONFLICT DO NOTHING inserted nothing): rolls the seq back. */
+export class IdTaken extends Error {}
+
+/**
+ * The answer of an `ifAbsent` append whose id was taken (see Appended): the stored row of the same integration;
+ * an id taken in another integration fails the append.
+ */
+export function takenAnswer<T>(append: NewMessage | NewEvent, stored: T | undefined, entity: 'Message' | 'Event'): Appended<T> {
+  if (append.ifAbsent && stored) return { ...stored, existing: true }
+  throw new UniqueViolation(entity)
+}
