@@ -345,6 +345,15 @@ describe('Admin API security', () => {
       name: 'updateIntegration', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
       prepare: async ({ ws }) => ({ method: 'PUT', path: `/integrations/${await newIntegration(ws)}`, body: { title: 'changed' } }),
     },
+    // `bp deploy --dryRun` (issue #26): the checks of createIntegration/updateIntegration, nothing written.
+    {
+      name: 'validateIntegrationCreation', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
+      prepare: async () => ({ method: 'POST', path: '/integrations/validate', body: { name: `matrix-${++integrationCount}`, version: '1.0.0' } }),
+    },
+    {
+      name: 'validateIntegrationUpdate', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'PUT', path: `/integrations/${await newIntegration(ws)}/validate`, body: { title: 'changed' } }),
+    },
     {
       name: 'deleteIntegration', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
       prepare: async ({ ws }) => ({ method: 'DELETE', path: `/integrations/${await newIntegration(ws)}` }),
