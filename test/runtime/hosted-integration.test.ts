@@ -30,6 +30,18 @@ async function integrationLines(h: Harness, id: string): Promise<string[]> {
   return logs.map((l) => `${l.level} ${l.message}`)
 }
 
+/** The integration's log lines once one is `line` (a process's lines are written in batches, a moment after they are printed). */
+async function untilIntegrationLine(h: Harness, id: string, line: string): Promise<string[]> {
+  const deadline = Date.now() + 20_000
+  let lines = await integrationLines(h, id)
+  while (!lines.includes(line) && Date.now() < deadline) {
+    await sleep(100)
+    lines = await integrationLines(h, id)
+  }
+  expect(lines).toContain(line)
+  return lines
+}
+
 describe('hosted code: an integration deployed with its bundle', () => {
   let h: Harness
   let code: string
@@ -62,13 +74,7 @@ describe('hosted code: an integration deployed with its bundle', () => {
 
     const res = await fetch(webhookUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ userId: 'u1', chatId: 'c1', messageId: 'm1', text: 'hello' }) })
     expect(res.status).toBe(200)
-    const deadline = Date.now() + 20_000
-    let lines = await integrationLines(h, integration.id)
-    while (!lines.includes('info sent to the outside: bot says: hello') && Date.now() < deadline) {
-      await sleep(100)
-      lines = await integrationLines(h, integration.id)
-    }
-    expect(lines).toContain('info sent to the outside: bot says: hello')
+    const lines = await untilIntegrationLine(h, integration.id, 'info sent to the outside: bot says: hello')
     expect(lines).toContain(`info registered as outside for ${bot.id}`)
     expect(lines.filter((l) => l.startsWith('info Hosted code started'))).toHaveLength(1)
   })
@@ -92,8 +98,7 @@ describe('hosted code: an integration deployed with its bundle', () => {
     try {
       expect(await talk.askText('hello')).toEqual(['after the plugin: hello'])
       await waitForLog(h, bot.id, (l) => l.message === 'typing-indicator answered {}')
-      const lines = await integrationLines(h, integration.id)
-      expect(lines).toContain(`info typing in ${talk.conversationId}`)
+      await untilIntegrationLine(h, integration.id, `info typing in ${talk.conversationId}`)
       await waitForLog(h, bot.id, (l) => l.message === 'plugin helper saw: hello')
     } finally {
       await talk.close()
