@@ -12,3 +12,10 @@ export const DefinitionFields = {
   url: Type.Optional(Type.Union([Type.String({ maxLength: 2048, description: 'Where the integration is served (its @botpress/sdk server)' }), Type.Null()])),
   dev: Type.Optional(Type.Boolean()),
 }
+
+/** createIntegration's body (and validateIntegrationCreation's: the same checks, nothing written). */
+export const CreateIntegrationBody = Type.Object({
+  name: Type.String({ minLength: 1, maxLength: 200 }),
+  version: Type.String({ minLength: 1, maxLength: 100 }),
+  ...DefinitionFields,
+}, { additionalProperties: true })
