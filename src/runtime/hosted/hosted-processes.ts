@@ -159,7 +159,12 @@ export class HostedProcesses implements HostedResolver {
         held.lastUsed = this.clock()
         if (held.inFlight === 0 && this.draining.has(held)) this.stop(held, 'replaced', held.drain ?? 'replaced')
       },
-      ended: () => Promise.race([held.exited.then(() => true), new Promise<boolean>((resolve) => setTimeout(() => resolve(false), EXIT_SEEN_MS))]),
+      ended: async () => {
+        let timer: NodeJS.Timeout | undefined
+        const seen = await Promise.race([held.exited.then(() => true), new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), EXIT_SEEN_MS)))])
+        clearTimeout(timer)
+        return seen
+      },
     }
   }
 
@@ -288,7 +293,7 @@ export class HostedProcesses implements HostedResolver {
         void this.store.quality.recordTurnFailure({ botId: proc.ownerId, sourceId: `hosted:${uuidv7()}`, conversationId: null, kind: 'hosted', reason, createdAt: this.clock() }).catch(() => {})
       }
     }
-    void proc.logs.flush()
+    void proc.logs.close()
   }
 
   /** Every WATCH_MS: limits (CPU over the window, resident memory), idle processes. */
@@ -364,7 +369,7 @@ export class HostedProcesses implements HostedResolver {
     for (const proc of all) this.stop(proc, 'shutdown', 'the instance stopped')
     await Promise.all(all.map(async (proc) => {
       await proc.exited
-      await proc.logs.flush()
+      await proc.logs.close()
     }))
     rmSync(this.dir, { recursive: true, force: true })
   }

@@ -55,6 +55,12 @@ export class LogPipe {
     this.push({ level, message, at: this.options.clock() })
   }
 
+  /** The process is gone: what it dropped in its last window is counted, and everything batched written. */
+  async close(): Promise<void> {
+    this.reportDropped(this.options.clock())
+    await this.flush()
+  }
+
   /** Writes what is batched; resolves once it is written. */
   async flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer)
@@ -70,16 +76,21 @@ export class LogPipe {
     if (!message.trim()) return
     const now = this.options.clock()
     if (now - this.windowStart >= this.options.windowMs) {
-      if (this.dropped > 0) this.push({ level: 'error', message: `${this.dropped} log lines of the hosted process were dropped (more than ${this.options.linesPerWindow} in ${this.options.windowMs / 1000} s)`, at: now })
+      this.reportDropped(now)
       this.windowStart = now
       this.inWindow = 0
-      this.dropped = 0
     }
     if (++this.inWindow > this.options.linesPerWindow) {
       this.dropped++
       return
     }
     this.push({ level, message, at: now })
+  }
+
+  private reportDropped(now: number): void {
+    if (this.dropped === 0) return
+    this.push({ level: 'error', message: `${this.dropped} log lines of the hosted process were dropped (more than ${this.options.linesPerWindow} in ${this.options.windowMs / 1000} s)`, at: now })
+    this.dropped = 0
   }
 
   private push(line: LogLine): void {
