@@ -391,7 +391,9 @@ describe('Admin API security', () => {
   ]
 
   beforeAll(async () => {
-    h = await startParley()
+    // pingBotIntegration's fixture installs an integration at a closed port: updateBot waits for its register, retried
+    // within PARLEY_REMOTE_BOT_TIMEOUT_MS (10 s by default, ~7.5 s of retries per case); a short wait gives the same answers.
+    h = await startParley({ env: { PARLEY_REMOTE_BOT_TIMEOUT_MS: '300' } })
     ownerToken = h.credentials.token
     ownerId = (await asOwner('GET', '/account/me')).account.id
     for (const role of ROLES) {
