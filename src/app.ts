@@ -76,7 +76,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
     // answered here instead, with the error body (the Host check is an onRequest hook below).
     serverFactory: (handler) =>
       createServer(
-        { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000, keepAliveTimeout: 5000, requireHostHeader: false },
+        { headersTimeout: config.headersTimeoutMs, requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: 1000, keepAliveTimeout: config.keepAliveTimeoutMs, requireHostHeader: false },
         handler,
       )
         .on('checkExpectation', answerExpectation)

@@ -46,6 +46,7 @@ export interface Config {
   /** Slow-client protection (threats T7). */
   headersTimeoutMs: number
   requestTimeoutMs: number
+  keepAliveTimeoutMs: number
   /** Chat API body limit (spec: 1 MB). */
   chatBodyLimit: number
   trustProxy: boolean
@@ -275,6 +276,7 @@ export const SETTINGS = {
   PARLEY_SSE_KEEPALIVE_MS: integer(2_500, `Interval of the stream's keep-alive data frame, in ${MS} (measured: the official Node listener drops a stream silent for about 4 s)`, { min: 10 }),
   PARLEY_CHAT_LISTEN_REPLAY_MS: integer(5_000, `A Chat API listener that connects without \`Last-Event-ID\` also gets the messages and events its user wrote in this window before it connected, in ${MS}, so that a client that writes and then listens sees its own write (see [Listening](chat-api.md#listening-and-the-replay-window)); \`0\`: only what comes after`),
   PARLEY_HEADERS_TIMEOUT_MS: integer(10_000, `Time a client has to send its request headers, in ${MS} (slowloris protection); then 408`, { min: 100 }),
+  PARLEY_KEEP_ALIVE_TIMEOUT_MS: integer(65_000, `How long an idle keep-alive connection stays open between two requests, in ${MS}. Above the 60 s of common proxies and clients: a client whose idle connection outlives the server's (Node's keep-alive agent, as in @botpress/client, keeps them with no limit) sends its next request into a closing socket and gets ECONNRESET`, { min: 100 }),
   PARLEY_REQUEST_TIMEOUT_MS: integer(120_000, `Time a client has to send a whole request, body included, in ${MS} (file uploads and webhooks of 100 MB need it); then 408. Also bounds the reading of a body after an early answer`, { min: 100 }),
   PARLEY_MAX_FILE_BYTES: integer(100 * 1024 * 1024, 'Largest file content accepted by an upload URL, in bytes', { min: 1 }),
   PARLEY_SIGNED_URL_TTL_SECONDS: integer(3600, 'Lifetime of signed upload and download URLs, in seconds', { min: 10 }),
@@ -436,6 +438,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     chatListenReplayMs: s.PARLEY_CHAT_LISTEN_REPLAY_MS,
     headersTimeoutMs: s.PARLEY_HEADERS_TIMEOUT_MS,
     requestTimeoutMs: s.PARLEY_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: s.PARLEY_KEEP_ALIVE_TIMEOUT_MS,
     chatBodyLimit: 1024 * 1024,
     trustProxy: s.PARLEY_TRUST_PROXY,
     console: { sessionTtlMs: s.PARLEY_CONSOLE_SESSION_HOURS * 3_600_000, linkTtlMs: s.PARLEY_CONSOLE_LINK_MINUTES * 60_000 },
