@@ -6,7 +6,6 @@ import { ApiError, errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { parseSignature, SIGNATURE_HEADER } from '../lib/signature.js'
 import { findJsonProblem } from '../lib/json-guard.js'
-import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { DeletedBot, IntegrationRow, JsonObject, Store } from '../store/store.js'
 import type { WebhookDeliveryRow, WebhookRequestRecord } from '../store/webhook-store.js'
 
@@ -45,6 +44,21 @@ const secretOf = (integration: IntegrationRow) => {
   return typeof secret === 'string' && secret !== '' ? secret : undefined
 }
 
+/** A stored webhook delivery, as the bot's webhook turn sees it. */
+export interface WebhookEventSource {
+  id: string
+  createdAt: number
+  payload: JsonObject
+}
+
+/** Host calls a webhook turn adds to the bot's client (client.readWebhookBody). */
+export type HostExtension = Record<string, (args: Record<string, unknown>) => Promise<unknown>>
+
+/** What runs a delivery as the owning bot's webhook turn: the runtime (BotRuntime), wired in src/compose.ts. */
+export interface WebhookTurns {
+  webhookTurn(integration: IntegrationRow, source: WebhookEventSource, extension?: HostExtension): Promise<void>
+}
+
 /**
  * The built-in `webhook` integration: receives deliveries (body streamed to the blob store under
  * the 100 MB limit, signature checked on the fly, queued durably) and processes the queue
@@ -61,7 +75,7 @@ export class WebhookService {
   constructor(private readonly deps: {
     config: Config
     store: Store
-    runtime: BotRuntime
+    runtime: WebhookTurns
     /** The instance's configured blob store (src/compose.ts): shared by every instance on PostgreSQL. */
     blobs: BlobStore
     warn: (context: object, message: string) => void

@@ -1,16 +1,9 @@
-import type { BotRow, IntegrationRow, JsonObject } from '../store/store.js'
+import type { BotRow, IntegrationRow } from '../store/store.js'
 import type { TurnInput } from './prelude-contract.js'
 import type { SandboxHost } from './sandbox.js'
+import type { HostExtension, WebhookEventSource } from '../domain/webhook-service.js'
 
-/** One webhook delivery as the runtime sees it (src/domain/webhook-service.ts builds it). */
-export interface WebhookEventSource {
-  id: string
-  createdAt: number
-  payload: JsonObject
-}
-
-/** Host calls a webhook turn adds to the chat client's (client.readWebhookBody). */
-export type HostExtension = Record<string, (args: Record<string, unknown>) => Promise<unknown>>
+export type { HostExtension, WebhookEventSource }
 
 /**
  * The spec's event object for a webhook delivery: type and integration `webhook`, no conversation

@@ -1,0 +1,53 @@
+/**
+ * The layers are built in one direction (docs/architecture.md): the HTTP layer and the runtime call the domain;
+ * the domain calls the store and the library; nothing below calls up. A runtime type in a domain file is a call up
+ * in waiting (the domain then depends on how the runtime is built), so imports are checked, type-only ones too.
+ */
+import { readdirSync, readFileSync, statSync } from 'node:fs'
+import { join, relative, sep } from 'node:path'
+import { describe, expect, it } from 'vitest'
+
+const SRC = join(import.meta.dirname, '..', '..', 'src')
+
+function files(dir: string): string[] {
+  return readdirSync(dir).flatMap((name) => {
+    const path = join(dir, name)
+    return statSync(path).isDirectory() ? files(path) : /\.tsx?$/.test(name) ? [path] : []
+  })
+}
+
+/** The top-level folders of src/ that `file` imports from (relative imports only). */
+function importedLayers(file: string): { layer: string; line: string }[] {
+  const text = readFileSync(file, 'utf8')
+  const found: { layer: string; line: string }[] = []
+  for (const match of text.matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s+'(\.[^']+)'/gm)) {
+    const target = relative(SRC, join(file, '..', match[1]!))
+    if (target.startsWith('..')) continue
+    found.push({ layer: target.split(sep)[0]!, line: match[0] })
+  }
+  return found
+}
+
+/** layer → the layers it must never import. */
+const NEVER: Record<string, string[]> = {
+  domain: ['runtime', 'http', 'cli', 'console', 'llm', 'compose.js', 'app.js'],
+  store: ['domain', 'runtime', 'http', 'cli', 'llm', 'compose.js', 'app.js'],
+  lib: ['domain', 'runtime', 'http', 'store', 'cli', 'llm', 'compose.js', 'app.js'],
+  pubsub: ['domain', 'runtime', 'http', 'cli', 'llm'],
+  blobs: ['domain', 'runtime', 'http', 'cli', 'llm'],
+}
+
+describe('layers', () => {
+  for (const [layer, forbidden] of Object.entries(NEVER)) {
+    it(`src/${layer} imports none of ${forbidden.join(', ')}`, () => {
+      const violations = files(join(SRC, layer)).flatMap((file) =>
+        importedLayers(file).filter((i) => forbidden.includes(i.layer)).map((i) => `${relative(SRC, file)}: ${i.line}`))
+      expect(violations).toEqual([])
+    })
+  }
+
+  it('the check sees imports (a domain file that imports the store is found)', () => {
+    const store = files(join(SRC, 'domain')).flatMap((file) => importedLayers(file)).filter((i) => i.layer === 'store')
+    expect(store.length).toBeGreaterThan(10)
+  })
+})
