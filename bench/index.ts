@@ -12,6 +12,7 @@ const here = dirname(fileURLToPath(import.meta.url))
 const BENCHMARKS: Record<string, string> = {
   'create-message': 'run.ts',
   turns: 'turns.ts',
+  'turns-client': 'turns-client.ts',
   'remote-bot': 'remote-bot.ts',
   integrations: 'integrations.ts',
   'kb-retrieval': 'kb-retrieval.ts',
