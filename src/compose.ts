@@ -42,7 +42,6 @@ import { OutgoingDeliveries } from './runtime/integration-delivery.js'
 import { PackageService } from './domain/package-service.js'
 import { BotPlugins } from './domain/bot-deploy.js'
 import { IntegrationService } from './domain/integration-service.js'
-import { runtimeConversationView, runtimeMessageView, runtimeUserView } from './domain/runtime-views.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import type { KyselyStore } from './store/kysely/kysely-store.js'
 import type { Store } from './store/store.js'
@@ -221,26 +220,12 @@ export function createServices(deps: ServiceDeps): Domain {
   const chat = new ChatService(store, pubsub, conversationLog, runtime)
   const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
   metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
+  // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
+  const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   const botChat = new BotChatService(store, pubsub, conversationLog, chat, {
+    onOutgoing: (integration, message) => outgoing.notify(integration, message),
     validatePayload: validateMessagePayload,
     maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
-  })
-  // A remote bot's events carry the message, user and conversation exactly as its Runtime API calls return them.
-  remote.useViews({
-    // Read in the event's own integration (its rows with their tags), the same view functions as the Runtime API's routes.
-    message: async (integration, row) => runtimeMessageView((await store.botChat.getMessage([integration.id], row.id)) ?? row),
-    user: async (integration, id) => {
-      // A user or conversation deleted since: the event still goes out (with what is known), never blocks the queue.
-      const user = (await store.botChat.getUser([integration.id], id)) ?? (await store.getUser(integration.id, id))
-      return user ? runtimeUserView(user) : { id, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString(), tags: {} }
-    },
-    conversation: async (integration, id) => {
-      const conversation = await store.botChat.getConversation([integration.id], id)
-      return conversation
-        ? runtimeConversationView({ ...conversation, integrationName: integration.name })
-        : { id, createdAt: new Date(0).toISOString(), updatedAt: new Date(0).toISOString(), channel: 'channel', integration: integration.name, tags: {}, messageCount: 0 }
-    },
-    runtimeEvent: (bot, id) => store.runtimeEvents.get(bot.id, id),
   })
   // Workflows run (docs/workflows.md): their changes queue workflow_update events, which the event queue delivers.
   const workflowEngine = new WorkflowEngine(store, { continueMs: config.workflowContinueMs, maxContinueMs: config.workflowContinueMaxMs })
@@ -248,9 +233,6 @@ export function createServices(deps: ServiceDeps): Domain {
   const runtimeEvents = new RuntimeEventService({
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, workflowEngine, recurring, pollMs: config.runtimeEventPollMs, warn,
   })
-  // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
-  const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
-  botChat.onOutgoing((integration, message) => outgoing.notify(integration, message))
   // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
   const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, botChat))
   botChat.useIntegrationOperations(integrationOps)

@@ -50,6 +50,8 @@ export interface BotChatServiceOptions {
    * so that lock holders can never take the whole pool and wait on each other.
    */
   maxConcurrentCreates?: number
+  /** Told about every bot message appended (an installed integration sends it out: message_created). */
+  onOutgoing?: (integration: IntegrationRow, message: MessageRow) => void
 }
 
 export interface UserInput {
@@ -168,18 +170,11 @@ export class BotChatService {
 
   // ---- integrations ----
 
-  private outgoingListener?: (integration: IntegrationRow, message: MessageRow) => void
-
   private operations?: IntegrationCreation
 
   /** Installed integrations' create_user / create_conversation and disabled channels (src/runtime/integration-operations.ts). */
   useIntegrationOperations(operations: IntegrationCreation): void {
     this.operations = operations
-  }
-
-  /** Told about every bot message appended (an installed integration sends it out: message_created). */
-  onOutgoing(listener: (integration: IntegrationRow, message: MessageRow) => void): void {
-    this.outgoingListener = listener
   }
 
   /** The integration named `name` (default `chat`) of the bot: 404 when the bot has none of that name. */
@@ -492,7 +487,7 @@ export class BotChatService {
       payload: normalizePayload(payload), metadata, notify: [conversationChanged(integration.id, conversationId)], ifAbsent: true, now: this.clock(),
     })
     if (!logged) throw errors.notFound('Conversation', conversationId)
-    if (logged.created) this.outgoingListener?.(integration, logged.row)
+    if (logged.created) this.options.onOutgoing?.(integration, logged.row)
     return logged
   }
 

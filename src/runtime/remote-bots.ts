@@ -2,7 +2,7 @@ import { uuidv7 } from '../lib/ids.js'
 import { OutboundPolicy, outboundFailure } from '../lib/outbound-policy.js'
 import { SIGNATURE_HEADER, signatureHeader } from '../lib/signature.js'
 import type { BotLogRow, BotRow, Store } from '../store/store.js'
-import type { ConversationViews, RemoteEvent } from './remote-events.js'
+import { storedViews, type ConversationViews, type RemoteEvent } from './remote-events.js'
 import type { MetricsRegistry } from '../lib/metrics.js'
 import { EndpointPaused, EndpointSlots, type BreakerChange, type EndpointSlotSettings } from './endpoint-slots.js'
 import { deliverWithRetries, failureLine, type DeliveryFailure, type DeliveryResult } from './delivery-policy.js'
@@ -77,27 +77,19 @@ export class RemoteBots {
   /** Requests and waits, ended together when the instance stops. */
   readonly http: OutboundHttp
   private readonly clock: () => number
-  private viewsOf: ConversationViews | undefined
+  /** How an event's message, user and conversation are shown (the Runtime API's views of the stored rows). */
+  readonly views: ConversationViews
 
   constructor(
     private readonly store: Store,
     readonly settings: RemoteBotSettings,
     slotSettings: EndpointSlotSettings,
-    options: { clock?: () => number; outbound?: OutboundPolicy; hosted?: HostedResolver } = {},
+    options: { clock?: () => number; outbound?: OutboundPolicy; hosted?: HostedResolver; views?: ConversationViews } = {},
   ) {
+    this.views = options.views ?? storedViews(store)
     this.http = new OutboundHttp(options.outbound ?? new OutboundPolicy(), options.hosted)
     this.clock = options.clock ?? Date.now
     this.slots = new EndpointSlots(slotSettings, this.clock)
-  }
-
-  /** The domain that shows messages, users and conversations (set once by the composition root). */
-  useViews(views: ConversationViews): void {
-    this.viewsOf = views
-  }
-
-  get views(): ConversationViews {
-    if (!this.viewsOf) throw new Error('RemoteBots.useViews was not called')
-    return this.viewsOf
   }
 
   /** Ends waits and requests in progress: their events stay where they were, for the next start. */

@@ -2,18 +2,41 @@
  * The events a remote bot receives, in Runtime API shapes (src/domain/runtime-views.ts, the same objects the
  * Runtime API returns); src/runtime/remote-bots.ts delivers them.
  */
-import type { RuntimeConversationView, RuntimeMessageView, RuntimeUserView } from '../domain/runtime-views.js'
-import type { BotRow, EventRow, IntegrationRow, MessageRow } from '../store/store.js'
+import { runtimeConversationView, runtimeMessageView, runtimeUserView, type RuntimeConversationView, type RuntimeMessageView, type RuntimeUserView } from '../domain/runtime-views.js'
+import type { BotRow, EventRow, IntegrationRow, MessageRow, Store } from '../store/store.js'
 
 const iso = (ms: number) => new Date(ms).toISOString()
 
-/** Where an event's message, user and conversation are read, as the Runtime API shows them (BotChatService in compose.ts). */
+/** Where an event's message, user and conversation are read, as the Runtime API shows them (storedViews). */
 export interface ConversationViews {
   message(integration: IntegrationRow, row: MessageRow): Promise<RuntimeMessageView>
   user(integration: IntegrationRow, id: string): Promise<RuntimeUserView>
   conversation(integration: IntegrationRow, id: string): Promise<RuntimeConversationView>
   /** A Runtime API event of this id (createEvent), when the conversation's event is one. */
   runtimeEvent(bot: BotRow, id: string): Promise<{ type: string; payload: Record<string, unknown> } | undefined>
+}
+
+/**
+ * The views read from the store: in the event's own integration (its rows with their tags), by the same view functions
+ * as the Runtime API's routes. A user or conversation deleted since still goes out (with what is known): an event
+ * never blocks its queue.
+ */
+export function storedViews(store: Store): ConversationViews {
+  const epoch = new Date(0).toISOString()
+  return {
+    message: async (integration, row) => runtimeMessageView((await store.botChat.getMessage([integration.id], row.id)) ?? row),
+    user: async (integration, id) => {
+      const user = (await store.botChat.getUser([integration.id], id)) ?? (await store.getUser(integration.id, id))
+      return user ? runtimeUserView(user) : { id, createdAt: epoch, updatedAt: epoch, tags: {} }
+    },
+    conversation: async (integration, id) => {
+      const conversation = await store.botChat.getConversation([integration.id], id)
+      return conversation
+        ? runtimeConversationView({ ...conversation, integrationName: integration.name })
+        : { id, createdAt: epoch, updatedAt: epoch, channel: 'channel', integration: integration.name, tags: {}, messageCount: 0 }
+    },
+    runtimeEvent: (bot, id) => store.runtimeEvents.get(bot.id, id),
+  }
 }
 
 /** A Runtime API Event as a remote bot receives it (`event_received`, x-bp-type = its type). */
