@@ -42,6 +42,7 @@ import { OutgoingDeliveries } from './runtime/integration-delivery.js'
 import { PackageService } from './domain/package-service.js'
 import { BotPlugins } from './domain/bot-deploy.js'
 import { IntegrationService } from './domain/integration-service.js'
+import { IntegrationDeclarations } from './domain/integration-declarations.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import type { KyselyStore } from './store/kysely/kysely-store.js'
 import type { Store } from './store/store.js'
@@ -169,7 +170,6 @@ export function createServices(deps: ServiceDeps): Domain {
       void hosted.ownerChanged('bot', botId)
     },
   })
-  const runtimeStates = new RuntimeStateService(store)
   const recurring = new RecurringEventService(store)
   // Integrations served elsewhere: updateBot waits for register (its outcome is the installation's status), unregister runs in the background.
   let integrationDelivery: IntegrationDelivery | undefined
@@ -177,6 +177,9 @@ export function createServices(deps: ServiceDeps): Domain {
     outbound: config.outbound,
     onInstalled: (bot, installation, operation) => integrationDelivery?.lifecycle(bot, installation, operation),
   })
+  // What installed integrations' definitions declare (action and event schemas, states): read by the Runtime API's services.
+  const declarations = new IntegrationDeclarations(integrations)
+  const runtimeStates = new RuntimeStateService(store, { integrationStates: (bot) => declarations.stateDeclarations(bot) })
   integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
   const delivery = integrationDelivery
   const packages = new PackageService(store)
@@ -232,12 +235,11 @@ export function createServices(deps: ServiceDeps): Domain {
   const runtimeWorkflows = new RuntimeWorkflowService(store, { events: workflowEngine.events })
   const runtimeEvents = new RuntimeEventService({
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, workflowEngine, recurring, pollMs: config.runtimeEventPollMs, warn,
+    integrationEvents: (bot, input) => declarations.eventInput(bot, input),
   })
   // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
-  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, botChat))
+  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, botChat), declarations)
   botChat.useIntegrationOperations(integrationOps)
-  runtimeStates.useIntegrationStates((bot) => integrationOps.stateDeclarations(bot))
-  runtimeEvents.useIntegrationEvents((bot, input) => integrationOps.eventInput(bot, input))
   // The one late setter (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
   runtime.attachDomain({ botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) })
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })

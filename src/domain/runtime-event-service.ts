@@ -87,6 +87,8 @@ export interface RuntimeEventServiceOptions {
   pollMs: number
   warn: (context: object, message: string) => void
   clock?: () => number
+  /** createEvent by an installed integration (its key): its declared events only, typed `alias:event` (IntegrationDeclarations). */
+  integrationEvents?: (bot: BotRow, input: CreateEventInput) => Promise<CreateEventInput>
 }
 
 /**
@@ -120,15 +122,8 @@ export class RuntimeEventService {
 
   // ---- the API ----
 
-  private integrationEvents?: (bot: BotRow, input: CreateEventInput) => Promise<CreateEventInput>
-
-  /** createEvent by an installed integration (its key): its declared events only, typed `alias:event` (IntegrationOperations). */
-  useIntegrationEvents(fn: (bot: BotRow, input: CreateEventInput) => Promise<CreateEventInput>): void {
-    this.integrationEvents = fn
-  }
-
   async create(bot: BotRow, given: CreateEventInput): Promise<EventView> {
-    const input = this.integrationEvents ? await this.integrationEvents(bot, given) : given
+    const input = this.options.integrationEvents ? await this.options.integrationEvents(bot, given) : given
     const now = this.clock()
     const dueAt = this.dueAt(input.schedule, now)
     const conversation = input.conversationId !== undefined ? await this.conversationOf(bot, input.conversationId) : undefined

@@ -152,16 +152,13 @@ export class RuntimeStateService {
   private readonly clock: () => number
   private readonly compiled = new Map<string, Compiled>()
 
-  constructor(private readonly store: Store, options: { clock?: () => number } = {}) {
+  /** `integrationStates`: an installed integration calling with its own key has its definition's declarations (IntegrationDeclarations). */
+  constructor(private readonly store: Store, options: { clock?: () => number; integrationStates?: IntegrationStates } = {}) {
     this.clock = options.clock ?? Date.now
+    this.integrationStates = options.integrationStates
   }
 
-  private integrationStates?: IntegrationStates
-
-  /** States of an installed integration calling with its own key: its definition's declarations (IntegrationOperations). */
-  useIntegrationStates(fn: IntegrationStates): void {
-    this.integrationStates = fn
-  }
+  private readonly integrationStates: IntegrationStates | undefined
 
   /** An integration's declarations, or undefined for the bot's own (BotRow without an integration scope). */
   private async scopeOf(bot: BotRow): Promise<Awaited<ReturnType<IntegrationStates>>> {

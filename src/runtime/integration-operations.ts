@@ -1,9 +1,9 @@
-import AjvModule from 'ajv'
 import { urlName } from '../domain/hosted-code.js'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import { answeredStatus, outboundFailure, unansweredError } from '../lib/outbound-policy.js'
 import type { Installation, IntegrationService } from '../domain/integration-service.js'
+import { definitionOf, type IntegrationDeclarations } from '../domain/integration-declarations.js'
 import type { StateDefinition } from '../domain/runtime-state-service.js'
 import type { CreateEventInput } from '../domain/runtime-event-service.js'
 import { integrationScope } from '../domain/bot-chat-service.js'
@@ -31,9 +31,6 @@ import type { IntegrationDelivery } from './integrations.js'
  * channels the bot disabled (`disabledChannels`) refused visibly; its secret values for it alone.
  */
 
-type AjvClass = typeof import('ajv').default
-const Ajv = ((AjvModule as unknown as { default?: AjvClass }).default ?? AjvModule) as AjvClass
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 export interface PingResult {
   ok: boolean
@@ -46,19 +43,16 @@ export interface PingResult {
 /** The built-in chat and webhook integrations are never installations (no query for them on the hot paths). */
 const isBuiltIn = (integration: IntegrationRow) => integration.name === 'chat' || integration.name === 'webhook'
 
-/** What the operations need of a definition: the stored JSON as createIntegration took it. */
-const defOf = (install: Installation) => install.definition.definition as Record<string, unknown>
+const defOf = definitionOf
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v)
 
 export class IntegrationOperations {
-  private readonly ajv = new Ajv({ allErrors: false, strict: false, validateSchema: false })
-  /** Compiled action/event schemas, per definition version. */
-  private readonly validators = new Map<string, (value: unknown) => string | undefined>()
-
   constructor(
     private readonly store: Store,
     private readonly service: IntegrationService,
     private readonly delivery: IntegrationDelivery,
     private readonly builtIn: BuiltInActions,
+    private readonly declarations: IntegrationDeclarations,
   ) {}
 
   /** One request to the integration (the same headers and signature as every other operation). */
@@ -70,30 +64,6 @@ export class IntegrationOperations {
     const install = alias.length <= 100 ? await this.service.installationByAlias(bot, alias) : undefined
     if (!install) throw errors.notFound('Integration', alias)
     return install
-  }
-
-  /** A validator of `schema` (cached per definition version and place); undefined when the definition has none. */
-  private validator(install: Installation, where: string, schema: unknown): ((value: unknown) => string | undefined) | undefined {
-    if (!isObject(schema)) return undefined
-    const key = `${install.definition.id}:${install.definition.updatedAt}:${where}`
-    let check = this.validators.get(key)
-    if (!check) {
-      let validate: ReturnType<typeof this.ajv.compile> | undefined
-      try {
-        const { $schema: _ignored, ...rest } = schema
-        validate = this.ajv.compile(rest)
-      } catch {
-        validate = undefined
-      }
-      check = (value) => {
-        if (!validate || validate(value)) return undefined
-        const e = validate.errors?.[0]
-        return `${e?.instancePath.replaceAll('/', '.') ?? ''} ${e?.message ?? 'does not match the schema'}`.trim()
-      }
-      if (this.validators.size > 1000) this.validators.clear()
-      this.validators.set(key, check)
-    }
-    return check
   }
 
   // ---- ping ----
@@ -203,58 +173,15 @@ export class IntegrationOperations {
     const action = (defOf(install).actions as Record<string, { input?: { schema?: unknown }; output?: { schema?: unknown } }> | undefined)?.[name]
     if (!install.integration.enabled) throw errors.invalidPayload(`Integration "${install.integration.name}" is disabled in this bot`)
     if (!action) throw errors.notFound('Action', type)
-    const problem = this.validator(install, `action:${type}:input`, action.input?.schema)?.(input)
+    const problem = this.declarations.validator(install, `action:${type}:input`, action.input?.schema)?.(input)
     if (problem) throw errors.invalidPayload(`input of action "${type}" does not match its schema: input${problem.startsWith('.') ? '' : ' '}${problem}`)
     const output = await this.delivery.callAction(bot, install, name, input)
-    const wrong = this.validator(install, `action:${type}:output`, action.output?.schema)?.(output)
+    const wrong = this.declarations.validator(install, `action:${type}:output`, action.output?.schema)?.(output)
     if (wrong) {
       await this.service.log(install.definition.id, bot.id, 'error', `action_triggered ${type}: the output does not match the action's schema: output ${wrong}`)
       throw errors.runtime(`Action "${type}": the integration's output does not match the action's output schema: output${wrong.startsWith('.') ? '' : ' '}${wrong}`)
     }
     return output
-  }
-
-  // ---- events ----
-
-  /**
-   * createEvent by the integration (its key): `type` must be an event of its definition (`name` or
-   * `alias:name`), its payload must match the event's schema; the bot sees it as `alias:name`.
-   * Bots' own createEvent is left as it is.
-   */
-  async eventInput(bot: BotRow, input: CreateEventInput): Promise<CreateEventInput> {
-    const scope = integrationScope(bot)
-    if (!scope) return input
-    const install = await this.service.installation(scope)
-    if (!install) throw errors.forbidden('This integration is not installed in this bot')
-    // The conversation, user, message and workflow it names were checked to be its installation's (src/domain/installation-scope.ts).
-    const name = input.type.startsWith(`${scope.name}:`) ? input.type.slice(scope.name.length + 1) : input.type
-    const events = (defOf(install).events ?? {}) as Record<string, { schema?: unknown }>
-    if (!Object.hasOwn(events, name)) {
-      throw errors.invalidPayload(`Event type "${input.type.slice(0, 200)}" is not an event of integration "${install.definition.name}" (its events: ${Object.keys(events).join(', ') || 'none'})`)
-    }
-    const problem = this.validator(install, `event:${name}`, events[name]?.schema)?.(input.payload)
-    if (problem) throw errors.invalidPayload(`payload of event "${name}" does not match its schema: payload${problem.startsWith('.') ? '' : ' '}${problem}`)
-    return { ...input, type: `${scope.name}:${name}` }
-  }
-
-  // ---- states ----
-
-  /**
-   * The integration's own state declarations (its definition's `states`), for the Runtime API's state
-   * operations called with its key: `key` identifies the declarations' version (compiled once), and
-   * names are stored apart from the bot's (`prefix`), so an integration and its bot never share one.
-   */
-  async stateDeclarations(bot: BotRow): Promise<{ key: string; prefix: string; scope: IntegrationRow; definitions: Record<string, StateDefinition> } | undefined> {
-    const scope = integrationScope(bot)
-    if (!scope) return undefined
-    const install = await this.service.installation(scope)
-    if (!install) throw errors.forbidden('This integration is not installed in this bot')
-    const states = (defOf(install).states ?? {}) as Record<string, { type?: unknown; schema?: unknown }>
-    const definitions: Record<string, StateDefinition> = {}
-    for (const [name, s] of Object.entries(states)) {
-      if (isObject(s) && typeof s.type === 'string' && isObject(s.schema)) definitions[name] = { type: s.type as StateDefinition['type'], schema: s.schema as JsonObject }
-    }
-    return { key: `integration:${install.definition.id}:${install.definition.updatedAt}`, prefix: `integration:${scope.id}:`, scope, definitions }
   }
 
   // ---- disabled channels ----
