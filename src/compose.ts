@@ -223,10 +223,13 @@ export function createServices(deps: ServiceDeps): Domain {
   const chat = new ChatService(store, pubsub, conversationLog, runtime)
   const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
   metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
+  // ping, create_user/create_conversation, checked actions, disabled channels, secrets.
+  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, conversationLog), declarations)
   // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
   const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   const botChat = new BotChatService(store, pubsub, conversationLog, chat, {
     onOutgoing: (integration, message) => outgoing.notify(integration, message),
+    operations: integrationOps,
     validatePayload: validateMessagePayload,
     maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
   })
@@ -237,10 +240,7 @@ export function createServices(deps: ServiceDeps): Domain {
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, workflowEngine, recurring, pollMs: config.runtimeEventPollMs, warn,
     integrationEvents: (bot, input) => declarations.eventInput(bot, input),
   })
-  // ping, create_user/create_conversation, checked actions, events, states, disabled channels, secrets.
-  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, botChat), declarations)
-  botChat.useIntegrationOperations(integrationOps)
-  // The one late setter (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
+  // The late setter left (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
   runtime.attachDomain({ botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) })
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
   tables.jobs = new TableJobs(store, tables, files, { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn })

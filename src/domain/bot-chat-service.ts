@@ -52,6 +52,8 @@ export interface BotChatServiceOptions {
   maxConcurrentCreates?: number
   /** Told about every bot message appended (an installed integration sends it out: message_created). */
   onOutgoing?: (integration: IntegrationRow, message: MessageRow) => void
+  /** Installed integrations' create_user / create_conversation and disabled channels (src/runtime/integration-operations.ts). */
+  operations?: IntegrationCreation
 }
 
 export interface UserInput {
@@ -170,13 +172,6 @@ export class BotChatService {
 
   // ---- integrations ----
 
-  private operations?: IntegrationCreation
-
-  /** Installed integrations' create_user / create_conversation and disabled channels (src/runtime/integration-operations.ts). */
-  useIntegrationOperations(operations: IntegrationCreation): void {
-    this.operations = operations
-  }
-
   /** The integration named `name` (default `chat`) of the bot: 404 when the bot has none of that name. */
   async integration(bot: BotRow, name?: string): Promise<IntegrationRow> {
     // An integration calling with its own key sees its own installation only.
@@ -229,7 +224,7 @@ export class BotChatService {
   async createUser(bot: BotRow, input: UserInput): Promise<BotChatUser> {
     this.checkUserInput(input)
     const integration = await this.integration(bot, input.integrationName)
-    const made = await this.operations?.createUser(bot, integration, setEntries(input.tags))
+    const made = await this.options.operations?.createUser(bot, integration, setEntries(input.tags))
     if (made !== undefined) return this.createdByIntegration(bot, integration, 'User', made, () => this.store.botChat.getUser([integration.id], made))
     return this.insertUser(integration, uuidv7(), input)
   }
@@ -269,9 +264,9 @@ export class BotChatService {
     this.checkUserInput(input)
     const integration = await this.integration(bot, input.integrationName)
     const match = discriminator(input.tags, input.discriminateByTags)
-    if (this.operations && !integrationScope(bot) && !BUILT_IN.has(integration.name) && !(await this.store.botChat.findUser(integration.id, match))) {
+    if (this.options.operations && !integrationScope(bot) && !BUILT_IN.has(integration.name) && !(await this.store.botChat.findUser(integration.id, match))) {
       // Outside any lock: the integration creates it through the Runtime API (its own getOrCreateUser).
-      const made = await this.operations.createUser(bot, integration, setEntries(input.tags))
+      const made = await this.options.operations.createUser(bot, integration, setEntries(input.tags))
       if (made !== undefined) return { value: await this.createdByIntegration(bot, integration, 'User', made, () => this.store.botChat.getUser([integration.id], made)), created: true }
     }
     return this.once('user', integration.id, match, async () => {
@@ -318,7 +313,7 @@ export class BotChatService {
   async createConversation(bot: BotRow, input: ConversationInput): Promise<RuntimeConversation> {
     this.checkConversationInput(input)
     const integration = await this.integration(bot, input.integrationName)
-    const made = await this.operations?.createConversation(bot, integration, input.channel, setEntries(input.tags))
+    const made = await this.options.operations?.createConversation(bot, integration, input.channel, setEntries(input.tags))
     if (made !== undefined) return this.createdByIntegration(bot, integration, 'Conversation', made, async () => {
       const c = await this.store.botChat.getConversation([integration.id], made)
       return c && this.withName(bot, c)
@@ -343,8 +338,8 @@ export class BotChatService {
     this.checkConversationInput(input)
     const integration = await this.integration(bot, input.integrationName)
     const match = discriminator(input.tags, input.discriminateByTags)
-    if (this.operations && !integrationScope(bot) && !BUILT_IN.has(integration.name) && !(await this.store.botChat.findConversation(integration.id, input.channel, match))) {
-      const made = await this.operations.createConversation(bot, integration, input.channel, setEntries(input.tags))
+    if (this.options.operations && !integrationScope(bot) && !BUILT_IN.has(integration.name) && !(await this.store.botChat.findConversation(integration.id, input.channel, match))) {
+      const made = await this.options.operations.createConversation(bot, integration, input.channel, setEntries(input.tags))
       if (made !== undefined) {
         const value = await this.createdByIntegration(bot, integration, 'Conversation', made, async () => {
           const c = await this.store.botChat.getConversation([integration.id], made)
@@ -465,7 +460,7 @@ export class BotChatService {
     if (userId === bot.id) {
       message = (await this.appendOutgoing(integration, conversation.id, uuidv7(), payload, metadata, conversation.channel)).row
     } else {
-      await this.operations?.beforeMessage(integration, conversation.id, conversation.channel, String(payload.type))
+      await this.options.operations?.beforeMessage(integration, conversation.id, conversation.channel, String(payload.type))
       const user = this.validId(userId) ? await this.store.getUser(integration.id, userId) : undefined
       if (!user) throw errors.notFound('User', userId)
       message = await this.chat.appendIncomingMessage(integration, user, conversation.id, payload, metadata ?? undefined, { asParticipant: false, ...options })
@@ -481,7 +476,7 @@ export class BotChatService {
    * turn run again): checked by the append itself (ConversationLog), not by a read before it.
    */
   async appendOutgoing(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, metadata: JsonObject | null, channel?: string): Promise<Logged<MessageRow>> {
-    await this.operations?.beforeMessage(integration, conversationId, channel, String(payload.type))
+    await this.options.operations?.beforeMessage(integration, conversationId, channel, String(payload.type))
     const logged = await this.log.appendMessage({
       id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true,
       payload: normalizePayload(payload), metadata, notify: [conversationChanged(integration.id, conversationId)], ifAbsent: true, now: this.clock(),
@@ -496,13 +491,8 @@ export class BotChatService {
    * `event_created` with isBot true; no turn. The sandboxed client's createEvent and the built-in chat's
    * `chat:sendEvent` action. An `id` already taken answers the stored event, `created` false (a turn run again).
    */
-  async appendBotEvent(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject): Promise<Logged<EventRow>> {
-    const logged = await this.log.appendEvent({
-      id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true, payload,
-      notify: [conversationChanged(integration.id, conversationId)], ifAbsent: true, now: this.clock(),
-    })
-    if (!logged) throw errors.notFound('Conversation', conversationId)
-    return logged
+  appendBotEvent(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject): Promise<Logged<EventRow>> {
+    return this.log.appendBotEvent(integration, conversationId, id, payload, this.clock())
   }
 
   /** Tags a message just appended (the sandboxed client's createMessage). */

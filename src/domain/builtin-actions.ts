@@ -1,7 +1,7 @@
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
-import type { BotChatService } from './bot-chat-service.js'
+import type { ConversationLog } from './conversation-log.js'
 
 /**
  * The actions of the built-in integrations, for `callAction({ type: '<alias>:<action>' })` with the alias of a
@@ -19,7 +19,8 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 export class BuiltInActions {
   constructor(
     private readonly store: Store,
-    private readonly botChat: BotChatService,
+    private readonly log: ConversationLog,
+    private readonly clock: () => number = Date.now,
   ) {}
 
   async call(integration: IntegrationRow, action: string, input: JsonObject): Promise<JsonObject> {
@@ -35,7 +36,7 @@ export class BuiltInActions {
     if (!isObject(payload)) throw errors.invalidPayload(`input of action "${type}": payload must be an object`)
     const conversation = conversationId.length <= 200 ? await this.store.getConversation(integration.id, conversationId) : undefined
     if (!conversation) throw errors.notFound('Conversation', conversationId)
-    await this.botChat.appendBotEvent(integration, conversation.id, uuidv7(), payload as JsonObject)
+    await this.log.appendBotEvent(integration, conversation.id, uuidv7(), payload as JsonObject, this.clock())
     return {}
   }
 }

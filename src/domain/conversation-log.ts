@@ -1,5 +1,7 @@
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { AppendNotification, Appended, EventRow, MessageRow, NewEvent, NewMessage, Store } from '../store/store.js'
+import { errors } from '../lib/errors.js'
+import type { AppendNotification, Appended, EventRow, IntegrationRow, JsonObject, MessageRow, NewEvent, NewMessage, Store } from '../store/store.js'
+import { conversationChanged } from './chat-service.js'
 
 /**
  * Publishes an append's notifications, unless its store sent them with the append; either way this instance's
@@ -37,6 +39,16 @@ export class ConversationLog {
 
   appendEvent(event: NewEvent): Promise<Logged<EventRow> | undefined> {
     return this.settle(this.store.appendEvent(event), event.notify)
+  }
+
+  /** A custom event from the bot (sandboxed createEvent, `chat:sendEvent`), once per id; 404 when the conversation is gone. */
+  async appendBotEvent(integration: IntegrationRow, conversationId: string, id: string, payload: JsonObject, now: number): Promise<Logged<EventRow>> {
+    const logged = await this.appendEvent({
+      id, integrationId: integration.id, conversationId, userId: integration.botId, isBot: true, payload,
+      notify: [conversationChanged(integration.id, conversationId)], ifAbsent: true, now,
+    })
+    if (!logged) throw errors.notFound('Conversation', conversationId)
+    return logged
   }
 
   private async settle<T extends object>(append: Promise<Appended<T> | undefined>, notify: readonly AppendNotification[] = []): Promise<Logged<T> | undefined> {
