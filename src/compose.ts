@@ -21,7 +21,6 @@ import { TablesService } from './domain/tables-service.js'
 import { AnalyticsService } from './domain/analytics-service.js'
 import { ConsoleService } from './domain/console-service.js'
 import { ConversationArchiveService } from './domain/conversation-archive-service.js'
-import { TableJobs } from './domain/tables/table-jobs.js'
 import { WebhookService } from './domain/webhook-service.js'
 import { HandoffService } from './domain/handoff-service.js'
 import { WorkspaceService } from './domain/workspace-service.js'
@@ -206,7 +205,7 @@ export function createServices(deps: ServiceDeps): Domain {
     metrics,
     files,
   })
-  const tables = new TablesService(store)
+  const tables = new TablesService(store, { jobs: { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn, files } })
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
     metrics,
@@ -243,7 +242,6 @@ export function createServices(deps: ServiceDeps): Domain {
   // The late setter left (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
   runtime.attachDomain({ botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) })
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
-  tables.jobs = new TableJobs(store, tables, files, { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
   const services: Services = {

@@ -8,6 +8,8 @@ import type {
 } from '../store/table-store.js'
 import { parseField, parseFilter, type FilterContext } from './tables/filter.js'
 import { checkRow, columnProblem, columnsOf, normalizeSchema, searchTerms, searchTextOf, TABLE_LIMITS, type Column } from './tables/table-schema.js'
+import { TableJobs, type TableJobsOptions } from './tables/table-jobs.js'
+import type { FileService } from './file-service.js'
 
 export { TABLE_LIMITS } from './tables/table-schema.js'
 
@@ -74,13 +76,20 @@ export class TablesService {
   private readonly tables: TableStore
   /** Called when a job is queued (TableJobs wakes up). */
   onJobQueued: () => void = () => {}
-  /** The background worker of the jobs (set by the composition root). */
-  jobs: { readonly enabled: boolean; start(): Promise<void> | void; stop(): Promise<void> | void } | undefined
+  /** The background worker of the jobs (import, export, delete by filter), when this service runs them. */
+  readonly jobs: TableJobs | undefined
+  private readonly clock: () => number
 
   private readonly known = new Map<string, Known>()
 
-  constructor(store: Store, private readonly clock: () => number = Date.now) {
+  /** `jobs`: this service runs the jobs it queues (its imports read and its exports write files through `files`). */
+  constructor(store: Store, options: { clock?: () => number; jobs?: TableJobsOptions & { files: FileService } } = {}) {
     this.tables = store.tables
+    this.clock = options.clock ?? Date.now
+    if (options.jobs) {
+      const { files, ...settings } = options.jobs
+      this.jobs = new TableJobs(store, this, files, settings)
+    }
   }
 
   // ---- tables ----
