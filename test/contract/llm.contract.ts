@@ -8,27 +8,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { LlmCallRow } from '../../src/store/llm-store.js'
 import type { Store } from '../../src/store/store.js'
 import { seed } from './store.contract.js'
+import { expectClose, llmCall, stats } from '../helpers/llm-calls.js'
 
 export type LlmStoreFactory = () => Promise<{ store: Store; cleanup: () => Promise<void> }>
 
 const DAY = 86_400_000
 const FIRST_DAY = Math.floor(Date.UTC(2026, 5, 10) / DAY)
 const at = (day: number, hours: number) => (FIRST_DAY + day) * DAY + hours * 3_600_000
-
-let seq = 0
-export function llmCall(workspaceId: string, botId: string, createdAt: number, fields: Partial<LlmCallRow> = {}): LlmCallRow {
-  return {
-    id: `call-${++seq}-${Math.random().toString(36).slice(2)}`, workspaceId, botId, provider: 'local', model: 'm1',
-    inputTokens: 10, outputTokens: 5, inputCost: 0.001, outputCost: 0.002, latencyMs: 500, via: 'cognitive-v2', createdAt, ...fields,
-  }
-}
-
-/** mean, population sd, min, max as getBotAnalytics reports them. */
-function stats(xs: number[]) {
-  if (xs.length === 0) return { mean: 0, sd: 0, min: 0, max: 0 }
-  const mean = xs.reduce((s, x) => s + x, 0) / xs.length
-  return { mean, sd: Math.sqrt(xs.reduce((s, x) => s + (x - mean) ** 2, 0) / xs.length), min: Math.min(...xs), max: Math.max(...xs) }
-}
 
 export function describeLlmContract(name: string, factory: LlmStoreFactory): void {
   describe(`LlmStore contract: ${name}`, () => {
@@ -77,12 +63,9 @@ export function describeLlmContract(name: string, factory: LlmStoreFactory): voi
       const ok = day0.filter((c) => c.error === undefined)
       const costs = day0.map((c) => c.inputCost + c.outputCost)
       expect(d).toMatchObject({ calls: 3, errors: 1, inputTokens: 307, outputTokens: 80 })
-      const close = (actual: Record<string, number>, expected: Record<string, number>) => {
-        for (const k of Object.keys(expected)) expect(actual[k], k).toBeCloseTo(expected[k]!, 9)
-      }
-      close(d.latency, stats(ok.map((c) => c.latencyMs)))
-      close(d.tokensPerSecond, stats(ok.map((c) => c.outputTokens * 1000 / c.latencyMs)))
-      close(d.cost, { sum: costs.reduce((s, x) => s + x, 0), ...stats(costs) })
+      expectClose(d.latency, stats(ok.map((c) => c.latencyMs)))
+      expectClose(d.tokensPerSecond, stats(ok.map((c) => c.outputTokens * 1000 / c.latencyMs)))
+      expectClose(d.cost, { sum: costs.reduce((s, x) => s + x, 0), ...stats(costs) })
       expect(d.latency).toMatchObject({ min: 300, max: 1000 })
       // The sibling's and the other workspace's calls are not this bot's.
       expect((await store.llm.botDays(sibling, FIRST_DAY, FIRST_DAY + 1))[0]).toMatchObject({ calls: 1, inputTokens: 40 })
