@@ -51,12 +51,30 @@ export interface LlmDay {
 
 export const LLM_TEXT_LIMIT = 200
 
+const cut = (value: string | undefined) => (value === undefined ? undefined : value.slice(0, LLM_TEXT_LIMIT))
+/** Whole, non-negative numbers of tokens and milliseconds (anything else counts 0). */
+const whole = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
+/** A cost that is not a finite non-negative number counts 0. */
+const usd = (n: number) => (Number.isFinite(n) && n > 0 ? n : 0)
+
+/** The call as it is stored and counted: texts cut to LLM_TEXT_LIMIT characters, amounts made whole and non-negative. */
+export function normalizeLlmCall<T extends LlmCallRow>(row: T): T {
+  return {
+    ...row,
+    conversationId: cut(row.conversationId), userId: cut(row.userId), provider: cut(row.provider)!, model: cut(row.model)!,
+    inputTokens: whole(row.inputTokens), outputTokens: whole(row.outputTokens), inputCost: usd(row.inputCost), outputCost: usd(row.outputCost),
+    latencyMs: whole(row.latencyMs), ttftMs: row.ttftMs === undefined ? undefined : whole(row.ttftMs),
+    stopReason: cut(row.stopReason), error: cut(row.error), promptSource: cut(row.promptSource), promptCategory: cut(row.promptCategory),
+    integrationName: cut(row.integrationName), via: cut(row.via)!,
+  }
+}
+
 export interface LlmStore {
   /**
    * Stores the call and adds its tokens and cost to its bot's and its workspace's day, in one transaction.
-   * A second record of the same id changes nothing.
+   * A second record of the same id changes nothing (false); the row is stored as normalizeLlmCall makes it.
    */
-  recordCall(row: LlmCallRow): Promise<void>
+  recordCall(row: LlmCallRow): Promise<boolean>
   /** What the bot, and its workspace as a whole, spent in `day`. */
   spent(workspaceId: string, botId: string, day: number): Promise<{ bot: LlmSpend; workspace: LlmSpend }>
   getBudget(scope: 'bot' | 'workspace', id: string): Promise<LlmBudgetRow | undefined>

@@ -39,8 +39,8 @@ export function describeLlmContract(name: string, factory: LlmStoreFactory): voi
         llmCall(ws, botId, at(0, 2), { inputTokens: 200, outputTokens: 30, inputCost: 0.03, outputCost: 0.01, latencyMs: 300, ttftMs: 40, stopReason: 'max_tokens' }),
         llmCall(ws, botId, at(0, 23.9), { inputTokens: 7, outputTokens: 0, inputCost: 0, outputCost: 0, latencyMs: 2000, error: 'The provider answered 500' }),
       )
-      for (const call of day0) await store.llm.recordCall(call)
-      await store.llm.recordCall(day0[0]!) // the same id again: ignored
+      for (const call of day0) expect(await store.llm.recordCall(call)).toBe(true)
+      expect(await store.llm.recordCall(day0[0]!)).toBe(false) // the same id again: ignored
       await store.llm.recordCall(llmCall(ws, botId, at(1, 0), { inputTokens: 1000 })) // the next day
       await store.llm.recordCall(llmCall(ws, sibling, at(0, 5), { inputTokens: 40, outputTokens: 2, inputCost: 0.5, outputCost: 0 }))
       await store.llm.recordCall(llmCall(otherWs, otherBot, at(0, 5), { inputTokens: 9999 }))
@@ -94,6 +94,16 @@ export function describeLlmContract(name: string, factory: LlmStoreFactory): voi
       expect(await store.llm.getBudget('workspace', otherWs)).toBeUndefined()
       expect((await store.llm.spent(otherWs, otherBot, FIRST_DAY)).workspace.calls).toBe(0)
       expect(await store.llm.botDays(otherBot, FIRST_DAY, FIRST_DAY + 1)).toEqual([])
+    })
+
+    it('amounts that are not whole non-negative numbers count 0 (or are rounded); long texts are cut', async () => {
+      const odd = await seed(store, at(-5, 0))
+      const call = llmCall(odd.workspace.id, odd.bot.id, at(0, 1), {
+        inputTokens: Number.NaN, outputTokens: 2.6, inputCost: -1, outputCost: Number.POSITIVE_INFINITY, latencyMs: -5, model: 'm'.repeat(500), error: 'e'.repeat(500),
+      })
+      expect(await store.llm.recordCall(call)).toBe(true)
+      expect((await store.llm.spent(odd.workspace.id, odd.bot.id, FIRST_DAY)).bot).toEqual({ calls: 1, tokens: 3, cost: 0 })
+      expect((await store.llm.botDays(odd.bot.id, FIRST_DAY, FIRST_DAY + 1))[0]).toMatchObject({ calls: 1, errors: 1, inputTokens: 0, outputTokens: 3 })
     })
 
     it('a call of an unknown workspace is refused (nothing stored)', async () => {

@@ -143,7 +143,9 @@ describe('e2e: LLM usage, budgets and analytics', () => {
   it('record never throws: a call that cannot be stored is logged and counted; the series by provider and model', async () => {
     const botId = await newBot('metrics')
     await expect(h.app.services.llmUsage.record(llmCall('no-such-workspace', botId, Date.now()))).resolves.toBeUndefined()
-    await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 11, outputTokens: 22, inputCost: 0.25, outputCost: 0.5 }))
+    const counted = llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 11, outputTokens: 22, inputCost: 0.25, outputCost: 0.5 })
+    await h.app.services.llmUsage.record(counted)
+    await h.app.services.llmUsage.record(counted) // the same call again: counted once
     await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 3, outputTokens: 0, inputCost: 0, outputCost: 0, error: 'failed' }))
     const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body
     const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1])

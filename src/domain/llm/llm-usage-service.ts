@@ -1,6 +1,6 @@
 import { errors } from '../../lib/errors.js'
 import type { Counter, MetricsRegistry } from '../../lib/metrics.js'
-import type { LlmBudgetRow, LlmSpend } from '../../store/llm-store.js'
+import { normalizeLlmCall, type LlmBudgetRow, type LlmSpend } from '../../store/llm-store.js'
 import type { Store } from '../../store/store.js'
 import type { BotService } from '../bot-service.js'
 import type { LlmCallRecord, LlmCaller, LlmUsage } from './llm-usage.js'
@@ -28,9 +28,6 @@ export interface LlmUsageOptions {
   warn: (context: object, message: string) => void
   clock?: () => number
 }
-
-/** Metric label values: what the operator configured, cut short (never a key: the gateway passes names, not URLs). */
-const label = (value: string) => value.slice(0, 100)
 
 /**
  * Usage accounting of the LLM gateway (issue #28 item 5; docs/llm-usage.md): `record` stores every call and adds it
@@ -89,20 +86,22 @@ export class LlmUsageService implements LlmUsage {
   }
 
   async record(call: LlmCallRecord): Promise<void> {
+    const row = normalizeLlmCall(call)
+    let stored: boolean
     try {
-      await this.store.llm.recordCall(call)
+      stored = await this.store.llm.recordCall(row)
     } catch (err) {
       this.metrics?.recordFailures.inc()
       this.options.warn({ err, botId: call.botId, callId: call.id }, 'An LLM call could not be recorded (its answer went out; it is missing from usage and budgets)')
       return
     }
     const m = this.metrics
-    if (!m) return
-    const labels = { provider: label(call.provider), model: label(call.model) }
-    m.calls.inc({ ...labels, outcome: call.error === undefined ? 'ok' : 'error' })
-    m.tokens.inc({ ...labels, direction: 'input' }, Math.max(0, call.inputTokens || 0))
-    m.tokens.inc({ ...labels, direction: 'output' }, Math.max(0, call.outputTokens || 0))
-    m.cost.inc(labels, Math.max(0, (call.inputCost || 0) + (call.outputCost || 0)))
+    if (!m || !stored) return
+    const labels = { provider: row.provider, model: row.model }
+    m.calls.inc({ ...labels, outcome: row.error === undefined ? 'ok' : 'error' })
+    m.tokens.inc({ ...labels, direction: 'input' }, row.inputTokens)
+    m.tokens.inc({ ...labels, direction: 'output' }, row.outputTokens)
+    m.cost.inc(labels, row.inputCost + row.outputCost)
   }
 
   async getBotBudget(workspaceId: string, botId: string): Promise<LlmBudgetView> {

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely'
-import { LLM_TEXT_LIMIT, type LlmBudgetRow, type LlmCallRow, type LlmDay, type LlmSpend, type LlmStore, type Stats } from '../llm-store.js'
+import { normalizeLlmCall, type LlmBudgetRow, type LlmCallRow, type LlmDay, type LlmSpend, type LlmStore, type Stats } from '../llm-store.js'
 
 const DAY_MS = 86_400_000
 /** Written into the statement (not a parameter): GROUP BY must repeat the SELECT's expression exactly. */
@@ -18,10 +18,6 @@ interface LlmTables {
   llm_workspace_budgets: { workspace_id: string; daily_tokens: number | null; daily_cost: number | null; updated_at: number }
 }
 
-const text = (value: string | undefined, limit = LLM_TEXT_LIMIT) => (value === undefined ? null : value.slice(0, limit))
-/** Whole, non-negative numbers of tokens and milliseconds; a cost that is not a finite non-negative number counts 0. */
-const whole = (n: number | undefined) => (n !== undefined && Number.isFinite(n) && n > 0 ? Math.round(n) : 0)
-const usd = (n: number) => (Number.isFinite(n) && n > 0 ? n : 0)
 const num = (v: unknown) => Number(v ?? 0)
 
 /** mean, population standard deviation, min and max from n, Σx, Σx², min, max (0s when n is 0). */
@@ -43,28 +39,29 @@ export class KyselyLlmStore implements LlmStore {
     this.db = db as Kysely<LlmTables>
   }
 
-  async recordCall(row: LlmCallRow): Promise<void> {
-    const inputTokens = whole(row.inputTokens), outputTokens = whole(row.outputTokens)
-    const inputCost = usd(row.inputCost), outputCost = usd(row.outputCost)
-    await this.db.transaction().execute(async (trx) => {
+  async recordCall(call: LlmCallRow): Promise<boolean> {
+    const row = normalizeLlmCall(call)
+    const tokens = row.inputTokens + row.outputTokens
+    const cost = row.inputCost + row.outputCost
+    return this.db.transaction().execute(async (trx) => {
       const inserted = await trx.insertInto('llm_calls').values({
-        id: row.id, workspace_id: row.workspaceId, bot_id: row.botId,
-        conversation_id: text(row.conversationId), user_id: text(row.userId), provider: text(row.provider)!, model: text(row.model)!,
-        input_tokens: inputTokens, output_tokens: outputTokens, input_cost: inputCost, output_cost: outputCost,
-        latency_ms: whole(row.latencyMs), ttft_ms: row.ttftMs === undefined ? null : whole(row.ttftMs),
-        stop_reason: text(row.stopReason), error: text(row.error), prompt_source: text(row.promptSource), prompt_category: text(row.promptCategory),
-        integration_name: text(row.integrationName), via: text(row.via)!, created_at: row.createdAt,
+        id: row.id, workspace_id: row.workspaceId, bot_id: row.botId, conversation_id: row.conversationId ?? null, user_id: row.userId ?? null,
+        provider: row.provider, model: row.model, input_tokens: row.inputTokens, output_tokens: row.outputTokens,
+        input_cost: row.inputCost, output_cost: row.outputCost, latency_ms: row.latencyMs, ttft_ms: row.ttftMs ?? null,
+        stop_reason: row.stopReason ?? null, error: row.error ?? null, prompt_source: row.promptSource ?? null,
+        prompt_category: row.promptCategory ?? null, integration_name: row.integrationName ?? null, via: row.via, created_at: row.createdAt,
       }).onConflict((oc) => oc.column('id').doNothing()).executeTakeFirst()
-      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return
+      if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return false
       const day = Math.floor(row.createdAt / DAY_MS)
       for (const botId of [row.botId, '']) {
-        await trx.insertInto('llm_usage_daily').values({ workspace_id: row.workspaceId, bot_id: botId, day, calls: 1, tokens: inputTokens + outputTokens, cost: inputCost + outputCost })
+        await trx.insertInto('llm_usage_daily').values({ workspace_id: row.workspaceId, bot_id: botId, day, calls: 1, tokens, cost })
           .onConflict((oc) => oc.columns(['workspace_id', 'bot_id', 'day']).doUpdateSet({
             calls: sql`llm_usage_daily.calls + 1`,
-            tokens: sql`llm_usage_daily.tokens + ${inputTokens + outputTokens}`,
-            cost: sql`llm_usage_daily.cost + ${inputCost + outputCost}`,
+            tokens: sql`llm_usage_daily.tokens + ${tokens}`,
+            cost: sql`llm_usage_daily.cost + ${cost}`,
           })).execute()
       }
+      return true
     })
   }
 
