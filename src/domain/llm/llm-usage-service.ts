@@ -115,11 +115,14 @@ export class LlmUsageService implements LlmUsage {
     return this.view('bot', bot.id, workspaceId)
   }
 
-  async getWorkspaceBudget(workspaceId: string): Promise<LlmBudgetView> {
+  /** The caller's workspace's budget; `id`, the workspace the path names, must be it (another is not found). */
+  async getWorkspaceBudget(workspaceId: string, id: string): Promise<LlmBudgetView> {
+    if (id !== workspaceId) throw errors.notFound('Workspace', id)
     return this.view('workspace', workspaceId, workspaceId)
   }
 
-  async updateWorkspaceBudget(workspaceId: string, input: LlmBudgetInput): Promise<LlmBudgetView> {
+  async updateWorkspaceBudget(workspaceId: string, id: string, input: LlmBudgetInput): Promise<LlmBudgetView> {
+    if (id !== workspaceId) throw errors.notFound('Workspace', id)
     await this.update('workspace', workspaceId, input)
     return this.view('workspace', workspaceId, workspaceId)
   }

@@ -1,6 +1,5 @@
 import { Type } from 'typebox'
 import type { App } from '../../../types.js'
-import { errors } from '../../../../lib/errors.js'
 import { adminSchema } from '../common.js'
 import { LlmBudgetSchema } from '../llm-budget-schemas.js'
 
@@ -9,8 +8,5 @@ export default function getWorkspaceLlmBudget(app: App): void {
     config: { permission: 'workspace.read' },
     schema: adminSchema('getWorkspaceLlmBudget', 'The workspace\'s daily LLM budget, all its bots together (Parley): its override, the limits in force (0 = unlimited), what was spent today (UTC) and when that resets',
       { params: Type.Object({ id: Type.String() }) }, { 200: LlmBudgetSchema }),
-  }, async (request) => {
-    if (request.params.id !== request.workspace.id) throw errors.notFound('Workspace', request.params.id)
-    return { budget: await app.services.llmUsage.getWorkspaceBudget(request.workspace.id) }
-  })
+  }, async (request) => ({ budget: await app.services.llmUsage.getWorkspaceBudget(request.workspace.id, request.params.id) }))
 }
