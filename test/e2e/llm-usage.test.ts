@@ -6,6 +6,7 @@
  * the bot's or the workspace's day is spent (the ApiError the gateway's routes answer with); `record` never throwing;
  * the Prometheus series; bad budget bodies are 400s.
  */
+import { Writable } from 'node:stream'
 import { Client } from '@botpress/client'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
@@ -28,12 +29,15 @@ describe('e2e: LLM usage, budgets and analytics', () => {
   let h: Harness
   let admin: ReturnType<typeof adminClient>
   let ws: string
+  let logText = ''
   const newBot = async (name: string) => (await admin('POST', '/bots', { body: { name } })).body.bot.id as string
   const caller = (botId: string) => ({ workspaceId: ws, botId })
 
   beforeAll(async () => {
     // The settings' defaults: a bot may use 1000 tokens a day, a workspace $1.
-    h = await startParley({ listen: true, env: { PARLEY_LLM_BOT_DAILY_TOKENS: '1000', PARLEY_LLM_WORKSPACE_DAILY_COST: '1' } })
+    // Its warnings are kept (a call that cannot be recorded is logged).
+    const stream = new Writable({ write(chunk, _encoding, callback) { logText += String(chunk); callback() } })
+    h = await startParley({ listen: true, env: { PARLEY_LLM_BOT_DAILY_TOKENS: '1000', PARLEY_LLM_WORKSPACE_DAILY_COST: '1' }, logger: { level: 'warn', stream } })
     admin = adminClient(h)
     ws = h.credentials.workspaceId
   })
@@ -142,7 +146,11 @@ describe('e2e: LLM usage, budgets and analytics', () => {
 
   it('record never throws: a call that cannot be stored is logged and counted; the series by provider and model', async () => {
     const botId = await newBot('metrics')
-    await expect(h.app.services.llmUsage.record(llmCall('no-such-workspace', botId, Date.now()))).resolves.toBeUndefined()
+    const lost = llmCall('no-such-workspace', botId, Date.now())
+    await expect(h.app.services.llmUsage.record(lost)).resolves.toBeUndefined()
+    const warned = logText.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; callId?: string; botId?: string })
+      .filter((l) => l.msg.includes('could not be recorded'))
+    expect(warned).toMatchObject([{ callId: lost.id, botId }])
     const counted = llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 11, outputTokens: 22, inputCost: 0.25, outputCost: 0.5 })
     await h.app.services.llmUsage.record(counted)
     await h.app.services.llmUsage.record(counted) // the same call again: counted once
