@@ -19,6 +19,7 @@ import { RecurringEventService } from './domain/recurring-event-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { TablesService } from './domain/tables-service.js'
 import { AnalyticsService } from './domain/analytics-service.js'
+import { LlmUsageService } from './domain/llm/llm-usage-service.js'
 import { ConsoleService } from './domain/console-service.js'
 import { ConversationArchiveService } from './domain/conversation-archive-service.js'
 import { WebhookService } from './domain/webhook-service.js'
@@ -244,9 +245,13 @@ export function createServices(deps: ServiceDeps): Domain {
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
+  // LLM usage accounting (docs/llm-usage.md): the gateway's admit/record, budgets, getBotAnalytics().llm.
+  const llmUsage = new LlmUsageService(store, bots, config.llmBudgets, { warn })
+  llmUsage.registerMetrics(metrics)
   const services: Services = {
     config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
+    llmUsage,
     handoffs,
     console: new ConsoleService(store, config.console),
     archive: new ConversationArchiveService(store, bots),

@@ -5,6 +5,7 @@ import type { EndpointSlotSettings } from './runtime/endpoint-slots.js'
 import type { SandboxLimits } from './runtime/sandbox.js'
 import type { HostedSettings } from './runtime/hosted/hosted-processes.js'
 import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
+import type { LlmBudgetDefaults } from './domain/llm/llm-usage-service.js'
 import { KB_MIN_SCORE_DEFAULT } from './domain/knowledge/relevance.js'
 import { OutboundPolicy } from './lib/outbound-policy.js'
 
@@ -67,6 +68,8 @@ export interface Config {
   signedUrlTtlSeconds: number
   /** Upload quotas (docs/security.md "Upload limits and quotas"); 0 turns a limit off. */
   uploadQuota: UploadQuota
+  /** Default LLM budgets per UTC day (docs/llm-usage.md); 0 = unlimited; the Admin API overrides them per bot and workspace. */
+  llmBudgets: LlmBudgetDefaults
   /** Limits of bot code: per hook/action/card wall time, per turn wall time, memory. */
   sandboxLimits: SandboxLimits
   /** Worker threads running bot code (the ordinary pool; quarantined bots get their own). */
@@ -284,6 +287,10 @@ export const SETTINGS = {
   PARLEY_UPLOAD_QUOTA_USER_BYTES: integer(50 * 1024 * 1024, 'Bytes one webchat user may upload per window, counted at the declared size; beyond: 429; `0` = no limit'),
   PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS: integer(3600, 'The webchat users\' upload window (rolling), in seconds', { min: 1 }),
   PARLEY_UPLOAD_QUOTA_BOT_BYTES: integer(10 * 1024 * 1024 * 1024, 'Bytes one bot\'s files may hold (pending uploads at their declared size); beyond: 403 `QuotaExceeded`; `0` = no limit'),
+  PARLEY_LLM_BOT_DAILY_TOKENS: integer(0, 'Tokens (input + output) one bot\'s language-model calls may use per UTC day; past it they are refused `413 LimitExceeded` until midnight UTC; `0` = unlimited; `updateBotLlmBudget` overrides it per bot (see [Budgets](llm-usage.md#budgets))'),
+  PARLEY_LLM_BOT_DAILY_COST: decimal(0, 'US dollars one bot\'s language-model calls may cost per UTC day (from the per-model prices), as above; `0` = unlimited', 0, 1e9),
+  PARLEY_LLM_WORKSPACE_DAILY_TOKENS: integer(0, 'Tokens all the bots of one workspace may use per UTC day together; `0` = unlimited; `updateWorkspaceLlmBudget` overrides it per workspace'),
+  PARLEY_LLM_WORKSPACE_DAILY_COST: decimal(0, 'US dollars all the bots of one workspace may spend per UTC day together; `0` = unlimited', 0, 1e9),
   PARLEY_KB_ANSWER_URL: text(undefined, 'OpenAI-compatible base URL (`…/v1`): knowledge cards compose their answer with `POST {url}/chat/completions`. Unset: off', {
     kind: 'URL', defaultText: 'unset (off)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434/v1'),
   }),
@@ -454,6 +461,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       userBytes: s.PARLEY_UPLOAD_QUOTA_USER_BYTES,
       windowSeconds: s.PARLEY_UPLOAD_QUOTA_WINDOW_SECONDS,
       botBytes: s.PARLEY_UPLOAD_QUOTA_BOT_BYTES,
+    },
+    llmBudgets: {
+      bot: { dailyTokens: s.PARLEY_LLM_BOT_DAILY_TOKENS, dailyCost: s.PARLEY_LLM_BOT_DAILY_COST },
+      workspace: { dailyTokens: s.PARLEY_LLM_WORKSPACE_DAILY_TOKENS, dailyCost: s.PARLEY_LLM_WORKSPACE_DAILY_COST },
     },
     sandboxLimits: {
       budgetMs: s.PARLEY_BOT_TIMEOUT_MS,

@@ -1,5 +1,6 @@
 import { errors } from '../lib/errors.js'
 import type { DayCount, DayKeyCount } from '../store/analytics-store.js'
+import type { LlmDay, Stats } from '../store/llm-store.js'
 import type { Store } from '../store/store.js'
 import type { BotService } from './bot-service.js'
 
@@ -22,12 +23,9 @@ export interface AnalyticsRecord {
   events: number
   eventTypes: Record<string, number>
   customEvents: Record<string, number>
-  llm: {
-    calls: number; errors: number; inputTokens: number; outputTokens: number
-    latency: Stats; tokensPerSecond: Stats; cost: Stats & { sum: number }
-  }
+  /** The bot's calls through the LLM gateway: latency and tokens per second over those without error (llm-store.ts). */
+  llm: Omit<LlmDay, 'day'>
 }
-interface Stats { mean: number; sd: number; min: number; max: number }
 
 /**
  * One day of how well a bot served (getBotQualityAnalytics; the console's dashboard). Parley's own record, beside
@@ -64,7 +62,7 @@ function dayOf(value: string, name: string): number {
 
 /**
  * getBotAnalytics: a bot's activity per UTC day, computed from what is stored (messages, users, events,
- * trackAnalytics counters). Parley calls no language model: the `llm` figures are zeros.
+ * trackAnalytics counters, the LLM gateway's calls: docs/llm-usage.md#analytics).
  */
 export class AnalyticsService {
   constructor(private readonly store: Store, private readonly bots: BotService) {}
@@ -82,6 +80,7 @@ export class AnalyticsService {
   async botAnalytics(workspaceId: string, botId: string, startDate: string, endDate: string): Promise<AnalyticsRecord[]> {
     const { bot, first, last } = await this.range(workspaceId, botId, startDate, endDate)
     const a = await this.store.analytics.botActivity({ botId: bot.id, fromDay: first, toDay: last + 1, sessionGapMs: ANALYTICS_LIMITS.sessionGapMs })
+    const llm = new Map((await this.store.llm.botDays(bot.id, first, last + 1)).map(({ day, ...x }) => [day, x]))
     const byDay = (xs: DayCount[]) => new Map(xs.map((x) => [x.day, x.count]))
     const keyed = (xs: DayKeyCount[]) => {
       const m = new Map<number, Record<string, number>>()
@@ -109,7 +108,7 @@ export class AnalyticsService {
         events: Object.values(eventTypes).reduce((s, n) => s + n, 0),
         eventTypes,
         customEvents: custom.get(day) ?? {},
-        llm: { calls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latency: zeroStats(), tokensPerSecond: zeroStats(), cost: { sum: 0, ...zeroStats() } },
+        llm: llm.get(day) ?? { calls: 0, errors: 0, inputTokens: 0, outputTokens: 0, latency: zeroStats(), tokensPerSecond: zeroStats(), cost: { sum: 0, ...zeroStats() } },
       })
     }
     return records

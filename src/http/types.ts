@@ -28,6 +28,7 @@ import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { RemoteBots } from '../runtime/remote-bots.js'
+import type { LlmUsageService } from '../domain/llm/llm-usage-service.js'
 import type { AccountRow, IntegrationRow, UserRow, WorkspaceRow } from '../store/store.js'
 
 /** What routes may use: domain services only (no store access from routes, except readiness). */
@@ -47,6 +48,8 @@ export interface Services {
   tables: TablesService
   /** getBotAnalytics: a bot's activity per day. */
   analytics: AnalyticsService
+  /** LLM usage: the gateway's admit/record, budgets (docs/llm-usage.md). */
+  llmUsage: LlmUsageService
   /** Human handoff: the Admin API's inbox operations and the Runtime API's start/end. */
   handoffs: HandoffService
   /** Console sign-in: sessions and one-time links. */

@@ -82,6 +82,8 @@ export const errors = {
   shuttingDown: () => new ApiError('ServiceUnavailable', 'This instance is shutting down; retry (another instance, or this one once restarted, answers)'),
   /** 429 with a Retry-After header (seconds): a quota or rate that frees up with time. */
   rateLimited: (message: string, retryAfterSeconds: number) => Object.assign(new ApiError('RateLimited', message), { retryAfterSeconds }),
+  /** 413 LimitExceeded: a bot's or workspace's LLM budget for the UTC day is spent (docs/llm-usage.md; not QuotaExceeded, which cognitive's legacy path retries). */
+  llmBudgetSpent: (message: string, metadata: Record<string, unknown>) => new ApiError('LimitExceeded', message, metadata),
   /** Nothing was sent to a remote bot or integration: `busy` (its queue is full: 429) or paused (its circuit is open: 503). */
   endpointRefused: (busy: boolean, message: string, retryAfterSeconds: number) =>
     Object.assign(new ApiError(busy ? 'RateLimited' : 'ServiceUnavailable', message), { retryAfterSeconds }),

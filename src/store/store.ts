@@ -18,6 +18,7 @@ import type { QualityStore } from './quality-store.js'
 import type { ConsoleSessionStore } from './console-session-store.js'
 import type { ConversationArchiveStore } from './conversation-archive-store.js'
 import type { PackageStore } from './package-store.js'
+import type { LlmStore } from './llm-store.js'
 
 /**
  * The Store: every read and write Parley makes to its database, behind one interface so that the
@@ -281,6 +282,8 @@ export interface Store {
   readonly conversationArchive: ConversationArchiveStore
   /** Workspace handles, interface and plugin definitions, bots' plugins and CommonJS bundles (package-store.ts). */
   readonly packages: PackageStore
+  /** Calls through the LLM gateway, daily spend and budgets (llm-store.ts). */
+  readonly llm: LlmStore
   /** Cheap round trip for /readyz. */
   ping(): Promise<void>
   /**

@@ -16,6 +16,7 @@ import { ChatClient } from '../helpers/chat-client.js'
 import { parseDelimited } from '../../src/lib/csv.js'
 import { QUALITY_DAY_CONFIG, scriptedQualityDay, sumRecords, type QualityDayCounts } from '../helpers/quality-day.js'
 import { seriousViolations } from './axe.js'
+import { llmCall } from '../helpers/llm-calls.js'
 import { artifactPath, describeBrowser, launchBrowser, watchErrors } from './browser.js'
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
@@ -27,6 +28,10 @@ describeBrowser('the console in Chromium', () => {
   let conversationId: string
   const counts = { users: 3, userMessages: 0 }
   let day: { bot: { id: string }; counts: QualityDayCounts }
+  const llmCalls = [
+    { inputTokens: 120, outputTokens: 45, inputCost: 0.0125, outputCost: 0.025 },
+    { inputTokens: 30, outputTokens: 0, inputCost: 0, outputCost: 0, error: 'The provider answered 500' },
+  ]
 
   beforeAll(async () => {
     ;[h, browser] = await Promise.all([startParley({ listen: true, config: QUALITY_DAY_CONFIG }), launchBrowser()])
@@ -46,6 +51,8 @@ describeBrowser('the console in Chromium', () => {
     await h.store.appendBotLogs([{ id: randomUUID(), botId: h.credentials.botId, at: Date.now(), level: 'error', message: `turn failed in ${word}`, conversationId }])
     // A second bot's scripted day for the dashboard's other series (a handoff with a wait, failing turns, knowledge, feedback).
     day = await scriptedQualityDay(h)
+    // Its language-model calls, as the gateway records them (no provider involved): the LLM charts' numbers.
+    for (const call of llmCalls) await h.app.services.llmUsage.record(llmCall(h.credentials.workspaceId, day.bot.id, Date.now(), call))
   }, 180_000)
   afterAll(async () => {
     await browser?.close()
@@ -127,7 +134,7 @@ describeBrowser('the console in Chromium', () => {
     const today = new Date().toISOString().slice(0, 10)
     const row = (chart: string) => page.locator(`table[data-chart="${chart}"] tr`, { has: page.locator('th', { hasText: today }) })
     await row('messages').waitFor()
-    expect(await page.locator('.uplot').count()).toBe(8)
+    expect(await page.locator('.uplot').count()).toBe(11)
     const cell = async (chart: string, key: string) => Number(await row(chart).locator(`td[data-key="${key}"]`).textContent())
     const admin = adminClient(h)
     const api = await admin('GET', `/bots/${h.credentials.botId}/analytics?startDate=${today}&endDate=${today}`)
@@ -164,6 +171,15 @@ describeBrowser('the console in Chromium', () => {
       expect([key, apiSums[key]]).toEqual([key, n])
       expect([key, await shownSum(chart, key)]).toEqual([key, n])
     }
+    // The LLM charts: getBotAnalytics' llm figures, which are the recorded calls'.
+    const llm = (key: 'calls' | 'errors' | 'inputTokens' | 'outputTokens') => activity.reduce((sum: number, rec: any) => sum + rec.llm[key], 0)
+    const sent = { calls: llmCalls.length, errors: 1, inputTokens: 150, outputTokens: 45 }
+    for (const [chart, key, apiKey] of [['llm-calls', 'llmCalls', 'calls'], ['llm-calls', 'llmErrors', 'errors'], ['llm-tokens', 'llmInputTokens', 'inputTokens'], ['llm-tokens', 'llmOutputTokens', 'outputTokens']] as const) {
+      expect([key, llm(apiKey)]).toEqual([key, sent[apiKey]])
+      expect([key, await shownSum(chart, key)]).toEqual([key, sent[apiKey]])
+    }
+    expect(await shownSum('llm-cost', 'llmCost')).toBeCloseTo(0.0375, 9)
+    await expect.poll(() => row('llm-cost').locator('td[data-key="llmCost"]').textContent()).toBe('0.0375')
     // The wait: the one claimed handoff's, on its day (the table's row with a claim), as the script measured it.
     const claimedDay = (await column('handoffs', 'handoffsClaimed')).findIndex((n) => n > 0)
     const waits = await column('handoff-wait', 'handoffWaitMeanSeconds')
@@ -172,7 +188,7 @@ describeBrowser('the console in Chromium', () => {
     expect((await column('handoff-wait', 'handoffWaitMaxSeconds'))[claimedDay]).toBeCloseTo(Math.max(...c.handoffWaitsSeconds), 3)
     // A row per day of the range; a chart per table.
     expect((await column('turns', 'failedTurns')).length).toBe(quality.length)
-    expect(await page.locator('section.panel:has(table[data-chart]) .uplot').count()).toBe(8)
+    expect(await page.locator('section.panel:has(table[data-chart]) .uplot').count()).toBe(11)
     await page.screenshot({ path: artifactPath('console-analytics.png'), fullPage: true })
     expect(await seriousViolations(page)).toEqual([])
     // A range the operations refuse: their message in an alert, no charts.

@@ -215,6 +215,23 @@ describe('Admin API security', () => {
       name: 'getBotQualityAnalytics', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
       prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/analytics/quality?startDate=2026-01-01&endDate=2026-01-31` }),
     },
+    // LLM budgets (issue #28; docs/llm-usage.md): a bot's as its configuration, the workspace's as the workspace.
+    {
+      name: 'getBotLlmBudget', scope: 'workspace', minRole: 'viewer', permission: 'bots.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/bots/${await newBot(ws)}/llm-budget` }),
+    },
+    {
+      name: 'updateBotLlmBudget', scope: 'workspace', minRole: 'developer', permission: 'bots.write', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'PUT', path: `/bots/${await newBot(ws)}/llm-budget`, body: { dailyTokens: 1000 } }),
+    },
+    {
+      name: 'getWorkspaceLlmBudget', scope: 'workspace', minRole: 'billing', permission: 'workspace.read', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'GET', path: `/workspaces/${ws}/llm-budget` }),
+    },
+    {
+      name: 'updateWorkspaceLlmBudget', scope: 'workspace', minRole: 'administrator', permission: 'workspace.update', ok: 200,
+      prepare: async ({ ws }) => ({ method: 'PUT', path: `/workspaces/${ws}/llm-budget`, body: { dailyCost: 5 } }),
+    },
     // Human handoff (the `agent` role's own matrix: handoffs.security.test.ts).
     {
       name: 'listBotHandoffs', scope: 'workspace', minRole: 'viewer', permission: 'handoffs.read', ok: 200,

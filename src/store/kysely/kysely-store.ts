@@ -8,6 +8,7 @@ import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
 import { KyselyQualityStore } from './kysely-quality-store.js'
+import { KyselyLlmStore } from './kysely-llm-store.js'
 import { KyselyTelemetryStore } from './kysely-telemetry-store.js'
 import { KyselyWorkflowStore } from './kysely-workflow-store.js'
 import { KyselyRecurringEventStore } from './kysely-recurring-event-store.js'
@@ -100,6 +101,7 @@ export class KyselyStore implements Store {
   readonly consoleSessions: KyselyConsoleSessionStore
   readonly conversationArchive: KyselyConversationArchiveStore
   readonly packages: KyselyPackageStore
+  readonly llm: KyselyLlmStore
 
   constructor(
     readonly db: Kysely<Database>,
@@ -125,6 +127,7 @@ export class KyselyStore implements Store {
     this.consoleSessions = new KyselyConsoleSessionStore(db)
     this.conversationArchive = new KyselyConversationArchiveStore(db)
     this.packages = new KyselyPackageStore(db)
+    this.llm = new KyselyLlmStore(db)
   }
 
   async ping(): Promise<void> {

@@ -27,6 +27,10 @@ import getBotLogs from './bots/get-bot-logs.js'
 import getBotWebchat from './bots/get-bot-webchat.js'
 import getBotAnalytics from './bots/get-bot-analytics.js'
 import getBotQualityAnalytics from './bots/get-bot-quality-analytics.js'
+import getBotLlmBudget from './bots/get-bot-llm-budget.js'
+import updateBotLlmBudget from './bots/update-bot-llm-budget.js'
+import getWorkspaceLlmBudget from './workspaces/get-workspace-llm-budget.js'
+import updateWorkspaceLlmBudget from './workspaces/update-workspace-llm-budget.js'
 import listBotHandoffs from './handoffs/list-bot-handoffs.js'
 import createBotHandoff from './handoffs/create-bot-handoff.js'
 import getBotHandoff from './handoffs/get-bot-handoff.js'
@@ -110,7 +114,7 @@ export async function adminRoutes(app: App): Promise<void> {
     })
     for (const route of [
       listWorkspaceMembers, getWorkspaceMember, createWorkspaceMember, updateWorkspaceMember, deleteWorkspaceMember,
-      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, getBotQualityAnalytics, createBotApiKey, listBotApiKeys, deleteBotApiKey,
+      listBots, getBot, createBot, updateBot, deleteBot, getBotLogs, getBotWebchat, getBotAnalytics, getBotQualityAnalytics, getBotLlmBudget, updateBotLlmBudget, getWorkspaceLlmBudget, updateWorkspaceLlmBudget, createBotApiKey, listBotApiKeys, deleteBotApiKey,
       listBotConversations, getBotConversationTranscript, exportBotConversations, listenBotConversation,
       listBotHandoffs, createBotHandoff, getBotHandoff, claimBotHandoff, createBotHandoffMessage, createBotHandoffFileUpload, endBotHandoff, getBotHandoffStats,
       createIntegration, validateIntegrationCreation, getIntegration, getIntegrationByName, listIntegrations, updateIntegration, validateIntegrationUpdate, deleteIntegration, getIntegrationLogs, createIntegrationApiKey, listIntegrationApiKeys, deleteIntegrationApiKey, pingBotIntegration,

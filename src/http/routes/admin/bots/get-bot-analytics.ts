@@ -10,7 +10,7 @@ export default function getBotAnalytics(app: App): void {
   app.get('/bots/:id/analytics', {
     config: { permission: 'bots.read' },
     schema: adminSchema('getBotAnalytics',
-      'The bot\'s activity per UTC day from startDate to endDate (both included, at most 366 days): new and returning users, sessions (a user\'s messages in a conversation with no gap over 30 minutes), user and bot messages, events by type, trackAnalytics counters. Parley calls no language model: the llm figures are zeros',
+      'The bot\'s activity per UTC day from startDate to endDate (both included, at most 366 days): new and returning users, sessions (a user\'s messages in a conversation with no gap over 30 minutes), user and bot messages, events by type, trackAnalytics counters, and the calls through the LLM gateway (latency in ms and output tokens per second over the calls without error; cost in US dollars)',
       {
         params: Type.Object({ id: Type.String() }),
         querystring: Type.Object({ startDate: Type.String({ maxLength: 64 }), endDate: Type.String({ maxLength: 64 }) }),
