@@ -11,6 +11,7 @@ import { createServices } from './compose.js'
 import { adminRoutes } from './http/routes/admin/index.js'
 import { filesRoutes } from './http/routes/files/index.js'
 import { runtimeRoutes } from './http/routes/runtime/index.js'
+import { cognitiveRoutes } from './http/routes/cognitive/index.js'
 import { tablesRoutes } from './http/routes/tables/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
@@ -161,6 +162,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(runtimeRoutes, { prefix: '/v1/chat' })
   await app.register(tablesRoutes, { prefix: '/v1/tables' })
+  await app.register(cognitiveRoutes, { prefix: '/v2/cognitive' })
   await app.register(integrationRoutes, { prefix: '/v1/integration' })
   await app.register(webchatRoutes)
   await app.register(consoleRoutes)

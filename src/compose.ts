@@ -48,6 +48,9 @@ import type { KyselyStore } from './store/kysely/kysely-store.js'
 import type { Store } from './store/store.js'
 import { MetricsRegistry } from './lib/metrics.js'
 import { KnowledgeEmbeddings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
+import { LlmGateway } from './domain/llm/llm-gateway.js'
+import { MemoryLlmUsage } from './domain/llm/memory-usage.js'
+import { createProviders } from './llm/providers.js'
 
 /**
  * The composition root: the one place where a Config becomes running parts.
@@ -205,6 +208,8 @@ export function createServices(deps: ServiceDeps): Domain {
     files,
   })
   const tables = new TablesService(store)
+  // The LLM gateway (docs/llm.md) on the configured providers; usage counted in memory until its storage lands (#28 B).
+  const llm = new LlmGateway(config.llm, createProviders(config.llm), new MemoryLlmUsage(), metrics, log)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
     metrics,
@@ -273,6 +278,7 @@ export function createServices(deps: ServiceDeps): Domain {
     auth: new AuthService(store),
     installationScope: new InstallationScope(store),
     workspaces: new WorkspaceService(store, bots),
+    llm,
   }
   return {
     services,
