@@ -40,7 +40,7 @@ describe('v2 cognitive API', () => {
     const logs = new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) })
     h = await startParley({
       listen: true,
-      env: { PARLEY_LLM_PROVIDERS_FILE: file, TEST_BACKUP_LLM_KEY: KEYS.backup, PARLEY_LLM_FAST: 'backup:m2', PARLEY_LLM_TIMEOUT_MS: String(TIMEOUT_MS * 2), PARLEY_LLM_BODY_LIMIT: String(64 * 1024) },
+      env: { PARLEY_LLM_PROVIDERS_FILE: file, TEST_BACKUP_LLM_KEY: KEYS.backup, PARLEY_LLM_FAST: 'backup:m2', PARLEY_LLM_TIMEOUT_MS: String(TIMEOUT_MS * 2), PARLEY_LLM_MAX_ANSWER_BYTES: '4096', PARLEY_LLM_BODY_LIMIT: String(64 * 1024) },
       logger: { level: 'trace', stream: logs },
     })
     key = (await createBotKey(h)).value
@@ -207,6 +207,11 @@ describe('v2 cognitive API', () => {
       expect(res.json().message).toContain(model)
       expect(res.json().metadata).toEqual({ subtype: 'UPSTREAM_PROVIDER_FAILED' })
     }
+    // An answer past PARLEY_LLM_MAX_ANSWER_BYTES is not read to its end.
+    script({ small: { text: 'word '.repeat(2000) } })
+    const huge = await raw('generate-text', { model: 'local:small', messages: hi })
+    expectError(huge, 502, 'BadGateway')
+    expect(huge.json().message).toContain('4096 bytes')
     script({ small: { fault: 'hang' } })
     const hung = await raw('generate-text', { model: 'local:small', messages: hi })
     expectError(hung, 504, 'OperationTimeout')
