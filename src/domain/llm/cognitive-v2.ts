@@ -47,6 +47,7 @@ export function generateInput(body: CognitiveRequest, signal: AbortSignal): Gene
   const meta = (body.meta ?? {}) as { promptSource?: unknown; promptCategory?: unknown; integrationName?: unknown }
   const text = (v: unknown) => (typeof v === 'string' ? v : undefined)
   const control = body.toolControl
+  const stop = body.stopSequences === undefined ? [] : typeof body.stopSequences === 'string' ? [body.stopSequences] : body.stopSequences
   const toolChoice: ToolChoice | undefined = !control ? undefined
     : control.mode === 'specific' ? { mode: 'specific', toolName: control.toolName ?? '' }
     : { mode: control.mode }
@@ -55,9 +56,9 @@ export function generateInput(body: CognitiveRequest, signal: AbortSignal): Gene
     messages,
     ...(body.maxTokens !== undefined && { maxTokens: body.maxTokens }),
     ...(body.temperature !== undefined && { temperature: body.temperature }),
-    ...(body.stopSequences !== undefined && { stop: typeof body.stopSequences === 'string' ? [body.stopSequences] : body.stopSequences }),
+    ...(stop.length > 0 && { stop }),
     ...((body.responseFormat === 'json' || body.responseFormat === 'json_object') && { json: true }),
-    ...(body.tools && { tools: body.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), ...(t.parameters !== undefined && { parameters: t.parameters as Record<string, unknown> }) })) }),
+    ...(body.tools && body.tools.length > 0 && { tools: body.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), ...(t.parameters !== undefined && { parameters: t.parameters as Record<string, unknown> }) })) }),
     ...(toolChoice && { toolChoice }),
     ignored,
     meta: { promptSource: text(meta.promptSource), promptCategory: text(meta.promptCategory), integrationName: text(meta.integrationName) },

@@ -1,22 +1,16 @@
 import { ApiError, errors } from '../../lib/errors.js'
 import { uuidv7 } from '../../lib/ids.js'
 import type { MetricsRegistry } from '../../lib/metrics.js'
-import { ProviderError, type ChatMessage, type LlmProvider, type ProviderResult, type StopReason, type ToolCall, type ToolChoice, type ToolSpec } from './llm-provider.js'
+import { ProviderError, type ChatMessage, type GenerationParams, type LlmProvider, type ProviderResult, type StopReason, type ToolCall } from './llm-provider.js'
 import { LlmModels, type ConfiguredModel, type ModelView } from './llm-models.js'
 import type { LlmSettings } from './llm-settings.js'
 import type { LlmCallRecord, LlmCaller, LlmUsage } from './llm-usage.js'
 import { ProviderSlots } from './provider-slots.js'
 
 /** One generation as the gateway takes it, whichever API asked (the v2 cognitive API today). */
-export interface GenerateInput {
+export interface GenerateInput extends GenerationParams {
   model: string | string[] | undefined
   messages: ChatMessage[]
-  maxTokens?: number
-  temperature?: number
-  stop?: string[]
-  json?: boolean
-  tools?: ToolSpec[]
-  toolChoice?: ToolChoice
   /** Request parameters this gateway has no use for (they become `parameter_ignored` warnings). */
   ignored: string[]
   meta?: { promptSource?: string; promptCategory?: string; integrationName?: string }
@@ -146,15 +140,8 @@ export class LlmGateway {
     let outcome: { result: ProviderResult } | { error: ProviderError }
     try {
       release = await this.slots.get(candidate.provider.name)!.acquire(controller.signal)
-      const result = await provider.generate({
-        model: candidate.model.name, messages: input.messages, signal: controller.signal,
-        ...(input.maxTokens !== undefined && { maxTokens: input.maxTokens }),
-        ...(input.temperature !== undefined && { temperature: input.temperature }),
-        ...(input.stop && input.stop.length > 0 && { stop: input.stop }),
-        ...(input.json && { json: true }),
-        ...(input.tools && input.tools.length > 0 && { tools: input.tools }),
-        ...(input.toolChoice && { toolChoice: input.toolChoice }),
-      }, onDelta && ((text) => {
+      const { model: _requested, ignored: _ignored, meta: _meta, signal: _signal, ...params } = input
+      const result = await provider.generate({ ...params, model: candidate.model.name, signal: controller.signal }, onDelta && ((text) => {
         ttft ??= performance.now() - started
         onDelta(text)
       }))

@@ -38,10 +38,8 @@ export interface ToolSpec {
 
 export type ToolChoice = { mode: 'auto' } | { mode: 'none' } | { mode: 'required' } | { mode: 'specific'; toolName: string }
 
-export interface ProviderRequest {
-  /** The model's name at the provider (without the `provider:` prefix). */
-  model: string
-  messages: ChatMessage[]
+/** What a generation asks of the model, beyond its messages (the same from a request to the provider call). */
+export interface GenerationParams {
   maxTokens?: number
   temperature?: number
   stop?: string[]
@@ -49,6 +47,12 @@ export interface ProviderRequest {
   json?: boolean
   tools?: ToolSpec[]
   toolChoice?: ToolChoice
+}
+
+export interface ProviderRequest extends GenerationParams {
+  /** The model's name at the provider (without the `provider:` prefix). */
+  model: string
+  messages: ChatMessage[]
   /** Aborted on the call's timeout or when the caller goes away. */
   signal: AbortSignal
 }
