@@ -50,7 +50,11 @@ describe('v2 cognitive API', () => {
     await h?.close()
     await standIn?.close()
   })
-  beforeEach(() => standIn.reset())
+  beforeEach(async () => {
+    // A previous test's abandoned provider calls close their connections a moment after their answer.
+    await standIn.settled()
+    standIn.reset()
+  })
 
   it('generateText: the answer, usage, cost and metadata; the provider got the model without its prefix, the key, the messages and parameters', async () => {
     script({ small: { text: 'The capital of France is Paris.' } })
@@ -255,6 +259,23 @@ describe('v2 cognitive API', () => {
     const { res, answeredBefore } = await hung
     expectError(res, 504, 'OperationTimeout')
     expect(answeredBefore).toBe(5)
+  })
+
+  it('a caller that goes away abandons its provider call (recorded as abandoned, not as a timeout)', async () => {
+    script({ small: { fault: 'hang' } })
+    const before = usage().calls.length
+    const client = new AbortController()
+    const call = fetch(`${h.baseUrl}/v2/cognitive/generate-text`, {
+      method: 'POST', signal: client.signal, body: JSON.stringify({ model: 'local:small', messages: hi }),
+      headers: { authorization: `Bearer ${key}`, 'x-bot-id': h.credentials.botId, 'content-type': 'application/json' },
+    }).catch(() => 'aborted')
+    while (standIn.inFlight('small') < 1) await new Promise((r) => setTimeout(r, 5))
+    client.abort()
+    expect(await call).toBe('aborted')
+    while (usage().calls.length === before) await new Promise((r) => setTimeout(r, 5))
+    expect(usage().calls.at(-1)!.error).toMatch(/abandoned: the caller went away/)
+    // The provider's connection is closed too (this also leaves nothing open for the next test).
+    while (standIn.inFlight('small') > 0) await new Promise((r) => setTimeout(r, 5))
   })
 
   it('per-provider concurrency: at most `concurrency` calls reach the provider, `queue` more wait, the next is refused with 503', async () => {

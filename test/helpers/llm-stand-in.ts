@@ -49,6 +49,8 @@ export interface LlmStandIn {
   peak(model: string): number
   /** The script: what to answer to a request (replaceable per test). */
   answer: (request: StandInRequest) => StandInAnswer
+  /** Resolves once no request is in flight (connections Parley abandoned close a moment later). */
+  settled(): Promise<void>
   /** Forgets the recorded requests and peaks, and answers the default again (between tests). */
   reset(): void
   close(): Promise<void>
@@ -92,6 +94,9 @@ export async function startLlmStandIn(answer: (request: StandInRequest) => Stand
     inFlight: (model) => inFlight.get(model) ?? 0,
     peak: (model) => peaks.get(model) ?? 0,
     answer,
+    async settled() {
+      while ([...inFlight.values()].some((n) => n > 0)) await new Promise((r) => setTimeout(r, 5))
+    },
     reset() {
       standIn.requests.length = 0
       peaks.clear()
