@@ -10,6 +10,7 @@ import { expectError } from './files-helpers.js'
 import { freePort, startParley, type Harness } from '../helpers/harness.js'
 import { providersFile, startLlmStandIn, type LlmStandIn, type StandInAnswer } from '../helpers/llm-stand-in.js'
 import { createBotKey } from '../helpers/runtime-client.js'
+import { parsePrometheus, sampleValue } from '../helpers/prometheus.js'
 import type { MemoryLlmUsage } from '../../src/domain/llm/memory-usage.js'
 
 const KEYS = { local: 'sk-local-SECRET-1111aaaa', backup: 'sk-backup-SECRET-2222bbbb', claude: 'sk-ant-SECRET-3333cccc', dead: 'sk-dead-SECRET-4444dddd' }
@@ -314,7 +315,22 @@ describe('v2 cognitive API', () => {
     for (const secret of Object.values(KEYS)) {
       for (const text of [...bodies, ...logLines, ...usage().calls.map((c) => JSON.stringify(c))]) expect(text).not.toContain(secret)
     }
-    expect(bodies.at(-1)).toMatch(/parley_llm_calls_total\{provider="local",model="small",outcome="rate_limited"\} \d+/)
+  })
+
+  it('Prometheus: calls by provider, model and outcome, tokens, durations, in flight and queued (strictly parsed)', async () => {
+    script({ small: { text: 'one two three' }, m2: { fault: 'server-error' } })
+    const before = parsePrometheus((await h.app.inject({ method: 'GET', url: '/metrics' })).body)
+    await beta.generateText({ model: 'local:small', messages: hi })
+    await raw('generate-text', { model: 'backup:m2', messages: hi })
+    const families = parsePrometheus((await h.app.inject({ method: 'GET', url: '/metrics' })).body)
+    for (const [name, type] of [['parley_llm_calls_total', 'counter'], ['parley_llm_tokens_total', 'counter'], ['parley_llm_call_duration_seconds', 'histogram'], ['parley_llm_calls_in_flight', 'gauge'], ['parley_llm_calls_queued', 'gauge']] as const) {
+      expect(families.get(name), name).toMatchObject({ type })
+    }
+    const delta = (name: string, labels: Record<string, string>) => (sampleValue(families, name, labels) ?? 0) - (sampleValue(before, name, labels) ?? 0)
+    expect(delta('parley_llm_calls_total', { provider: 'local', model: 'small', outcome: 'ok' })).toBe(1)
+    expect(delta('parley_llm_calls_total', { provider: 'backup', model: 'm2', outcome: 'upstream' })).toBe(1)
+    expect(delta('parley_llm_tokens_total', { provider: 'local', model: 'small', direction: 'output' })).toBe(3)
+    expect(sampleValue(families, 'parley_llm_calls_in_flight')).toBe(0)
   })
 })
 
