@@ -88,9 +88,10 @@ describe('v2 cognitive API', () => {
 
   it('stopSequences as a string and maxTokens cut the answer (stopReason max_tokens)', async () => {
     script({ small: { text: 'one two three four five six' } })
-    const stopped = await beta.generateText({ model: 'local:small', messages: hi, stopSequences: ' four' })
+    const stopped = await beta.generateText({ model: 'local:small', messages: hi, stopSequences: ' four', reasoningEffort: 'low' })
     expect(standIn.requests[0]!.body.stop).toEqual([' four'])
     expect(stopped.output).toBe('one two three')
+    expect(stopped.metadata.warnings).toEqual([{ type: 'parameter_ignored', message: expect.stringContaining('reasoningEffort') }])
     const cut = await beta.generateText({ model: 'local:small', messages: hi, maxTokens: 2 })
     expect(cut.output).toBe('one two ')
     expect(cut.metadata.stopReason).toBe('max_tokens')
