@@ -51,6 +51,8 @@ export interface AppDeps {
 const CORS_HEADERS = [
   'x-user-key', 'content-type', 'authorization', 'x-bot-id', 'x-workspace-id', 'x-integration-id', 'x-integration-alias',
   'cache-control', 'last-event-id', 'idempotency-key',
+  // @botpress/cognitive's CognitiveBeta (debug) and the ADK runtime (llm-wire.md §1.2).
+  'x-debug', 'x-multiple-integrations',
 ]
 
 const bad = (s: unknown) => typeof s === 'string' && (s.includes('\u0000') || !s.isWellFormed())

@@ -113,6 +113,16 @@ describe('v2 cognitive API', () => {
     await res.text()
   })
 
+  it('CORS: a browser\'s preflight allows the headers CognitiveBeta and the ADK send (X-Debug, x-multiple-integrations)', async () => {
+    const res = await h.app.inject({
+      method: 'OPTIONS', url: '/v2/cognitive/generate-text-stream',
+      headers: { origin: 'http://localhost:5173', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization,content-type,x-bot-id,x-debug,x-multiple-integrations' },
+    })
+    expect(res.statusCode).toBe(204)
+    const allowed = String(res.headers['access-control-allow-headers']).toLowerCase().split(',').map((s) => s.trim())
+    for (const name of ['authorization', 'content-type', 'x-bot-id', 'x-debug', 'x-multiple-integrations']) expect(allowed, name).toContain(name)
+  })
+
   it('listModels: the configured models in the Model shape; presets as aliases', async () => {
     const models = await beta.listModels()
     expect(models.map((m) => m.id)).toEqual(['local:small', 'local:big', 'backup:m2', 'claude:claude-x', 'dead:gone'])
