@@ -563,6 +563,13 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
 }
 
 /** The semantic signal knowledge search uses, for the banner (docs/knowledge.md "How retrieval works"). */
+/** The start-up banner's line for the LLM gateway: providers and their model counts (never a URL or key). */
+export function llmLabel(config: Pick<Config, 'llm'>): string {
+  const { providers } = config.llm
+  if (providers.length === 0) return 'none (set PARLEY_LLM_URL or PARLEY_LLM_PROVIDERS_FILE; docs/llm.md)'
+  return providers.map((p) => `${p.name} (${p.models.length} model${p.models.length === 1 ? '' : 's'})`).join(', ')
+}
+
 export function knowledgeLabel(config: Pick<Config, 'embeddings' | 'kbSentenceModel' | 'kbWordVectors'>): string {
   if (config.embeddings) return `lexical + embeddings endpoint ${new URL(config.embeddings.url).origin} (model ${config.embeddings.model})`
   if (config.kbSentenceModel) return 'lexical, reranked by the built-in sentence model (started on first use)'

@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
-import { loadConfig } from '../../src/config.js'
+import { llmLabel, loadConfig } from '../../src/config.js'
 import { LlmModels } from '../../src/domain/llm/llm-models.js'
 import { providersFile } from '../helpers/llm-stand-in.js'
 
@@ -18,6 +18,9 @@ describe('LLM provider settings', () => {
     expect(names[0]).toMatchObject({ kind: 'openai', url: 'http://127.0.0.1:11434/v1', apiKey: SECRET, models: [{ name: 'a', inputCostPer1M: 0 }, { name: 'b' }] })
     expect(() => load({ PARLEY_LLM_URL: 'http://127.0.0.1:11434/v1' })).toThrow(/PARLEY_LLM_MODELS is required/)
     expect(load({}).llm.providers).toEqual([])
+    // The start-up banner's line: names and counts, no URL or key.
+    expect(llmLabel(load({ PARLEY_LLM_URL: 'http://127.0.0.1:11434/v1', PARLEY_LLM_MODELS: 'a,b', PARLEY_LLM_API_KEY: SECRET }))).toBe('ollama (2 models)')
+    expect(llmLabel(load({}))).toMatch(/^none \(set PARLEY_LLM_URL/)
   })
 
   it('the providers file: apiKeyEnv, defaults from the settings, per-provider limits', () => {
