@@ -8,10 +8,9 @@ import { CognitiveBeta } from '@botpress/cognitive'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { expectError } from './files-helpers.js'
 import { freePort, startParley, type Harness } from '../helpers/harness.js'
-import { providersFile, startLlmStandIn, type LlmStandIn, type StandInAnswer } from '../helpers/llm-stand-in.js'
+import { providersFile, recordedCalls, startLlmStandIn, type LlmStandIn, type StandInAnswer } from '../helpers/llm-stand-in.js'
 import { createBotKey } from '../helpers/runtime-client.js'
 import { parsePrometheus, sampleValue } from '../helpers/prometheus.js'
-import type { MemoryLlmUsage } from '../../src/domain/llm/memory-usage.js'
 
 const KEYS = { local: 'sk-local-SECRET-1111aaaa', backup: 'sk-backup-SECRET-2222bbbb', claude: 'sk-ant-SECRET-3333cccc', dead: 'sk-dead-SECRET-4444dddd' }
 const TIMEOUT_MS = 250
@@ -27,7 +26,7 @@ describe('v2 cognitive API', () => {
   }
   const raw = (url: string, body: unknown, headers: Record<string, string> = {}) =>
     h.app.inject({ method: 'POST', url: `/v2/cognitive/${url}`, headers: { authorization: `Bearer ${key}`, 'x-bot-id': h.credentials.botId, 'content-type': 'application/json', ...headers }, payload: JSON.stringify(body) })
-  const usage = () => h.app.services.llm.usage as MemoryLlmUsage
+  const calls = () => recordedCalls(h)
   const hi = [{ role: 'user' as const, content: 'Hi there' }]
 
   beforeAll(async () => {
@@ -82,7 +81,7 @@ describe('v2 cognitive API', () => {
     expect(res.metadata.cost).toBeCloseTo(u.inputCost + u.outputCost)
     expect(typeof res.metadata.latency).toBe('number')
     expect(res.metadata.warnings).toBeUndefined()
-    const recorded = usage().calls.at(-1)!
+    const recorded = calls().at(-1)!
     expect(recorded).toMatchObject({ botId: h.credentials.botId, workspaceId: h.credentials.workspaceId, provider: 'local', model: 'small', outputTokens: 6, via: 'cognitive-v2', promptSource: 'test:source' })
   })
 
@@ -142,13 +141,12 @@ describe('v2 cognitive API', () => {
 
   it('an array is an ordered fallback: a failed model is skipped (fallback_used, fallbackPath) and both calls are recorded', async () => {
     script({ big: { fault: 'server-error' }, m2: { text: 'from backup' } })
-    const before = usage().calls.length
+    const before = calls().length
     const res = await beta.generateText({ model: ['local:big', 'backup:m2'], messages: hi })
     expect(res.output).toBe('from backup')
     expect(res.metadata.fallbackPath).toEqual(['local:big', 'backup:m2'])
     expect(res.metadata.warnings?.map((w) => w.type)).toEqual(['fallback_used'])
-    const calls = usage().calls.slice(before)
-    expect(calls.map((c) => [c.provider, c.model, c.error === undefined])).toEqual([['local', 'big', false], ['backup', 'm2', true]])
+    expect(calls().slice(before).map((c) => [c.provider, c.model, c.error === undefined])).toEqual([['local', 'big', false], ['backup', 'm2', true]])
   })
 
   it('tool calls both ways, JSON and streamed, OpenAI wire', async () => {
@@ -275,7 +273,7 @@ describe('v2 cognitive API', () => {
 
   it('a caller that goes away abandons its provider call (recorded as abandoned, not as a timeout)', async () => {
     script({ small: { fault: 'hang' } })
-    const before = usage().calls.length
+    const before = calls().length
     const client = new AbortController()
     const call = fetch(`${h.baseUrl}/v2/cognitive/generate-text`, {
       method: 'POST', signal: client.signal, body: JSON.stringify({ model: 'local:small', messages: hi }),
@@ -284,8 +282,8 @@ describe('v2 cognitive API', () => {
     while (standIn.inFlight('small') < 1) await new Promise((r) => setTimeout(r, 5))
     client.abort()
     expect(await call).toBe('aborted')
-    while (usage().calls.length === before) await new Promise((r) => setTimeout(r, 5))
-    expect(usage().calls.at(-1)!.error).toMatch(/abandoned: the caller went away/)
+    while (calls().length === before) await new Promise((r) => setTimeout(r, 5))
+    expect(calls().at(-1)!.error).toMatch(/abandoned: the caller went away/)
     // The provider's connection is closed too (this also leaves nothing open for the next test).
     while (standIn.inFlight('small') > 0) await new Promise((r) => setTimeout(r, 5))
   })
@@ -324,24 +322,24 @@ describe('v2 cognitive API', () => {
     expect(standIn.requests.some((r) => r.headers['x-api-key'] === KEYS.claude)).toBe(true)
     expect(logLines.length).toBeGreaterThan(10)
     for (const secret of Object.values(KEYS)) {
-      for (const text of [...bodies, ...logLines, ...usage().calls.map((c) => JSON.stringify(c))]) expect(text).not.toContain(secret)
+      for (const text of [...bodies, ...logLines, ...calls().map((c) => JSON.stringify(c))]) expect(text).not.toContain(secret)
     }
   })
 
-  it('Prometheus: calls by provider, model and outcome, tokens, durations, in flight and queued (strictly parsed)', async () => {
+  it('Prometheus: provider calls by provider, model and outcome, durations, in flight and queued (strictly parsed)', async () => {
     script({ small: { text: 'one two three' }, m2: { fault: 'server-error' } })
     const before = parsePrometheus((await h.app.inject({ method: 'GET', url: '/metrics' })).body)
     await beta.generateText({ model: 'local:small', messages: hi })
     await raw('generate-text', { model: 'backup:m2', messages: hi })
     const families = parsePrometheus((await h.app.inject({ method: 'GET', url: '/metrics' })).body)
-    for (const [name, type] of [['parley_llm_calls_total', 'counter'], ['parley_llm_tokens_total', 'counter'], ['parley_llm_call_duration_seconds', 'histogram'], ['parley_llm_calls_in_flight', 'gauge'], ['parley_llm_calls_queued', 'gauge']] as const) {
+    for (const [name, type] of [['parley_llm_provider_calls_total', 'counter'], ['parley_llm_provider_call_duration_seconds', 'histogram'], ['parley_llm_provider_calls_in_flight', 'gauge'], ['parley_llm_provider_calls_queued', 'gauge']] as const) {
       expect(families.get(name), name).toMatchObject({ type })
     }
     const delta = (name: string, labels: Record<string, string>) => (sampleValue(families, name, labels) ?? 0) - (sampleValue(before, name, labels) ?? 0)
-    expect(delta('parley_llm_calls_total', { provider: 'local', model: 'small', outcome: 'ok' })).toBe(1)
-    expect(delta('parley_llm_calls_total', { provider: 'backup', model: 'm2', outcome: 'upstream' })).toBe(1)
-    expect(delta('parley_llm_tokens_total', { provider: 'local', model: 'small', direction: 'output' })).toBe(3)
-    expect(sampleValue(families, 'parley_llm_calls_in_flight')).toBe(0)
+    expect(delta('parley_llm_provider_calls_total', { provider: 'local', model: 'small', outcome: 'ok' })).toBe(1)
+    expect(delta('parley_llm_provider_calls_total', { provider: 'backup', model: 'm2', outcome: 'upstream' })).toBe(1)
+    expect(delta('parley_llm_provider_call_duration_seconds_count', { provider: 'local' })).toBe(1)
+    expect(sampleValue(families, 'parley_llm_provider_calls_in_flight')).toBe(0)
   })
 })
 

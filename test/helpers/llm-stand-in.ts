@@ -14,6 +14,17 @@ import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'nod
 import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import type { MemoryLlmUsage } from '../../src/domain/llm/memory-usage.js'
+import type { LlmCallRecord } from '../../src/domain/llm/llm-usage.js'
+import type { Harness } from './harness.js'
+
+/**
+ * The calls the gateway handed to usage accounting so far (oldest first): the composed MemoryLlmUsage's, until part
+ * B's LlmUsage (records in the store) is composed instead; then this is the one place to read them from there.
+ */
+export function recordedCalls(h: Harness): readonly LlmCallRecord[] {
+  return (h.app.services.llm.usage as MemoryLlmUsage).calls
+}
 
 /** A PARLEY_LLM_PROVIDERS_FILE with these providers (the file's JSON as docs/llm.md shows it), in a fresh directory. */
 export function providersFile(providers: Record<string, unknown>[]): string {

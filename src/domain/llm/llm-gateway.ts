@@ -56,7 +56,6 @@ export class LlmGateway {
   private readonly slots = new Map<string, ProviderSlots>()
   private readonly calls
   private readonly duration
-  private readonly tokens
 
   constructor(
     private readonly settings: LlmSettings,
@@ -68,11 +67,11 @@ export class LlmGateway {
     this.models = new LlmModels(settings)
     for (const p of settings.providers) this.slots.set(p.name, new ProviderSlots(p.name, p.concurrency, p.queue))
     // Labels are configured names only (never a request's string, never a key).
-    this.calls = metrics.counter('parley_llm_calls_total', 'Language model provider calls, by provider, model and outcome (ok, timeout, unreachable, upstream, malformed, rate_limited, busy, aborted)', ['provider', 'model', 'outcome'])
-    this.duration = metrics.histogram('parley_llm_call_duration_seconds', 'Wall time of a language model provider call, in seconds', DURATION_BUCKETS, ['provider'])
-    this.tokens = metrics.counter('parley_llm_tokens_total', 'Tokens of language model calls, by provider, model and direction (input, output)', ['provider', 'model', 'direction'])
-    metrics.collect('parley_llm_calls_in_flight', 'Language model provider calls in flight on this instance', () => this.load().inFlight)
-    metrics.collect('parley_llm_calls_queued', 'Language model provider calls waiting for a slot of their provider on this instance', () => this.load().queued)
+    // Tokens, cost and recorded calls are usage accounting's series (parley_llm_tokens_total…); these are the providers'.
+    this.calls = metrics.counter('parley_llm_provider_calls_total', 'Calls to language model providers, by provider, model and outcome (ok, timeout, unreachable, upstream, malformed, rate_limited, busy, aborted)', ['provider', 'model', 'outcome'])
+    this.duration = metrics.histogram('parley_llm_provider_call_duration_seconds', 'Wall time of a call to a language model provider, in seconds', DURATION_BUCKETS, ['provider'])
+    metrics.collect('parley_llm_provider_calls_in_flight', 'Calls to language model providers in flight on this instance', () => this.load().inFlight)
+    metrics.collect('parley_llm_provider_calls_queued', 'Calls waiting for a slot of their language model provider on this instance', () => this.load().queued)
   }
 
   /** Calls in flight and waiting for a slot, over every provider of this instance. */
@@ -176,8 +175,6 @@ export class LlmGateway {
     const outcomeLabel = result ? 'ok' : input.signal?.aborted ? 'aborted' : (outcome as { error: ProviderError }).error.kind
     this.calls.inc({ provider, model, outcome: outcomeLabel })
     this.duration.observe(latency / 1000, { provider })
-    if (inputTokens > 0) this.tokens.inc({ provider, model, direction: 'input' }, inputTokens)
-    if (outputTokens > 0) this.tokens.inc({ provider, model, direction: 'output' }, outputTokens)
     const meta = input.meta ?? {}
     const record: LlmCallRecord = {
       ...caller, id: uuidv7(), provider, model, inputTokens, outputTokens,
