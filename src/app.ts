@@ -11,6 +11,7 @@ import { createServices } from './compose.js'
 import { adminRoutes } from './http/routes/admin/index.js'
 import { filesRoutes } from './http/routes/files/index.js'
 import { runtimeRoutes } from './http/routes/runtime/index.js'
+import { cognitiveRoutes } from './http/routes/cognitive/index.js'
 import { tablesRoutes } from './http/routes/tables/index.js'
 import { parseQueryString } from './http/querystring.js'
 import { frameworkErrorHandler, registerErrorHandling } from './http/plugins/error-handler.js'
@@ -50,6 +51,8 @@ export interface AppDeps {
 const CORS_HEADERS = [
   'x-user-key', 'content-type', 'authorization', 'x-bot-id', 'x-workspace-id', 'x-integration-id', 'x-integration-alias',
   'cache-control', 'last-event-id', 'idempotency-key',
+  // @botpress/cognitive's CognitiveBeta (debug) and the ADK runtime (llm-wire.md §1.2).
+  'x-debug', 'x-multiple-integrations',
 ]
 
 const bad = (s: unknown) => typeof s === 'string' && (s.includes('\u0000') || !s.isWellFormed())
@@ -161,6 +164,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(filesRoutes, { prefix: '/v1/files' })
   await app.register(runtimeRoutes, { prefix: '/v1/chat' })
   await app.register(tablesRoutes, { prefix: '/v1/tables' })
+  await app.register(cognitiveRoutes, { prefix: '/v2/cognitive' })
   await app.register(integrationRoutes, { prefix: '/v1/integration' })
   await app.register(webchatRoutes)
   await app.register(consoleRoutes)

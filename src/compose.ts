@@ -48,6 +48,8 @@ import type { KyselyStore } from './store/kysely/kysely-store.js'
 import type { Store } from './store/store.js'
 import { MetricsRegistry } from './lib/metrics.js'
 import { KnowledgeEmbeddings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
+import { LlmGateway } from './domain/llm/llm-gateway.js'
+import { createProviders } from './llm/providers.js'
 
 /**
  * The composition root: the one place where a Config becomes running parts.
@@ -248,6 +250,8 @@ export function createServices(deps: ServiceDeps): Domain {
   // LLM usage accounting (docs/llm-usage.md): the gateway's admit/record, budgets, getBotAnalytics().llm.
   const llmUsage = new LlmUsageService(store, bots, config.llmBudgets, { warn })
   llmUsage.registerMetrics(metrics)
+  // The LLM gateway (docs/llm.md) on the configured providers: every call admitted and recorded by llmUsage (docs/llm-usage.md).
+  const llm = new LlmGateway(config.llm, createProviders(config.llm), llmUsage, metrics, log)
   const services: Services = {
     config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
@@ -260,6 +264,7 @@ export function createServices(deps: ServiceDeps): Domain {
     auth: new AuthService(store),
     installationScope: new InstallationScope(store),
     workspaces: new WorkspaceService(store, bots),
+    llm,
   }
   return {
     services,

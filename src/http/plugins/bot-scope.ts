@@ -4,7 +4,7 @@ import { declaredRefs } from '../../domain/installation-scope.js'
 import type { App } from '../types.js'
 
 /** The request property a bot-scoped API keeps its x-bot-id bot in (declared by each API's common.ts). */
-export type BotScopeKey = 'filesBot' | 'runtimeBot' | 'tablesBot'
+export type BotScopeKey = 'filesBot' | 'runtimeBot' | 'tablesBot' | 'cognitiveBot'
 
 /**
  * The authentication of the APIs a bot or its members call for one bot (Files, Runtime, Tables):

@@ -65,6 +65,20 @@ export class KyselyLlmStore implements LlmStore {
     })
   }
 
+  async recentCalls(botId: string, limit: number): Promise<LlmCallRow[]> {
+    const rows = await this.db.selectFrom('llm_calls').selectAll().where('bot_id', '=', botId)
+      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(Math.max(0, Math.trunc(limit))).execute()
+    const some = <T>(v: T | null) => v ?? undefined
+    return rows.reverse().map((r) => ({
+      id: r.id, workspaceId: r.workspace_id, botId: r.bot_id, conversationId: some(r.conversation_id), userId: some(r.user_id),
+      provider: r.provider, model: r.model, inputTokens: num(r.input_tokens), outputTokens: num(r.output_tokens),
+      inputCost: num(r.input_cost), outputCost: num(r.output_cost), latencyMs: num(r.latency_ms),
+      ttftMs: r.ttft_ms === null ? undefined : num(r.ttft_ms), stopReason: some(r.stop_reason), error: some(r.error),
+      promptSource: some(r.prompt_source), promptCategory: some(r.prompt_category), integrationName: some(r.integration_name),
+      via: r.via, createdAt: num(r.created_at),
+    }))
+  }
+
   async spent(workspaceId: string, botId: string, day: number): Promise<{ bot: LlmSpend; workspace: LlmSpend }> {
     const rows = await this.db.selectFrom('llm_usage_daily').select(['bot_id', 'calls', 'tokens', 'cost'])
       .where('workspace_id', '=', workspaceId).where('day', '=', day).where('bot_id', 'in', [botId, '']).execute()

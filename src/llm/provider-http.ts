@@ -1,0 +1,107 @@
+import { ProviderError, type ChatMessage, type ContentPart } from '../domain/llm/llm-provider.js'
+
+/**
+ * The HTTP side shared by the provider adapters: one POST with the call's signal (its timeout), the provider's
+ * refusals as ProviderErrors (never its body: it may echo a key), and bodies read with a size cap, JSON whole or SSE
+ * line by line as the chunks arrive.
+ */
+export async function postJson(url: string, headers: Record<string, string>, body: unknown, signal: AbortSignal): Promise<Response> {
+  let res: Response
+  try {
+    res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body), signal, redirect: 'error' })
+  } catch (err) {
+    if (signal.aborted) throw err
+    const cause = (err as { cause?: { code?: unknown } }).cause
+    throw new ProviderError('unreachable', `could not be reached (${typeof cause?.code === 'string' ? cause.code : 'connection failed'})`)
+  }
+  if (res.ok) return res
+  await res.body?.cancel().catch(() => {})
+  if (res.status === 429) {
+    const retryAfter = Number(res.headers.get('retry-after'))
+    throw new ProviderError('rate_limited', 'is rate limiting Parley (HTTP 429); retry later', Number.isFinite(retryAfter) && retryAfter > 0 ? Math.min(Math.ceil(retryAfter), 3600) : undefined)
+  }
+  if (res.status === 401 || res.status === 403) throw new ProviderError('upstream', `refused Parley's credentials (HTTP ${res.status}): the operator checks the provider's API key`)
+  throw new ProviderError('upstream', `answered HTTP ${res.status}`)
+}
+
+/** The body as JSON, at most `maxBytes`. */
+export async function readJson(res: Response, maxBytes: number): Promise<unknown> {
+  let text = ''
+  for await (const line of readText(res, maxBytes)) text += line
+  try {
+    return JSON.parse(text)
+  } catch {
+    throw new ProviderError('malformed', 'answered a body that is not JSON')
+  }
+}
+
+/** The body's lines (`\n`, a trailing `\r` dropped), as they arrive, at most `maxBytes` in all. */
+export async function* readLines(res: Response, maxBytes: number): AsyncGenerator<string> {
+  let buffer = ''
+  for await (const text of readText(res, maxBytes)) {
+    buffer += text
+    let i: number
+    while ((i = buffer.indexOf('\n')) >= 0) {
+      yield buffer.slice(0, i).replace(/\r$/, '')
+      buffer = buffer.slice(i + 1)
+    }
+  }
+  if (buffer !== '') yield buffer
+}
+
+/** `data:` payloads of an SSE body (other fields skipped); `[DONE]` is passed on as is. */
+export async function* sseData(res: Response, maxBytes: number): AsyncGenerator<string> {
+  for await (const line of readLines(res, maxBytes)) {
+    if (line.startsWith('data:')) yield line.slice(5).trimStart()
+  }
+}
+
+async function* readText(res: Response, maxBytes: number): AsyncGenerator<string> {
+  if (!res.body) return
+  const decoder = new TextDecoder()
+  let bytes = 0
+  try {
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      bytes += chunk.byteLength
+      if (bytes > maxBytes) throw new ProviderError('malformed', `answered more than ${maxBytes} bytes (PARLEY_LLM_MAX_ANSWER_BYTES)`)
+      yield decoder.decode(chunk, { stream: true })
+    }
+  } catch (err) {
+    if (err instanceof ProviderError) throw err
+    const code = (err as { code?: unknown; cause?: { code?: unknown } }).cause?.code ?? (err as { code?: unknown }).code
+    if ((err as { name?: string }).name === 'AbortError') throw err
+    throw new ProviderError('malformed', `cut its answer short (${typeof code === 'string' ? code : 'connection closed'})`)
+  }
+  yield decoder.decode()
+}
+
+export function parseJsonLine(line: string): Record<string, unknown> {
+  try {
+    const value = JSON.parse(line) as unknown
+    if (typeof value === 'object' && value !== null) return value as Record<string, unknown>
+  } catch { /* below */ }
+  throw new ProviderError('malformed', 'answered a malformed stream')
+}
+
+/** A message's text (its text parts joined; null is empty). */
+export function messageText(content: ChatMessage['content']): string {
+  if (content === null) return ''
+  if (typeof content === 'string') return content
+  return content.filter((p: ContentPart) => p.type === 'text').map((p) => p.text ?? '').join('')
+}
+
+/** A tool call's arguments as the provider sent them (JSON text): an object, or the text kept under `raw`. */
+export function toolInput(args: unknown): Record<string, unknown> {
+  if (typeof args === 'object' && args !== null && !Array.isArray(args)) return args as Record<string, unknown>
+  if (typeof args !== 'string' || args.trim() === '') return {}
+  try {
+    const value = JSON.parse(args) as unknown
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : { value }
+  } catch {
+    return { raw: args }
+  }
+}
+
+export function count(v: unknown): number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0
+}
