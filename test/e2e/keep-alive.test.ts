@@ -45,4 +45,30 @@ describe('keep-alive connections', () => {
     expect(idle.text).toBe('')
     socket.destroy()
   })
+
+  it('a request still arriving when shutdown begins is answered, then its connection is closed: shutdown does not wait for it to go idle', async () => {
+    // Shutdown closes the connections idle at its start; one whose request was in flight became idle only after, and
+    // kept the server waiting its whole keep-alive time (seen: a test's close held ~60 s by a client's pooled socket).
+    const h = await startParley({ listen: true })
+    started.push(h)
+    const socket = await openSocket(h.baseUrl)
+    const host = new URL(h.baseUrl).host
+    const body = JSON.stringify({})
+    const answer = readAnswer(socket, { untilResponse: true })
+    // Headers and half the body: the request has started when shutdown begins.
+    socket.write(`POST /${h.credentials.chat.webhookId}/users HTTP/1.1\r\nHost: ${host}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: keep-alive\r\n\r\n${body.slice(0, 1)}`)
+    await new Promise((r) => setTimeout(r, 50))
+    let closed = false
+    const closing = h.app.close().then(() => (closed = true))
+    await new Promise((r) => setTimeout(r, 50))
+    expect(closed).toBe(false)
+    socket.write(body.slice(1))
+    const a = await answer
+    expect(a.status).toBe(201)
+    // The server ends the connection (readAnswer resolves on close) and its close resolves.
+    expect((await readAnswer(socket)).closed).toBe(true)
+    await closing
+    expect(closed).toBe(true)
+    socket.destroy()
+  })
 })

@@ -32,8 +32,29 @@ export function registerEarlyAnswers(app: FastifyInstance): void {
   // Fastify's own 503 while closing (return503OnClosing) has its own body: this one has the error body.
   // preClose hooks run right after Fastify marks itself closing, before the server stops listening.
   let closing = false
+  let sweep: NodeJS.Timeout | undefined
+  // The open connections, for the sweep below.
+  const sockets = new Set<Socket>()
+  app.server.on('connection', (socket: Socket) => {
+    sockets.add(socket)
+    socket.once('close', () => sockets.delete(socket))
+  })
   app.addHook('preClose', (done) => {
     closing = true
+    // Fastify closes the connections idle now. One whose request was in flight becomes idle later (a client's pooled
+    // keep-alive socket), and one opened without a request yet is never idle to Node (nor timed out once the server
+    // stops its checks): either would hold the server open, the first for its whole keep-alive time, the second for
+    // ever. Until the server has closed, every connection without an answer in progress is closed.
+    const closeUnanswered = () => {
+      for (const socket of sockets) if (!(socket as Socket & { _httpMessage?: unknown })._httpMessage) socket.destroy()
+    }
+    closeUnanswered()
+    sweep = setInterval(closeUnanswered, 250)
+    sweep.unref()
+    done()
+  })
+  app.addHook('onClose', (_instance, done) => {
+    clearInterval(sweep)
     done()
   })
   app.addHook('onRequest', (request, reply, done) => {
