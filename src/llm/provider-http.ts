@@ -37,16 +37,20 @@ export async function readJson(res: Response, maxBytes: number): Promise<unknown
 
 /** The body's lines (`\n`, a trailing `\r` dropped), as they arrive, at most `maxBytes` in all. */
 export async function* readLines(res: Response, maxBytes: number): AsyncGenerator<string> {
-  let buffer = ''
+  // The text since the last newline, in pieces: a long line is scanned once, not again with every chunk.
+  let pending: string[] = []
   for await (const text of readText(res, maxBytes)) {
-    buffer += text
+    let start = 0
     let i: number
-    while ((i = buffer.indexOf('\n')) >= 0) {
-      yield buffer.slice(0, i).replace(/\r$/, '')
-      buffer = buffer.slice(i + 1)
+    while ((i = text.indexOf('\n', start)) >= 0) {
+      pending.push(text.slice(start, i))
+      yield pending.join('').replace(/\r$/, '')
+      pending = []
+      start = i + 1
     }
+    if (start < text.length) pending.push(text.slice(start))
   }
-  if (buffer !== '') yield buffer
+  if (pending.length > 0) yield pending.join('')
 }
 
 /** `data:` payloads of an SSE body (other fields skipped); `[DONE]` is passed on as is. */
