@@ -5,7 +5,7 @@
  */
 import { BEAT_HOG, BEAT_HOG_RUN, type ToWorker } from './quickjs-protocol.js'
 import { takeHostCall } from './quickjs-host-bridge.js'
-import { abandonVm, disposeVm, releaseVm, takeVm } from './quickjs-vm.js'
+import { abandonVm, disposeVm, idleVmCount, releaseVm, takeVm } from './quickjs-vm.js'
 import { beat, classify, errorText, exhausted, inVm, post, retireIfGrown, type CurrentRun, type Vm } from './quickjs-worker-thread.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
@@ -73,7 +73,7 @@ export async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<
     // not reused, nor freed in place.
     if (vm.interrupted) abandonVm(vm, 'a run was interrupted at its time limit')
     else releaseVm(botKey, vm)
-    retireIfGrown(vm, limits)
+    retireIfGrown(vm, limits, idleVmCount())
   } catch (err) {
     const text = (err as Error).message
     const kind = classify(text)

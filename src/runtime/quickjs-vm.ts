@@ -146,6 +146,9 @@ export function takeVm(botKey: string, code: string, limits: SandboxLimits, runI
   return createVm(code, limits, runId).vm
 }
 
+/** The VMs kept idle for reuse on this worker. */
+export const idleVmCount = (): number => idleCount
+
 export function releaseVm(botKey: string, vm: Vm): void {
   if (vm.broken) return
   const pool = idle.get(botKey) ?? []

@@ -42,6 +42,9 @@ if (options.nice > 0) {
  */
 const heap = workerHeap(options, beat, BEAT_HEAP)
 export const { memory } = heap
+/** The heap's size when the worker started, and the room allowed per idle VM it keeps (retireIfGrown). */
+const START_BYTES = memory.buffer.byteLength
+const IDLE_VM_ALLOWANCE = 512 * 1024
 /** A VM whose run grew the heap by less than this did not exhaust it (a bystander). */
 const BYSTANDER_GROWTH = 16 * 1024 * 1024
 
@@ -107,9 +110,12 @@ export function exhausted(vm: Vm, bystander = false): boolean {
  * allocator give pages back): a worker whose heap one run grew by half a bot's limit, or that has grown past
  * the recycle size, is replaced, and its memory given back.
  */
-export function retireIfGrown(vm: Vm, limits: SandboxLimits): void {
+export function retireIfGrown(vm: Vm, limits: SandboxLimits, idleVms: number): void {
   const bytes = memory.buffer.byteLength
-  if (bytes > options.recycleBytes || vm.heap.grew > limits.memoryBytes / 2) retire(`its heap grew to ${Math.round(bytes / 1048576)} MB`)
+  if (bytes > options.recycleBytes || vm.heap.grew > limits.memoryBytes / 2) return retire(`its heap grew to ${Math.round(bytes / 1048576)} MB`)
+  // Several runs that each grew it less leave a heap far larger than what the worker holds (its idle VMs, ~0.3 MB
+  // each): past half a bot's limit over its start plus room for those VMs, it is mostly free space given back.
+  if (bytes > START_BYTES + limits.memoryBytes / 2 + idleVms * IDLE_VM_ALLOWANCE) retire(`its heap grew to ${Math.round(bytes / 1048576)} MB, mostly free`)
 }
 
 let retiring: 'no' | 'later' | 'now' = 'no'

@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads'
 import { describe, expect, it } from 'vitest'
+import { MetricsRegistry } from '../../src/lib/metrics.js'
 import { QuickJsSandbox, type WorkerOptions } from '../../src/runtime/quickjs-sandbox.js'
 import { SandboxError, type SandboxHost } from '../../src/runtime/sandbox.js'
 import { describeSandboxContract } from './sandbox.contract.js'
@@ -186,6 +187,31 @@ describe('QuickJsSandbox: containment', () => {
       expect(ms, `the hook ran ${ms} ms`).toBeLessThan(limits.timeoutMs / 2)
       // the attempt fails as an ordinary error of the hook (there is nothing to call)
       expect(result.output?.errors.join('\n')).toMatch(/hooks\.afterIncoming: cannot read property/)
+    } finally {
+      await sandbox.close()
+    }
+  }, 60_000)
+
+  it('a worker whose heap several runs grew, none by half a bot\'s limit, is recycled once that heap is mostly beyond what it holds', async () => {
+    // Before: only one run's growth past half the limit, or a heap past the recycle size (limit + 64 MB), recycled a
+    // worker, so runs that each grew it less left it holding ~100 MB for good (sandbox-memory failed: 316 MB of heaps
+    // kept after the attacks). Run 1 keeps 40 MB in its (cached) VM, run 2 of another bot grows the heap 40 MB more.
+    const limits = { budgetMs: 5000, timeoutMs: 10_000, memoryBytes: 128 * 1024 * 1024 }
+    const sandbox = new QuickJsSandbox({ workers: 1, limits })
+    const metrics = new MetricsRegistry()
+    sandbox.registerMetrics(metrics)
+    const retired = async () => Number(/^parley_sandbox_workers_retired (\d+)$/m.exec(await metrics.render())?.[1])
+    try {
+      const run = (botId: string, body: string, extra = '') => sandbox.run({
+        botId, version: '1', entry: 'turn', input: input('go', limits.budgetMs), limits, code: `${extra}\n${hook(body)}`,
+      }, recordingHost().host)
+      const kept = await run('keeper', 'kept.push(...Array.from({ length: 40 }, () => new Float64Array(131072).fill(1)))', 'const kept = []')
+      expect(JSON.parse(kept).errors).toEqual([])
+      expect(await retired()).toBe(0)
+      const more = await run('grower', 'const xs = Array.from({ length: 40 }, () => new Float64Array(131072).fill(2)); await client.createMessage({ payload: { type: \'text\', text: String(xs.length) } })')
+      expect(JSON.parse(more).errors).toEqual([])
+      await new Promise((r) => setTimeout(r, 200))
+      expect(await retired()).toBe(1)
     } finally {
       await sandbox.close()
     }
