@@ -109,6 +109,9 @@ describe('v2 cognitive API', () => {
     expect(standIn.requests[0]!.body).toMatchObject({ stream: true, stream_options: { include_usage: true }, model: 'small' })
     const res = await fetch(`${h.baseUrl}/v2/cognitive/generate-text-stream`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'x-bot-id': h.credentials.botId, 'content-type': 'application/json' }, body: JSON.stringify({ messages: hi, model: 'local:small' }) })
     expect(res.headers.get('content-type')).toContain('application/x-ndjson')
+    // model output is bytes a user can steer: never active content on Parley's origin
+    expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+    expect(res.headers.get('content-security-policy')).toMatch(/^sandbox/)
     await res.text()
   })
 

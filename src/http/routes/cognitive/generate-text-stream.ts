@@ -1,5 +1,6 @@
 import { PassThrough } from 'node:stream'
 import type { App } from '../../types.js'
+import { UNTRUSTED_CSP } from '../../untrusted-content.js'
 import { finalStreamChunk, generateInput } from '../../../domain/llm/cognitive-v2.js'
 import { caller, callerGone, CognitiveRequestBody, cognitiveSchema } from './common.js'
 
@@ -17,7 +18,9 @@ export default function generateTextStream(app: App): void {
     const out = () => {
       if (!stream) {
         stream = new PassThrough()
-        void reply.type('application/x-ndjson').header('cache-control', 'no-store').send(stream as never)
+        // Model output is text a user can steer: never active content on Parley's origin (src/http/untrusted-content.ts).
+        void reply.type('application/x-ndjson').header('cache-control', 'no-store').header('x-content-type-options', 'nosniff')
+          .header('content-security-policy', UNTRUSTED_CSP).send(stream as never)
       }
       return stream
     }
