@@ -6,7 +6,7 @@
 import { BEAT_HOG, BEAT_HOG_RUN, type ToWorker } from './quickjs-protocol.js'
 import { takeHostCall } from './quickjs-host-bridge.js'
 import { abandonVm, disposeVm, idleVmCount, releaseVm, takeVm } from './quickjs-vm.js'
-import { beat, classify, errorText, exhausted, inVm, post, retireIfGrown, type CurrentRun, type Vm } from './quickjs-worker-thread.js'
+import { beat, classify, errorText, exhausted, inVm, post, ranOutOfMemory, retireIfGrown, type CurrentRun, type Vm } from './quickjs-worker-thread.js'
 import type { SandboxFailure, SandboxLimits } from './sandbox.js'
 
 /** A drain yields to the event loop after this long, so host results and other runs are not starved. */
@@ -97,10 +97,11 @@ export async function run(message: Extract<ToWorker, { type: 'run' }>): Promise<
 
 /**
  * The run reached a limit and went on: some of its code was interrupted at its time limit, or it grew the
- * shared heap by more than half its memory limit (an out-of-memory error its code or the prelude caught).
+ * shared heap by more than half its memory limit, or ran out of memory after growing it (an out-of-memory error
+ * its code or the prelude caught: at its own limit, or the pool's when other runs took the rest).
  */
 function limited(vm: Vm, limits: SandboxLimits): boolean {
-  return vm.interrupted || vm.heap.grew > limits.memoryBytes / 2
+  return vm.interrupted || vm.heap.grew > limits.memoryBytes / 2 || ranOutOfMemory(vm)
 }
 
 /** Most units of one run that abortUnit may end; past it, the run itself is ended. */

@@ -80,7 +80,7 @@ export class QuickJsSandbox implements BotSandbox {
         clearTimeout(check.watchdog)
         if (message.ok) check.resolve({ ok: true, summary: JSON.parse(message.summary!) as BotSummary })
         else check.resolve({ ok: false, error: message.error ?? 'unknown error' })
-        return this.slots.dropIfRetired(slot)
+        return this.slots.settled(slot)
       }
       case 'log':
         return slot.runs.get(message.id)?.host.log(message.level, message.text)
@@ -114,7 +114,7 @@ export class QuickJsSandbox implements BotSandbox {
           if (message.kind === 'timeout' || message.kind === 'memory') this.watchdog.suspect(run.request.botId)
           run.reject(new SandboxError(message.kind ?? 'error', message.error ?? 'unknown error'))
         }
-        this.slots.dropIfRetired(slot)
+        this.slots.settled(slot)
       }
     }
   }

@@ -190,11 +190,42 @@ export class WorkerSlots {
     slot.retiring = true
     this.retired++
     this.replenish()
-    this.dropIfRetired(slot)
+    this.settled(slot)
   }
 
-  dropIfRetired(slot: Slot): void {
-    if (slot.retiring && slot.runs.size + slot.checks.size === 0) this.drop(slot)
+  /**
+   * A run or check on the slot is over: a retiring worker with nothing left is terminated, and so are the workers
+   * started while the others were held (see leastBusy) once they are idle and the others free again: each holds a
+   * thread and a heap, and the pool goes back to its size.
+   */
+  settled(slot: Slot): void {
+    if (slot.retiring && !this.busy(slot)) this.drop(slot)
+    const now = Date.now()
+    for (const quarantine of [false, true]) {
+      const live = this.live(quarantine)
+      let free = live.filter((s) => !this.held(s, now)).length
+      // the largest heaps first
+      for (const idle of live.filter((s) => s.started && !this.busy(s)).sort((a, b) => b.beat[BEAT_HEAP]! - a.beat[BEAT_HEAP]!)) {
+        if (free <= this.sizeOf(quarantine)) break
+        this.drop(idle)
+        free--
+      }
+    }
+  }
+
+  private busy(slot: Slot): boolean {
+    return slot.runs.size + slot.checks.size > 0
+  }
+
+  /** Ordinary workers the pool keeps, or the quarantine's. */
+  private sizeOf(quarantine: boolean): number {
+    return quarantine ? 1 : this.size
+  }
+
+  /** Inside one long QuickJS call, or hogging its thread with promise jobs: work sent there would wait. */
+  private held(slot: Slot, now: number): boolean {
+    const inCall = slot.beat[BEAT_SINCE] === 0 ? 0 : now - slot.beat[BEAT_SINCE]!
+    return inCall > HOT_MS || now - slot.beat[BEAT_HOG]! < HOG_MS
   }
 
   /** The slots taking new work: the ordinary pool, or the quarantine's. */
@@ -205,14 +236,14 @@ export class WorkerSlots {
   /**
    * The least busy worker that is not held inside one long QuickJS call (work sent there would wait
    * behind it, and be moved if that call turns out stuck). When every worker is held, one more is
-   * started (up to twice the pool size: held workers end at their run's deadline).
+   * started (up to twice the pool size, or two for the quarantine: held workers end at their run's deadline, and settled() stops those started besides once they are idle).
    */
   leastBusy(quarantine: boolean): Slot {
     // The whole pool starts on first use: a worker started only when a second run comes along makes
     // that run wait for its start (QuickJS's WebAssembly and the prelude), longer than a busy turn
     // would have held it on the first worker. The quarantine's one worker starts with them, so that a
     // suspect's next run never waits for one to start.
-    const size = quarantine ? 1 : this.size
+    const size = this.sizeOf(quarantine)
     if (this.all.length === 0) {
       for (let i = 0; i < this.size; i++) this.all.push(this.spawn())
       this.all.push(this.spawn(true))
@@ -225,12 +256,11 @@ export class WorkerSlots {
     const now = Date.now()
     const load = (slot: Slot) => slot.runs.size + slot.checks.size
     const inCall = (slot: Slot) => (slot.beat[BEAT_SINCE] === 0 ? 0 : now - slot.beat[BEAT_SINCE]!)
-    const held = (slot: Slot) => inCall(slot) > HOT_MS || now - slot.beat[BEAT_HOG]! < HOG_MS
-    const free = live.filter((slot) => !held(slot))
+    const free = live.filter((slot) => !this.held(slot, now))
     const idle = free.filter((slot) => inCall(slot) <= BUSY_MS)
     const candidates = idle.length > 0 ? idle : free.length > 0 ? free : live
     const best = candidates.reduce<Slot | undefined>((b, slot) => (b === undefined || load(slot) < load(b) ? slot : b), undefined)
-    const full = free.length > 0 ? live.length >= size : live.length >= this.size * 2
+    const full = free.length > 0 ? live.length >= size : live.length >= size * 2
     if (best && (load(best) === 0 || full)) return best
     const slot = this.spawn(quarantine)
     this.all.push(slot)

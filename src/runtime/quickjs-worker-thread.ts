@@ -42,6 +42,7 @@ if (options.nice > 0) {
  */
 const heap = workerHeap(options, beat, BEAT_HEAP)
 export const { memory } = heap
+const poolBytesHeld = heap.poolBytes
 /** The heap's size when the worker started, and the room allowed per idle VM it keeps (retireIfGrown). */
 const START_BYTES = memory.buffer.byteLength
 const IDLE_VM_ALLOWANCE = 512 * 1024
@@ -106,16 +107,30 @@ export function exhausted(vm: Vm, bystander = false): boolean {
 }
 
 /**
+ * The run grew the heap by more than a bystander's share and was refused more: it ran out of memory (at its own
+ * limit, the worker's or the pool's) and its code or the prelude caught the error.
+ */
+export function ranOutOfMemory(vm: Vm): boolean {
+  return vm.heap.refused !== undefined && vm.heap.grew >= BYSTANDER_GROWTH
+}
+
+/**
  * After a run: what it allocated stays resident in the heap (WebAssembly memories never shrink, nor does QuickJS's
- * allocator give pages back): a worker whose heap one run grew by half a bot's limit, or that has grown past
- * the recycle size, is replaced, and its memory given back.
+ * allocator give pages back): a worker whose heap one run grew by half a bot's limit, or ran out of memory in, or
+ * that has grown past the recycle size, is replaced, and its memory given back.
  */
 export function retireIfGrown(vm: Vm, limits: SandboxLimits, idleVms: number): void {
   const bytes = memory.buffer.byteLength
-  if (bytes > options.recycleBytes || vm.heap.grew > limits.memoryBytes / 2) return retire(`its heap grew to ${Math.round(bytes / 1048576)} MB`)
-  // Several runs that each grew it less leave a heap far larger than what the worker holds (its idle VMs, ~0.3 MB
-  // each): past half a bot's limit over its start plus room for those VMs, it is mostly free space given back.
-  if (bytes > START_BYTES + limits.memoryBytes / 2 + idleVms * IDLE_VM_ALLOWANCE) retire(`its heap grew to ${Math.round(bytes / 1048576)} MB, mostly free`)
+  const mb = Math.round(bytes / 1048576)
+  if (bytes > options.recycleBytes || vm.heap.grew > limits.memoryBytes / 2) return retire(`its heap grew to ${mb} MB`)
+  if (ranOutOfMemory(vm)) return retire(`a run ran out of memory (its heap grew to ${mb} MB)`)
+  // What the worker holds besides the heap it started with: its idle VMs (~0.3 MB each). Beyond that the heap is
+  // mostly free space, given back once it passes half a bot's limit, or only a bystander's growth while the pool's
+  // heaps together hold more than half their budget (several runs at once, each refused at the pool's budget
+  // before growing its worker's heap by much, left every worker holding some of it).
+  const holds = START_BYTES + idleVms * IDLE_VM_ALLOWANCE
+  if (bytes > holds + limits.memoryBytes / 2) return retire(`its heap grew to ${mb} MB, mostly free`)
+  if (bytes > holds + BYSTANDER_GROWTH && poolBytesHeld() > options.poolBytes / 2) retire(`its heap grew to ${mb} MB, mostly free, while the pool's heaps hold more than half their budget`)
 }
 
 let retiring: 'no' | 'later' | 'now' = 'no'

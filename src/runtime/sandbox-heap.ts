@@ -87,6 +87,8 @@ export function workerHeap(options: Pick<HeapSizes, 'heapCapBytes' | 'poolBytes'
     memory,
     /** Charged with what the heap grows by, while bot code runs (see HeapAccount). */
     account: undefined as HeapAccount | undefined,
+    /** What all the pool's heaps hold together now, this one included. */
+    poolBytes: () => Atomics.load(pool, 0) * WASM_PAGE,
   }
   const refuse = (limit: HeapLimit): never => {
     if (heap.account) heap.account.refused = limit

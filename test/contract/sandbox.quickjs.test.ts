@@ -217,6 +217,75 @@ describe('QuickJsSandbox: containment', () => {
     }
   }, 60_000)
 
+  describe('workers give their memory and threads back after an attack (sandbox-memory failed in stop 33\'s CI: 351 MB of heaps and 5 workers kept)', () => {
+    const limits = { budgetMs: 5000, timeoutMs: 10_000, memoryBytes: 128 * 1024 * 1024 }
+    const MB = 1024 * 1024
+    async function pool(options: { workers: number; heapBytes?: number }) {
+      const sandbox = new QuickJsSandbox({ ...options, limits })
+      const metrics = new MetricsRegistry()
+      sandbox.registerMetrics(metrics)
+      const series = async (name: string) => Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(await metrics.render())?.[1])
+      const run = (botId: string, body: string, extra = '') => settle(sandbox.run({
+        botId, version: '1', entry: 'turn', input: input('go', limits.budgetMs), limits, code: `${extra}\n${hook(body)}`,
+      }, recordingHost().host))
+      return { sandbox, series, run }
+    }
+
+    it('a run that caught an out-of-memory error after growing the heap (refused at the pool\'s budget, before half its limit) retires its worker, and its bot is a suspect', async () => {
+      // Before: the run ended normally, not "limited", and its worker kept the ~48 MB it grew to for good.
+      // 80 MB of heaps: the two workers' 16 MB each, and 48 MB for the bomb (less than half of its 128 MB limit).
+      const { sandbox, series, run } = await pool({ workers: 1, heapBytes: 80 * MB })
+      try {
+        const bomb = await run('bomb', "const a = []; try { for (;;) a.push(new Float64Array(131072).fill(1)) } catch (e) { a.length = 0 } await client.createMessage({ payload: { type: 'text', text: 'caught' } })")
+        expect(bomb.error).toBeUndefined()
+        expect(bomb.output?.errors).toEqual([])
+        await new Promise((r) => setTimeout(r, 200))
+        expect(await series('parley_sandbox_workers_retired')).toBe(1)
+        expect(await series('parley_sandbox_quarantined_bots')).toBe(1)
+      } finally {
+        await sandbox.close()
+      }
+    }, 60_000)
+
+    it('a worker whose heap grew by more than a bystander\'s share is retired while the pool\'s heaps hold more than half their budget', async () => {
+      // Before: a worker was recycled only past its start + half a bot's limit (+64 MB), so runs that each grew a
+      // worker's heap less, while others took the rest of the pool's budget, left every worker holding some of it.
+      // 128 MB of heaps: 32 MB for the two workers' start, 24 MB kept by one bot (56 MB: under half), 24 MB of garbage
+      // by another (80 MB: over half; the worker's heap 64 MB, under its start + 64 MB).
+      const { sandbox, series, run } = await pool({ workers: 1, heapBytes: 128 * MB })
+      try {
+        const kept = await run('keeper', 'kept.push(...Array.from({ length: 24 }, () => new Float64Array(131072).fill(1)))', 'const kept = []')
+        expect(kept.output?.errors).toEqual([])
+        expect(await series('parley_sandbox_workers_retired')).toBe(0)
+        const more = await run('grower', "const xs = Array.from({ length: 24 }, () => new Float64Array(131072).fill(2)); await client.createMessage({ payload: { type: 'text', text: String(xs.length) } })")
+        expect(more.output?.errors).toEqual([])
+        await new Promise((r) => setTimeout(r, 200))
+        expect(await series('parley_sandbox_workers_retired')).toBe(1)
+      } finally {
+        await sandbox.close()
+      }
+    }, 60_000)
+
+    it('a worker started while the others were held is stopped once it is idle and they are free again: the pool goes back to its size', async () => {
+      // Before: the worker started for the second run stayed for good (a thread and a heap each).
+      const { sandbox, series, run } = await pool({ workers: 1 })
+      try {
+        expect((await run('warm', "await client.createMessage({ payload: { type: 'text', text: 'warm' } })")).output?.errors).toEqual([])
+        // holds its worker inside one QuickJS call for 1.5 s, within its budget: not interrupted, nothing to retire
+        const holding = run('holder', 'const end = Date.now() + 1500; while (Date.now() < end) {}')
+        await new Promise((r) => setTimeout(r, 400))
+        const other = await run('other', "await client.createMessage({ payload: { type: 'text', text: 'other' } })")
+        expect(other.output?.errors).toEqual([])
+        expect(await series('parley_sandbox_workers')).toBe(2)
+        expect((await holding).output?.errors).toEqual([])
+        expect(await series('parley_sandbox_workers')).toBe(1)
+        expect(await series('parley_sandbox_workers_retired')).toBe(0)
+      } finally {
+        await sandbox.close()
+      }
+    }, 60_000)
+  })
+
   it('a run that exhausts the shared heap is stopped (out of memory; out of time on a loaded machine); a bystander in flight on that worker is started again on a fresh one and completes once', async () => {
     const limits = { budgetMs: 5000, timeoutMs: 10_000, memoryBytes: 128 * 1024 * 1024 }
     const sandbox = new QuickJsSandbox({ workers: 1, limits })
