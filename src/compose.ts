@@ -209,6 +209,11 @@ export function createServices(deps: ServiceDeps): Domain {
     files,
   })
   const tables = new TablesService(store, { jobs: { ...config.tablesJobs, maxFileBytes: config.maxFileBytes, warn, files } })
+  // LLM usage accounting (docs/llm-usage.md): the gateway's admit/record, budgets, getBotAnalytics().llm.
+  const llmUsage = new LlmUsageService(store, bots, config.llmBudgets, { warn })
+  llmUsage.registerMetrics(metrics)
+  // The LLM gateway (docs/llm.md) on the configured providers: every call admitted and recorded by llmUsage (docs/llm-usage.md).
+  const llm = new LlmGateway(config.llm, createProviders(config.llm), llmUsage, metrics, log)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
     metrics,
@@ -221,6 +226,7 @@ export function createServices(deps: ServiceDeps): Domain {
     composeAnswer: answerComposer(config.kbAnswer),
     semanticRanking: embeddings,
     kbMinScore: config.kbMinScore,
+    llm,
   })
   const chat = new ChatService(store, pubsub, conversationLog, runtime)
   const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
@@ -247,11 +253,6 @@ export function createServices(deps: ServiceDeps): Domain {
   bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
-  // LLM usage accounting (docs/llm-usage.md): the gateway's admit/record, budgets, getBotAnalytics().llm.
-  const llmUsage = new LlmUsageService(store, bots, config.llmBudgets, { warn })
-  llmUsage.registerMetrics(metrics)
-  // The LLM gateway (docs/llm.md) on the configured providers: every call admitted and recorded by llmUsage (docs/llm-usage.md).
-  const llm = new LlmGateway(config.llm, createProviders(config.llm), llmUsage, metrics, log)
   const services: Services = {
     config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),

@@ -12,6 +12,7 @@ import type { BotEventOutcome, BotLevelEvent } from './bot-events.js'
 import type { AnswerComposer } from './knowledge.js'
 import type { BotSummary } from './prelude-contract.js'
 import type { RemoteBots } from './remote-bots.js'
+import type { LlmGateway } from '../domain/llm/llm-gateway.js'
 import { BotClientHosts, type BotClientDomain, type PayloadValidator } from './sandbox-host.js'
 import type { BotSandbox, SandboxLimits } from './sandbox.js'
 import { SandboxTurns } from './sandbox-turns.js'
@@ -43,6 +44,8 @@ export interface BotRuntimeOptions {
   semanticRanking?: SemanticRanking | undefined
   /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */
   kbMinScore?: number | undefined
+  /** The LLM gateway behind bot code's client.generateText and generateTextStream (docs/llm.md). */
+  llm?: LlmGateway | undefined
   /** Delivers the turns of bots with a `url` (remote @botpress/sdk programs); without it such bots' turns are skipped. */
   remote?: RemoteBots | undefined
   /** The instance's registry: the runtime's series (turns, their duration, failures, conversations behind) go there. */

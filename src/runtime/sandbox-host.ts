@@ -6,6 +6,7 @@ import { CHAT_PAGE_SIZE } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
 import type { HandoffService } from '../domain/handoff-service.js'
+import type { LlmGateway } from '../domain/llm/llm-gateway.js'
 import { runtimeConversationView } from '../domain/runtime-views.js'
 import type { TablesService } from '../domain/tables-service.js'
 import type { SemanticRanking } from '../domain/knowledge/embeddings/fusion.js'
@@ -13,6 +14,7 @@ import type { PubSub } from '../pubsub/pubsub.js'
 import type { BotLogRow, BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
 import { sandboxTableCall } from './sandbox-tables.js'
+import { RunLlm } from './sandbox-llm.js'
 import { searchForBotScored, type AnswerComposer, type KbResult } from './knowledge.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxHost } from './sandbox.js'
@@ -44,6 +46,8 @@ export interface BotClientOptions {
   semanticRanking?: SemanticRanking | undefined
   /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */
   kbMinScore?: number | undefined
+  /** The LLM gateway behind client.generateText and generateTextStream (docs/llm.md). */
+  llm?: LlmGateway | undefined
   clock?: (() => number) | undefined
 }
 
@@ -123,12 +127,14 @@ export class BotClientHosts {
       if (!into) throw errors.notFound('Conversation', id)
       return { conversation: { id }, into }
     }
+    let models: RunLlm | undefined
     const call = async (method: string, args: unknown): Promise<unknown> => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
       const tableCall = tables && sandboxTableCall(tables, bot, method, a)
       if (tableCall) return tableCall
       const runtimeCall = sandboxRuntimeCall(domain, bot, method, a)
       if (runtimeCall) return runtimeCall
+      if (RunLlm.handles(method)) return (models ??= new RunLlm(this.options.llm, bot, conversationId, this.units.limitsOf(bot).timeoutMs)).call(method, a)
       switch (method) {
         case 'createMessage': {
           const { conversation, into } = await writableConversation(a.conversationId)

@@ -201,6 +201,55 @@ describe('load', () => {
 
 // -------------------------------------------------------------------------------------------------------------------
 describe('hooks', () => {
+  it('client.generateText passes the input, the event\'s user and what is left of the unit\'s budget to the host', async () => {
+    const t = setup({
+      hooks: { afterIncoming: async (ctx: Json) => ctx.client.createMessage({ payload: { type: 'text', text: (await ctx.client.generateText({ messages: [{ role: 'user', content: 'hi' }] })).output } }) },
+    }, { generateText: () => ({ output: 'hello', metadata: {} }) })
+    const out = await t.turn(messageEvent('x'), { budgetMs: 800 })
+    expect(out.errors).toEqual([])
+    expect(t.sent()).toEqual([{ type: 'text', text: 'hello' }])
+    const call = t.calls.find((c) => c.method === 'generateText')!
+    expect(call.args.input).toEqual({ messages: [{ role: 'user', content: 'hi' }] })
+    expect(call.args.userId).toBe('user-1')
+    expect(call.args.budgetMs).toBeGreaterThan(0)
+    expect(call.args.budgetMs).toBeLessThanOrEqual(800)
+  })
+
+  it('client.generateTextStream reads the host\'s chunks with for await: several reads, then the end; a failure after some chunks comes after them', async () => {
+    const reads: Json[] = [
+      { chunks: [{ output: 'a' }, { output: 'b' }], done: false },
+      { chunks: [{ output: 'c' }], done: false },
+      { chunks: [{ output: '', finished: true, metadata: { model: 'm' } }], done: true },
+    ]
+    const run = async (failAfter?: number) => {
+      let n = 0
+      const t = setup({
+        hooks: {
+          afterIncoming: async (ctx: Json) => {
+            let text = ''
+            try {
+              for await (const chunk of ctx.client.generateTextStream({ messages: [{ role: 'user', content: 'hi' }] })) text += chunk.finished ? `|${chunk.metadata.model}` : chunk.output
+            } catch (err) {
+              text += `|failed: ${(err as Error).message}`
+            }
+            await ctx.client.createMessage({ payload: { type: 'text', text } })
+          },
+        },
+      }, {
+        generateTextStream: () => ({ streamId: 's1' }),
+        readTextStream: (args) => {
+          expect(args).toEqual({ streamId: 's1' })
+          if (failAfter !== undefined && n === failAfter) throw new Error('OperationTimeout: the provider did not answer in time')
+          return reads[n++]
+        },
+      })
+      expect((await t.turn(messageEvent('x'))).errors).toEqual([])
+      return { text: t.sent()[0]!.text, methods: t.calls.map((c) => c.method) }
+    }
+    expect(await run()).toEqual({ text: 'abc|m', methods: ['generateTextStream', 'readTextStream', 'readTextStream', 'readTextStream', 'createMessage'] })
+    expect((await run(1)).text).toBe('ab|failed: OperationTimeout: the provider did not answer in time')
+  })
+
   it('beforeIncoming can change the payload', async () => {
     const t = setup({
       hooks: {
@@ -234,7 +283,7 @@ describe('hooks', () => {
       direction: 'incoming',
       client: [
         ...[
-          'addParticipant', 'callAction', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'startHandoff', 'endHandoff', 'startTypingIndicator', 'stopTypingIndicator', 'updateConversation', 'updateMessage', 'updateUser',
+          'addParticipant', 'callAction', 'createConversation', 'createEvent', 'createMessage', 'createUser', 'deleteMessage', 'getConversation', 'getMessage', 'getOrCreateConversation', 'getOrCreateUser', 'getParticipant', 'getUser', 'listConversations', 'listMessages', 'listParticipants', 'listTagValues', 'listUsers', 'readWebhookBody', 'removeParticipant', 'searchKnowledge', 'generateText', 'generateTextStream', 'startHandoff', 'endHandoff', 'startTypingIndicator', 'stopTypingIndicator', 'updateConversation', 'updateMessage', 'updateUser',
           // tables
           'listTables', 'getTable', 'getOrCreateTable', 'createTable', 'duplicateTable', 'exportTable', 'importTable', 'getTableJobs',
           'updateTable', 'renameTableColumn', 'deleteTable', 'getTableRow', 'findTableRows', 'createTableRows', 'updateTableRows', 'upsertTableRows', 'deleteTableRows',

@@ -74,9 +74,13 @@ export const PASSED_THROUGH_METHODS: readonly string[] = [...RUNTIME_OPERATIONS.
  * - startTypingIndicator, stopTypingIndicator: the turn's conversation and typing signal;
  * - startHandoff, endHandoff: the handoff service, for the turn's conversation and user;
  * - searchKnowledge, composeKnowledgeAnswer: the knowledge search and its recording under the turn's id;
- * - readWebhookBody: the body of the webhook event being handled.
+ * - readWebhookBody: the body of the webhook event being handled;
+ * - generateText, generateTextStream, readTextStream: the LLM gateway (the v2 cognitive API's input, validated by
+ *   its route's schema, src/http/operations/cognitive.ts), for the turn's conversation and user, within the
+ *   calling unit's budget; a stream's answer kept by the run's host between reads.
  */
 export const HOST_OWNED_METHODS: readonly string[] = [
   'createMessage', 'createEvent', 'getMessage', 'listMessages', 'getConversation', 'getUser', 'callAction',
   'startTypingIndicator', 'stopTypingIndicator', 'startHandoff', 'endHandoff', 'searchKnowledge', 'composeKnowledgeAnswer', 'readWebhookBody',
+  'generateText', 'generateTextStream', 'readTextStream',
 ]

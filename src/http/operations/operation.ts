@@ -96,6 +96,13 @@ function validationError(part: HttpPart, errors: ErrorObject[]): Error {
   return fromFastifyError(Object.assign(new Error(message), { validation: errors, validationContext: part }) as unknown as FastifyError)!
 }
 
+/** `value` as a route's body: refused with the route's error for what its schema refuses. */
+export function validatedBody(schema: TObject, value: unknown): unknown {
+  const validate = compileValidator('body', schema)
+  if (!validate(value)) throw validationError('body', validate.errors ?? [])
+  return value
+}
+
 /**
  * Calls an operation with a client's flat arguments (`{ id, tags }`), as @botpress/client splits them into the
  * request: path params, query string and body each take the keys their schema declares (others are dropped);

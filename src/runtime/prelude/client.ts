@@ -3,7 +3,7 @@
  * webhook bodies) and the Runtime API operations passed to the host as they are.
  */
 import { hostCall, passedThrough } from './host.js'
-import { freeze, ownProperty, isArray, jsonParse, jsonStringify, objectKeys, ProxyCtor } from './intrinsics.js'
+import { asyncIterator, freeze, ownProperty, isArray, jsonParse, jsonStringify, objectKeys, ProxyCtor } from './intrinsics.js'
 import type { Json } from './types.js'
 import { describe, isObj } from './util.js'
 
@@ -14,8 +14,11 @@ export function runtimeMethods(call: (method: string, args: Json) => Promise<unk
   return out
 }
 
-/** `send`: client.createMessage's path (the outgoing hooks around the host's createMessage), given by hooks.ts. */
-export function makeClient(event: Json, send: (args: Json) => Promise<unknown>): Json {
+/**
+ * `send`: client.createMessage's path (the outgoing hooks around the host's createMessage), given by hooks.ts.
+ * `remainingMs`: what is left of the budget of the unit of user code calling (a model's answer is waited for within it).
+ */
+export function makeClient(event: Json, send: (args: Json) => Promise<unknown>, remainingMs: () => number): Json {
   const call = async (method: string, args: Json): Promise<unknown> => jsonParse(await hostCall(method, jsonStringify(args)))
   const argsOf = (method: string, a: unknown): Json => {
     if (a === undefined) return {}
@@ -70,6 +73,9 @@ export function makeClient(event: Json, send: (args: Json) => Promise<unknown>):
     endHandoff: async (a?: unknown) => call('endHandoff', { conversationId: conversationOf('endHandoff', argsOf('endHandoff', a)) }),
     // Webhook events only: a chunk of the raw body (README "Webhook integration").
     readWebhookBody: async (a?: unknown) => call('readWebhookBody', argsOf('readWebhookBody', a)),
+    // A configured language model (docs/llm.md "From bot code"): @botpress/cognitive's CognitiveBeta input and output.
+    generateText: async (a?: unknown) => call('generateText', llmArgs(event, argsOf('generateText', a), remainingMs())),
+    generateTextStream: (a?: unknown) => textStream(event, argsOf('generateTextStream', a), remainingMs()),
     // Runtime API operations (@botpress/client names and shapes), served by the host's domain service.
     ...runtimeMethods(call, argsOf),
   })
@@ -82,6 +88,41 @@ export function makeClient(event: Json, send: (args: Json) => Promise<unknown>):
       }
     },
   }) as Json
+}
+
+/** The host's arguments of a model call: the bot's input as it is, the user it is for, and the time it may take. */
+function llmArgs(event: Json, input: Json, budgetMs: number): Json {
+  const out: Json = { input, budgetMs }
+  if (typeof event.userId === 'string') out.userId = event.userId
+  return out
+}
+
+/**
+ * client.generateTextStream: CognitiveBeta's chunks as they come (`{output, created}`, then `{output: '', finished:
+ * true, toolCalls, metadata}`), read with `for await`. The host starts the model's answer on the first read and keeps
+ * what arrives between reads; each read takes all of it.
+ */
+function textStream(event: Json, input: Json, budgetMs: number): Json {
+  let streamId: string | undefined
+  let buffered: Json[] = []
+  let next = 0
+  let done = false
+  const read = async (): Promise<{ value: unknown; done: boolean }> => {
+    for (;;) {
+      if (next < buffered.length) return { value: buffered[next++], done: false }
+      if (done) return { value: undefined, done: true }
+      if (streamId === undefined) {
+        const started = jsonParse(await hostCall('generateTextStream', jsonStringify(llmArgs(event, input, budgetMs)))) as Json
+        streamId = started.streamId as string
+      }
+      const got = jsonParse(await hostCall('readTextStream', jsonStringify({ streamId }))) as Json
+      buffered = isArray(got.chunks) ? (got.chunks as Json[]) : []
+      next = 0
+      done = got.done === true
+    }
+  }
+  const iterator = { next: read, [asyncIterator]: () => iterator }
+  return iterator as unknown as Json
 }
 
 /**

@@ -5,7 +5,7 @@
 import { hostCall, safePreview } from './host.js'
 import { freeze, jsonParse, jsonStringify } from './intrinsics.js'
 import { makeClient } from './client.js'
-import { fail, nestedBudget, unit } from './run.js'
+import { fail, nestedBudget, remainingMs, unit } from './run.js'
 import { bot, stateOf } from './state.js'
 import type { Json, Run } from './types.js'
 import { errText, isObj, isPayload, jsonClone, newId, setOwn } from './util.js'
@@ -27,7 +27,7 @@ export function makeActions(rt: Run, event: Json): Json {
 }
 
 export function makeCtx(rt: Run, event: Json): Json {
-  return { event, client: makeClient(event, (args) => sendMessage(rt, event, args, false)), actions: makeActions(rt, event), state: stateOf(rt, event), handledByWorkflow: rt.handled }
+  return { event, client: makeClient(event, (args) => sendMessage(rt, event, args, false), () => remainingMs(rt)), actions: makeActions(rt, event), state: stateOf(rt, event), handledByWorkflow: rt.handled }
 }
 
 export function isStop(result: unknown): boolean {

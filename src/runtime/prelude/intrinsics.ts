@@ -18,6 +18,7 @@ export const jsonParse = JSON.parse
 export const objectKeys = Object.keys
 export const freeze = Object.freeze
 export const ProxyCtor = Proxy
+export const asyncIterator: typeof Symbol.asyncIterator = Symbol.asyncIterator
 export const defineProperty = Object.defineProperty
 export const isArray = Array.isArray
 export const ownProperty = Object.prototype.hasOwnProperty

@@ -64,6 +64,10 @@ export function abortUnit(): boolean {
  * extend a unit's time. Outside any unit (a promise left running by finished code) it gets a fresh budget.
  */
 export function nestedBudget(rt: Run): void {
-  if (rt.deadline === 0) hostBudget(rt.budgetMs)
-  else hostBudget(mathMax(1, mathMin(rt.budgetMs, rt.deadline - now())))
+  hostBudget(remainingMs(rt))
+}
+
+/** What is left of the budget of the unit running now (a whole budget outside any unit). */
+export function remainingMs(rt: Run): number {
+  return rt.deadline === 0 ? rt.budgetMs : mathMax(1, mathMin(rt.budgetMs, rt.deadline - now()))
 }
