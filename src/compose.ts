@@ -49,6 +49,7 @@ import type { Store } from './store/store.js'
 import { MetricsRegistry } from './lib/metrics.js'
 import { KnowledgeEmbeddings } from './domain/knowledge/embeddings/knowledge-embeddings.js'
 import { LlmGateway } from './domain/llm/llm-gateway.js'
+import { LlmInterface } from './domain/llm/llm-interface.js'
 import { createProviders } from './llm/providers.js'
 
 /**
@@ -214,6 +215,8 @@ export function createServices(deps: ServiceDeps): Domain {
   llmUsage.registerMetrics(metrics)
   // The LLM gateway (docs/llm.md) on the configured providers: every call admitted and recorded by llmUsage (docs/llm-usage.md).
   const llm = new LlmGateway(config.llm, createProviders(config.llm), llmUsage, metrics, log)
+  // The configured providers as integrations implementing Botpress's `llm` interface (zai's and cognitive's default path).
+  const llmInterface = new LlmInterface(llm)
   const runtime = new BotRuntime(store, pubsub, sandbox, {
     remote,
     metrics,
@@ -232,7 +235,7 @@ export function createServices(deps: ServiceDeps): Domain {
   const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
   metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
   // ping, create_user/create_conversation, checked actions, disabled channels, secrets.
-  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, conversationLog), declarations)
+  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, conversationLog), declarations, llmInterface)
   // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
   const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   const botChat = new BotChatService(store, pubsub, conversationLog, chat, {
@@ -266,6 +269,7 @@ export function createServices(deps: ServiceDeps): Domain {
     installationScope: new InstallationScope(store),
     workspaces: new WorkspaceService(store, bots),
     llm,
+    llmInterface,
   }
   return {
     services,

@@ -69,6 +69,14 @@ export class AuthService {
     return principal.account
   }
 
+  /** A bot API key on a route it may call for its own bot (getBot): the bot's workspace, as a viewer. */
+  async ownBotRole(principal: Extract<Principal, { kind: 'bot' }>): Promise<{ workspace: WorkspaceRow; role: Role }> {
+    const bot = await this.store.getBot(principal.botId)
+    const workspace = bot && (await this.store.getWorkspace(bot.workspaceId))
+    if (!workspace) throw errors.unauthorized('The bot of this API key no longer exists')
+    return { workspace, role: 'viewer' }
+  }
+
   /** The caller's role in a workspace: 401 for a missing or unknown workspace id, 403 for a non-member. */
   async workspaceRole(principal: Principal, workspaceId: string | undefined): Promise<{ workspace: WorkspaceRow; role: Role }> {
     if (!workspaceId) throw errors.unauthorized('The x-workspace-id header is required')

@@ -27,6 +27,7 @@ import type { RuntimeWorkflowService } from '../domain/runtime-workflow-service.
 import type { ConversationStreams } from '../domain/conversation-stream.js'
 import type { Store } from '../store/store.js'
 import type { LlmGateway } from '../domain/llm/llm-gateway.js'
+import type { LlmInterface } from '../domain/llm/llm-interface.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { RemoteBots } from '../runtime/remote-bots.js'
 import type { LlmUsageService } from '../domain/llm/llm-usage-service.js'
@@ -83,6 +84,8 @@ export interface Services {
   store: Pick<Store, 'ping'>
   /** The LLM gateway: the v2 cognitive API's generations and model list (docs/llm.md). */
   llm: LlmGateway
+  /** The configured providers as integrations implementing the `llm` interface (getBot lists them). */
+  llmInterface: LlmInterface
 }
 
 export type App = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>
@@ -109,5 +112,7 @@ declare module 'fastify' {
     permission?: Permission
     /** Runtime API: the resources the route names, checked for an integration key (src/domain/installation-scope.ts). */
     installation?: InstallationDeclaration
+    /** Admin API: a bot API key may call this route for its own bot, as a viewer (getBot: what zai and cognitive read). */
+    ownBotKey?: boolean
   }
 }

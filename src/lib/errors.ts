@@ -88,6 +88,12 @@ export const errors = {
   llmBudgetSpent: (message: string, metadata: Record<string, unknown>) => new ApiError('LimitExceeded', message, metadata),
   /** A language model provider failed (docs/llm.md "Errors"): the message names the provider and model, never a key or its body. */
   providerFailed: (message: string) => new ApiError('BadGateway', message, { subtype: 'UPSTREAM_PROVIDER_FAILED' }),
+  /**
+   * The same failure on the `llm` interface's path (callAction generateContent): `Internal` with the subtype, what
+   * @botpress/client parses (it knows no BadGateway: that would reach its caller as Unknown, without the metadata) and
+   * @botpress/cognitive's legacy path reads as "try the next preferred model".
+   */
+  providerFailedInterface: (message: string) => new ApiError('Internal', message, { subtype: 'UPSTREAM_PROVIDER_FAILED' }),
   /** Nothing was sent to a remote bot or integration: `busy` (its queue is full: 429) or paused (its circuit is open: 503). */
   endpointRefused: (busy: boolean, message: string, retryAfterSeconds: number) =>
     Object.assign(new ApiError(busy ? 'RateLimited' : 'ServiceUnavailable', message), { retryAfterSeconds }),

@@ -8,6 +8,7 @@ import type { StateDefinition } from '../domain/runtime-state-service.js'
 import type { CreateEventInput } from '../domain/runtime-event-service.js'
 import { integrationScope } from '../domain/bot-chat-service.js'
 import { checkDeclaredType } from '../domain/message-shapes.js'
+import type { LlmInterface } from '../domain/llm/llm-interface.js'
 import type { BuiltInActions } from '../domain/builtin-actions.js'
 import type { Tags } from '../store/bot-chat-store.js'
 import type { BotRow, IntegrationRow, JsonObject, Store } from '../store/store.js'
@@ -53,6 +54,8 @@ export class IntegrationOperations {
     private readonly delivery: IntegrationDelivery,
     private readonly builtIn: BuiltInActions,
     private readonly declarations: IntegrationDeclarations,
+    /** The configured LLM providers as integrations implementing the `llm` interface (docs/llm.md "The llm interface"). */
+    private readonly llm?: LlmInterface | undefined,
   ) {}
 
   /** One request to the integration (the same headers and signature as every other operation). */
@@ -158,8 +161,8 @@ export class IntegrationOperations {
   /**
    * callAction for the bot (the Runtime API's route and the sandboxed client): `alias:action` goes to the bot's
    * integration of that alias, never to the bot: an installation (its input and output checked against the action's
-   * schemas), or a built-in integration (BuiltInActions: `chat:sendEvent`). An alias the bot has no integration of:
-   * 404. undefined when `type` has no `alias:` (the bot's own action).
+   * schemas), or a built-in integration (BuiltInActions: `chat:sendEvent`; a configured LLM provider's
+   * `generateContent` and `listLanguageModels`, LlmInterface). An alias the bot has no integration of: 404. undefined when `type` has no `alias:` (the bot's own action).
    */
   async callAction(bot: BotRow, type: string, input: JsonObject): Promise<Record<string, unknown> | undefined> {
     const colon = type.indexOf(':')
@@ -167,6 +170,7 @@ export class IntegrationOperations {
     const alias = type.slice(0, colon)
     const name = type.slice(colon + 1)
     const integration = alias.length <= 100 ? (await this.store.listIntegrations(bot.id)).find((i) => i.name === alias) : undefined
+    if (!integration && this.llm?.handles(alias)) return this.llm.call(bot, alias, name, input)
     if (!integration) throw errors.notFoundBecause(`Action "${type.slice(0, 200)}" not found: the bot has no integration installed as "${alias.slice(0, 100)}"`)
     const install = await this.service.installation(integration)
     if (!install) return this.builtIn.call(integration, name, input)

@@ -472,6 +472,25 @@ describe('Admin API security', () => {
       expectError(await send({ method: 'GET', path: '/bots' }, { authorization: `Bearer ${botKey}`, workspaceId: 'nope' }), 403, 'Forbidden')
     })
 
+    it('a bot API key reads its own bot with getBot, as a viewer (no secrets); "undefined" with x-bot-id is that bot; any other bot is refused', async () => {
+      const own = h.credentials.botId
+      for (const path of [`/bots/${own}`, '/bots/undefined']) {
+        const res = await h.app.inject({ method: 'GET', url: `/v1/admin${path}`, headers: { authorization: `Bearer ${botKey}`, 'x-bot-id': own } })
+        expect(res.statusCode, path).toBe(200)
+        const { bot } = res.json() as { bot: { id: string; signingSecret: string; integrations: { chat: { configuration: Record<string, unknown> } } } }
+        expect(bot.id).toBe(own)
+        expect(bot.signingSecret).toBe('')
+        expect(bot.integrations.chat.configuration.encryptionKey).toBeUndefined()
+      }
+      const other = await newBot(h.credentials.workspaceId)
+      expectError(await send({ method: 'GET', path: `/bots/${other}` }, { authorization: `Bearer ${botKey}` }), 403, 'Forbidden')
+      const undefinedOther = await h.app.inject({ method: 'GET', url: '/v1/admin/bots/undefined', headers: { authorization: `Bearer ${botKey}`, 'x-bot-id': other } })
+      expectError({ status: undefinedOther.statusCode, body: undefinedOther.json(), text: undefinedOther.body }, 403, 'Forbidden')
+      // nothing else: the same key cannot list the workspace's bots nor change its own bot
+      expectError(await send({ method: 'GET', path: '/bots' }, { authorization: `Bearer ${botKey}`, workspaceId: h.credentials.workspaceId }), 403, 'Forbidden')
+      expectError(await send({ method: 'PUT', path: `/bots/${own}`, body: { name: 'renamed' } }, { authorization: `Bearer ${botKey}`, workspaceId: h.credentials.workspaceId }), 403, 'Forbidden')
+    })
+
     it('denied requests have no effect (a bot API key cannot delete its own bot)', async () => {
       expectError(await send({ method: 'DELETE', path: `/bots/${h.credentials.botId}` }, { authorization: `Bearer ${botKey}`, workspaceId: h.credentials.workspaceId }), 403, 'Forbidden')
       expect(await h.store.getBot(h.credentials.botId)).toBeDefined()

@@ -77,7 +77,8 @@ import revokeConsoleSessions from './account/revoke-console-sessions.js'
 
 /**
  * The Admin API under /v1/admin. Auth is decided by scope:
- * - every route needs a valid Bearer personal access token (401 otherwise; bot keys get 403);
+ * - every route needs a valid Bearer personal access token (401 otherwise; bot keys get 403, but for getBot of
+ *   their own bot, read as a viewer: `config.ownBotKey`);
  * - account routes (the caller's account, tokens, workspace list/create, workspaces by path id) need nothing more;
  * - workspace routes also need x-workspace-id (401 when missing or unknown, 403 for non-members),
  *   and the route's `config.permission` is checked against the caller's role here, in one place.
@@ -94,6 +95,8 @@ export async function adminRoutes(app: App): Promise<void> {
   })
   app.addHook('onRequest', async (request) => {
     request.principal = await app.services.auth.authenticateAdmin(request.headers)
+    // A bot API key reads its own bot (getBot), as Botpress's bots do with their token; every other route is refused.
+    if (request.principal.kind === 'bot' && request.routeOptions.config.ownBotKey === true) return
     request.account = app.services.auth.requireAccount(request.principal)
   })
 
@@ -106,7 +109,9 @@ export async function adminRoutes(app: App): Promise<void> {
   await app.register(async function workspaceScoped(scope: App) {
     scope.addHook('onRequest', async (request) => {
       const header = request.headers['x-workspace-id']
-      const { workspace, role } = await app.services.auth.workspaceRole(request.principal, Array.isArray(header) ? undefined : header)
+      const { workspace, role } = request.principal.kind === 'bot'
+        ? await app.services.auth.ownBotRole(request.principal)
+        : await app.services.auth.workspaceRole(request.principal, Array.isArray(header) ? undefined : header)
       request.workspace = workspace
       request.role = role
       const permission = request.routeOptions.config.permission
