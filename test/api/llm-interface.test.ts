@@ -6,11 +6,12 @@
  */
 import { Client, isApiError } from '@botpress/client'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startParley, type Harness } from '../helpers/harness.js'
-import { providersFile, recordedCalls, startLlmStandIn, type LlmStandIn } from '../helpers/llm-stand-in.js'
+import type { Harness } from '../helpers/harness.js'
+import { parleyWithStandIn, recordedCalls, type LlmStandIn } from '../helpers/llm-stand-in.js'
 import { createBotKey } from '../helpers/runtime-client.js'
 
 describe('the llm interface', () => {
+  let llm: Awaited<ReturnType<typeof parleyWithStandIn>>
   let h: Harness
   let standIn: LlmStandIn
   let client: Client
@@ -26,22 +27,15 @@ describe('the llm interface', () => {
   }
 
   beforeAll(async () => {
-    standIn = await startLlmStandIn()
-    const file = providersFile([
-      { name: 'local', kind: 'openai', url: standIn.url, apiKey: 'sk-local', models: [{ name: 'small', inputCostPer1M: 1, outputCostPer1M: 2, tags: ['low-cost'] }, 'big'] },
-      { name: 'other', kind: 'openai', url: standIn.url, apiKey: 'sk-other', models: ['m2'] },
+    llm = await parleyWithStandIn((url) => [
+      { name: 'local', kind: 'openai', url, apiKey: 'sk-local', models: [{ name: 'small', inputCostPer1M: 1, outputCostPer1M: 2, tags: ['low-cost'] }, 'big'] },
+      { name: 'other', kind: 'openai', url, apiKey: 'sk-other', models: ['m2'] },
     ])
-    h = await startParley({ listen: true, env: { PARLEY_LLM_PROVIDERS_FILE: file } })
+    ;({ h, standIn } = llm)
     client = new Client({ apiUrl: h.baseUrl, botId: h.credentials.botId, token: (await createBotKey(h)).value })
   })
-  afterAll(async () => {
-    await h?.close()
-    await standIn?.close()
-  })
-  beforeEach(async () => {
-    await standIn.settled()
-    standIn.reset()
-  })
+  afterAll(() => llm?.close())
+  beforeEach(() => llm.fresh())
 
   it('getBot (the bot key\'s own bot) lists each provider as a registered integration of the interface', async () => {
     const { bot } = await client.getBot({ id: h.credentials.botId })

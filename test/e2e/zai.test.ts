@@ -13,8 +13,8 @@
 import { spawn } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startParley, type Harness } from '../helpers/harness.js'
-import { providersFile, recordedCalls, startLlmStandIn, type LlmStandIn } from '../helpers/llm-stand-in.js'
+import type { Harness } from '../helpers/harness.js'
+import { parleyWithStandIn, recordedCalls, type LlmStandIn } from '../helpers/llm-stand-in.js'
 import { createBotKey } from '../helpers/runtime-client.js'
 
 const RUNNER = fileURLToPath(new URL('../zai-env/run-zai.mts', import.meta.url))
@@ -42,23 +42,19 @@ function runZai(args: string[]): Promise<{ check?: boolean; extract?: unknown; e
 }
 
 describe('@botpress/zai against Parley', () => {
+  let llm: Awaited<ReturnType<typeof parleyWithStandIn>>
   let h: Harness
   let standIn: LlmStandIn
   let key: string
 
   beforeAll(async () => {
-    standIn = await startLlmStandIn()
-    const file = providersFile([{ name: 'local', kind: 'openai', url: standIn.url, apiKey: 'sk-zai', models: [{ name: 'small', tags: ['recommended', 'general-purpose'] }] }])
-    h = await startParley({ listen: true, env: { PARLEY_LLM_PROVIDERS_FILE: file } })
+    llm = await parleyWithStandIn((url) => [{ name: 'local', kind: 'openai', url, apiKey: 'sk-zai', models: [{ name: 'small', tags: ['recommended', 'general-purpose'] }] }])
+    ;({ h, standIn } = llm)
     key = (await createBotKey(h)).value
   })
-  afterAll(async () => {
-    await h?.close()
-    await standIn?.close()
-  })
+  afterAll(() => llm?.close())
   beforeEach(async () => {
-    await standIn.settled()
-    standIn.reset()
+    await llm.fresh()
     // zai's sentinel protocol: a justified ■TRUE■ for check, one ■json_start■ object for extract
     standIn.answer = (r) => JSON.stringify(r.body.messages).includes('json_start')
       ? { text: '■json_start■\n{ "name": "John Doe", "age": 30 }\n■json_end■' }

@@ -15,7 +15,7 @@ import type { AddressInfo, Socket } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { LlmCallRecord } from '../../src/domain/llm/llm-usage.js'
-import type { Harness } from './harness.js'
+import { startParley, type Harness, type StartOptions } from './harness.js'
 
 /** The calls the gateway recorded for the harness's bot (oldest first, the last 500): from the store, as usage accounting wrote them. */
 export async function recordedCalls(h: Harness, botId = h.credentials.botId): Promise<readonly LlmCallRecord[]> {
@@ -27,6 +27,28 @@ export function providersFile(providers: Record<string, unknown>[]): string {
   const file = join(mkdtempSync(join(tmpdir(), 'parley-llm-')), 'providers.json')
   writeFileSync(file, JSON.stringify({ providers }, null, 2))
   return file
+}
+
+/**
+ * A stand-in and a Parley listening on a port whose providers file lists `providers` (given the stand-in's URL);
+ * `close` stops both. `fresh()` (in beforeEach) waits for calls a previous test abandoned, then forgets the stand-in's
+ * requests and script.
+ */
+export async function parleyWithStandIn(providers: (url: string) => Record<string, unknown>[], options: StartOptions = {}) {
+  const standIn = await startLlmStandIn()
+  const h = await startParley({ listen: true, ...options, env: { PARLEY_LLM_PROVIDERS_FILE: providersFile(providers(standIn.url)), ...options.env } })
+  return {
+    h,
+    standIn,
+    async fresh(): Promise<void> {
+      await standIn.settled()
+      standIn.reset()
+    },
+    async close(): Promise<void> {
+      await h.close()
+      await standIn.close()
+    },
+  }
 }
 
 export interface StandInAnswer {

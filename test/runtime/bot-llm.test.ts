@@ -7,8 +7,8 @@
  * the hook's budget ends with the hook (its provider request abandoned, not left running).
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startParley, type Harness } from '../helpers/harness.js'
-import { providersFile, recordedCalls, startLlmStandIn, type LlmStandIn } from '../helpers/llm-stand-in.js'
+import type { Harness } from '../helpers/harness.js'
+import { parleyWithStandIn, recordedCalls, type LlmStandIn } from '../helpers/llm-stand-in.js'
 import { createBotKey } from '../helpers/runtime-client.js'
 import { createBot, Talk, waitForLog } from './helpers.js'
 
@@ -40,28 +40,26 @@ export const hooks = {
 }`
 
 describe('bot code calls a language model', () => {
+  let llm: Awaited<ReturnType<typeof parleyWithStandIn>>
   let h: Harness
   let standIn: LlmStandIn
   let talk: Talk
   let botId: string
 
   beforeAll(async () => {
-    standIn = await startLlmStandIn()
-    const file = providersFile([{ name: 'local', kind: 'openai', url: standIn.url, apiKey: 'sk-test', models: ['small'] }])
-    h = await startParley({ listen: true, env: { PARLEY_LLM_PROVIDERS_FILE: file, PARLEY_BOT_TIMEOUT_MS: String(BUDGET_MS), PARLEY_LLM_TIMEOUT_MS: '60000' } })
+    llm = await parleyWithStandIn((url) => [{ name: 'local', kind: 'openai', url, apiKey: 'sk-test', models: ['small'] }], {
+      env: { PARLEY_BOT_TIMEOUT_MS: String(BUDGET_MS), PARLEY_LLM_TIMEOUT_MS: '60000' },
+    })
+    ;({ h, standIn } = llm)
     const bot = await createBot(h, BOT)
     botId = bot.id
     talk = await Talk.open(bot)
   })
   afterAll(async () => {
     await talk?.close()
-    await h?.close()
-    await standIn?.close()
+    await llm?.close()
   })
-  beforeEach(async () => {
-    await standIn.settled()
-    standIn.reset()
-  })
+  beforeEach(() => llm.fresh())
 
   it('client.generateText: the answer and its metadata; the call is recorded for the turn\'s conversation and user, via bot-code', async () => {
     standIn.answer = () => ({ text: 'Paris is the capital.' })
