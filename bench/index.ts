@@ -14,6 +14,7 @@ const BENCHMARKS: Record<string, string> = {
   turns: 'turns.ts',
   'turns-client': 'turns-client.ts',
   'remote-bot': 'remote-bot.ts',
+  'llm-gateway': 'llm-gateway.ts',
   integrations: 'integrations.ts',
   'kb-retrieval': 'kb-retrieval.ts',
   'kb-real': 'kb-real.ts',

@@ -29,6 +29,11 @@ export interface LlmUsageOptions {
   clock?: () => number
 }
 
+/** How long a bot's or workspace's budget is kept before it is read again (another instance's change applies within it). */
+const BUDGET_CACHE_MS = 5_000
+const BUDGET_CACHE_ENTRIES = 10_000
+const limits = (b: LlmBudget) => b.dailyTokens > 0 || b.dailyCost > 0
+
 /**
  * Usage accounting of the LLM gateway (issue #28 item 5; docs/llm-usage.md): `record` stores every call and adds it
  * to its bot's and workspace's day (llm-store.ts), `admit` refuses a call once either's budget for the UTC day is spent.
@@ -39,6 +44,8 @@ export interface LlmUsageOptions {
  */
 export class LlmUsageService implements LlmUsage {
   private readonly clock: () => number
+  /** Budgets in force by `scope:id`, until when they are kept (see effective). */
+  private readonly budgets = new Map<string, { budget: LlmBudget; until: number }>()
   private metrics: {
     tokens: Counter; cost: Counter; calls: Counter; refusals: Counter; recordFailures: Counter
   } | undefined
@@ -64,11 +71,10 @@ export class LlmUsageService implements LlmUsage {
 
   async admit(caller: LlmCaller): Promise<void> {
     const day = Math.floor(this.clock() / DAY_MS)
-    const [spent, bot, workspace] = await Promise.all([
-      this.store.llm.spent(caller.workspaceId, caller.botId, day),
-      this.effective('bot', caller.botId),
-      this.effective('workspace', caller.workspaceId),
-    ])
+    const [bot, workspace] = await Promise.all([this.effective('bot', caller.botId), this.effective('workspace', caller.workspaceId)])
+    // No limit in force (the default): nothing to read.
+    if (!limits(bot) && !limits(workspace)) return
+    const spent = await this.store.llm.spent(caller.workspaceId, caller.botId, day)
     const resetsAt = new Date((day + 1) * DAY_MS).toISOString()
     const check = (scope: 'bot' | 'workspace', id: string, budget: LlmBudget, used: LlmSpend) => {
       const over = budget.dailyTokens > 0 && used.tokens >= budget.dailyTokens ? { kind: 'tokens', limit: budget.dailyTokens, spent: used.tokens }
@@ -127,9 +133,19 @@ export class LlmUsageService implements LlmUsage {
     return this.view('workspace', workspaceId, workspaceId)
   }
 
-  /** The limits in force: the override where set, else the setting. */
+  /**
+   * The limits in force: the override where set, else the setting. Kept BUDGET_CACHE_MS per bot and workspace (a call
+   * reads none of them then): a change made here applies at once, one made on another instance within that time.
+   */
   private async effective(scope: 'bot' | 'workspace', id: string): Promise<LlmBudget> {
-    return this.merge(scope, await this.store.llm.getBudget(scope, id))
+    const key = `${scope}:${id}`
+    const now = this.clock()
+    const cached = this.budgets.get(key)
+    if (cached && cached.until > now) return cached.budget
+    const budget = this.merge(scope, await this.store.llm.getBudget(scope, id))
+    if (this.budgets.size >= BUDGET_CACHE_ENTRIES) this.budgets.clear()
+    this.budgets.set(key, { budget, until: now + BUDGET_CACHE_MS })
+    return budget
   }
 
   private merge(scope: 'bot' | 'workspace', row: LlmBudgetRow | undefined): LlmBudget {
@@ -144,6 +160,8 @@ export class LlmUsageService implements LlmUsage {
       dailyCost: pick(input.dailyCost, current?.dailyCost),
       updatedAt: this.clock(),
     })
+    // after the write: an admit in between may have kept the old budget
+    this.budgets.delete(`${scope}:${id}`)
   }
 
   private async view(scope: 'bot' | 'workspace', id: string, workspaceId: string): Promise<LlmBudgetView> {
