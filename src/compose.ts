@@ -18,6 +18,7 @@ import { WorkflowEngine } from './domain/workflow-engine.js'
 import { RecurringEventService } from './domain/recurring-event-service.js'
 import { RuntimeWorkflowService } from './domain/runtime-workflow-service.js'
 import { TablesService } from './domain/tables-service.js'
+import { BotRemoval } from './domain/bot-removal.js'
 import { AnalyticsService } from './domain/analytics-service.js'
 import { LlmUsageService } from './domain/llm/llm-usage-service.js'
 import { ConsoleService } from './domain/console-service.js'
@@ -200,7 +201,7 @@ export function createServices(deps: ServiceDeps): Domain {
     // Best effort, in the background: no request waits for a remote bot.
     onUrlChanged: (bot) => void remote.register(bot),
   })
-  const files = new FileService({ config, store, bots, blobs, warn, embeddings })
+  const files = new FileService({ config, store, blobs, warn, embeddings })
   // The conversation log's one append path (messages and events), shared by the Chat API, the Runtime API, bot code and handoffs.
   const conversationLog = new ConversationLog(store, pubsub)
   const handoffs = new HandoffService(store, conversationLog, bots, {
@@ -253,9 +254,13 @@ export function createServices(deps: ServiceDeps): Domain {
   })
   // The late setter left (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
   runtime.attachDomain({ botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) })
-  bots.addCleaner({ prepare: (botId) => tables.prepareBotCleanup(botId) })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
-  bots.addCleaner({ prepare: () => webhooks.prepareBotCleanup() })
+  // Deleting a bot removes what it has outside its rows: file blobs and passages, table indexes, queued webhook bodies.
+  const botRemoval = new BotRemoval(bots, [
+    { prepare: (botId) => files.prepareBotCleanup(botId) },
+    { prepare: (botId) => tables.prepareBotCleanup(botId) },
+    { prepare: () => webhooks.prepareBotCleanup() },
+  ])
   const services: Services = {
     config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots),
@@ -267,7 +272,8 @@ export function createServices(deps: ServiceDeps): Domain {
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
     installationScope: new InstallationScope(store),
-    workspaces: new WorkspaceService(store, bots),
+    workspaces: new WorkspaceService(store, botRemoval),
+    botRemoval,
     llm,
     llmInterface,
   }

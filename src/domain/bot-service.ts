@@ -197,8 +197,6 @@ export function mergeActions(current: JsonObject | null, input: unknown): JsonOb
 }
 
 export class BotService {
-  private readonly cleaners: BotResourceCleaner[] = []
-
   private readonly checkCode?: CodeChecker
   private readonly clock: () => number
   private readonly hosted: HostedDeploys
@@ -263,10 +261,6 @@ export class BotService {
   async getLogs(workspaceId: string, botId: string, range: BotLogFilter, nextToken: string | undefined): Promise<Page<BotLogRow>> {
     await this.getBot(workspaceId, botId)
     return this.store.listBotLogs(botId, range, { after: nextToken, limit: 100 })
-  }
-
-  addCleaner(cleaner: BotResourceCleaner): void {
-    this.cleaners.push(cleaner)
   }
 
   async createBot(workspaceId: string, input: BotInput): Promise<BotWithIntegrations> {
@@ -397,9 +391,10 @@ export class BotService {
     return webchatCode(type, { publicUrl, webhookId: chat.webhookId, config: sanitizeWebchatConfig(bot.webchat ?? {}) })
   }
 
-  async deleteBot(workspaceId: string, id: string): Promise<void> {
+  /** Deletes the bot's rows; `cleaners` remove what it has outside them (BotRemoval gives them: domain/bot-removal.ts). */
+  async deleteBot(workspaceId: string, id: string, cleaners: readonly BotResourceCleaner[]): Promise<void> {
     await this.getBot(workspaceId, id)
-    const finishers = await Promise.all(this.cleaners.map((c) => c.prepare(id)))
+    const finishers = await Promise.all(cleaners.map((c) => c.prepare(id)))
     const deleted = await this.store.deleteBot(id)
     await this.changed(id)
     for (const finish of finishers) await finish(deleted ?? { webhookBlobNames: [] })

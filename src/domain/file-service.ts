@@ -9,7 +9,6 @@ import { uuidv7 } from '../lib/ids.js'
 import { CONTENT_STATUSES, type AccessPolicy, type FileRow, type FileSortField, type FileStore } from '../store/file-store.js'
 import { UniqueViolation, type Json, type JsonObject, type Page, type Store } from '../store/store.js'
 import type { Principal } from './auth-service.js'
-import type { BotService } from './bot-service.js'
 import { KnowledgeService, type PassageInput } from './knowledge/knowledge-service.js'
 
 export const MAX_KEY_LENGTH = 1024
@@ -114,7 +113,6 @@ export interface PageInput { nextToken?: string | undefined; pageSize?: number |
 export interface FileServiceDeps {
   config: Config
   store: Store
-  bots: BotService
   /** The instance's configured blob store (src/compose.ts). */
   blobs: BlobStore
   clock?: () => number
@@ -150,15 +148,15 @@ export class FileService {
     this.clock = deps.clock ?? Date.now
     this.publicUrl = deps.config.publicUrl
     this.knowledge = new KnowledgeService({ store: deps.store.knowledge, files: this.files, blobs: this.blobs, clock: this.clock, warn: deps.warn, embeddings: deps.embeddings })
-    deps.bots.addCleaner({
-      prepare: async (botId) => {
-        const names = await this.files.listBlobNames(botId)
-        return async () => {
-          for (const name of names) await this.deleteBlob(name, { botId })
-          await deps.store.knowledge.deleteBotPassages(botId)
-        }
-      },
-    })
+  }
+
+  /** BotRemoval's cleaner: a deleted bot's file blobs (listed before its rows go) and knowledge passages. */
+  async prepareBotCleanup(botId: string): Promise<() => Promise<void>> {
+    const names = await this.files.listBlobNames(botId)
+    return async () => {
+      for (const name of names) await this.deleteBlob(name, { botId })
+      await this.deps.store.knowledge.deleteBotPassages(botId)
+    }
   }
 
   // ---- operations of the Files API ----

@@ -3,7 +3,7 @@ import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import { randomBytes } from 'node:crypto'
 import { UniqueViolation, type AccessTokenRow, type AccountRow, type MemberRow, type Page, type Store, type WorkspaceRow } from '../store/store.js'
-import type { BotService } from './bot-service.js'
+import type { BotRemoval } from './bot-removal.js'
 import { assertCan, rank, type Role } from './permissions.js'
 
 const randomSuffix = () => randomBytes(2).toString('hex')
@@ -23,7 +23,7 @@ const HANDLE_RULE = 'a handle is 3 to 64 characters: lowercase letters, digits, 
 export class WorkspaceService {
   constructor(
     private readonly store: Store,
-    private readonly bots: BotService,
+    private readonly bots: Pick<BotRemoval, 'deleteBot'>,
     private readonly clock: () => number = Date.now,
   ) {}
 

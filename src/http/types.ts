@@ -20,6 +20,7 @@ import type { AnalyticsService } from '../domain/analytics-service.js'
 import type { HandoffService } from '../domain/handoff-service.js'
 import type { Permission, Role } from '../domain/permissions.js'
 import type { WorkspaceService } from '../domain/workspace-service.js'
+import type { BotRemoval } from '../domain/bot-removal.js'
 import type { RuntimeEventService } from '../domain/runtime-event-service.js'
 import type { RuntimeStateService } from '../domain/runtime-state-service.js'
 import type { RuntimeTelemetryService } from '../domain/runtime-telemetry-service.js'
@@ -42,6 +43,8 @@ export interface Services {
   streams: ConversationStreams
   auth: AuthService
   workspaces: WorkspaceService
+  /** Deletes bots with what they have outside their rows (domain/bot-removal.ts). */
+  botRemoval: BotRemoval
   bots: BotService
   files: FileService
   /** A webchat user's file upload (Chat API createFileUpload), through the Files API. */

@@ -214,7 +214,7 @@ describe('Files API: content', () => {
       await upsert(h, { key: 'pending.bin', size: 4 }, headers)
       await upsert(h, { key: 'bot-file-0.bin', size: 4 }, headers)
       expect(blobFiles(h).length).toBe(before.length + 3)
-      await h.app.services.bots.deleteBot(h.credentials.workspaceId, botId)
+      await h.app.services.botRemoval.deleteBot(h.credentials.workspaceId, botId)
       expect(blobFiles(h)).toEqual(before)
       expectError(await h.app.inject({ method: 'GET', url: '/v1/files', headers }), 401, 'Unauthorized')
     })

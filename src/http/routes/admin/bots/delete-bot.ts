@@ -9,7 +9,7 @@ export default function deleteBot(app: App): void {
     schema: adminSchema('deleteBot', 'Delete a bot with its conversations, users, messages and files',
       { params: Type.Object({ id: Type.String() }), body: EmptyBody }, { 200: EmptyObject }),
   }, async (request) => {
-    await app.services.bots.deleteBot(request.workspace.id, request.params.id)
+    await app.services.botRemoval.deleteBot(request.workspace.id, request.params.id)
     return {}
   })
 }
