@@ -175,21 +175,18 @@ export function createServices(deps: ServiceDeps): Domain {
     },
   })
   const recurring = new RecurringEventService(store)
-  // Integrations served elsewhere: updateBot waits for register (its outcome is the installation's status), unregister runs in the background.
-  let integrationDelivery: IntegrationDelivery | undefined
-  const integrations = new IntegrationService(store, {
-    outbound: config.outbound,
-    onInstalled: (bot, installation, operation) => integrationDelivery?.lifecycle(bot, installation, operation),
-  })
+  // Integrations served elsewhere, and what goes to them (register, unregister, events, actions).
+  const integrations = new IntegrationService(store, { outbound: config.outbound })
+  const delivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
   // What installed integrations' definitions declare (action and event schemas, states): read by the Runtime API's services.
   const declarations = new IntegrationDeclarations(integrations)
   const runtimeStates = new RuntimeStateService(store, { integrationStates: (bot) => declarations.stateDeclarations(bot) })
-  integrationDelivery = new IntegrationDelivery(store, remote, integrations, () => config.webhookPublicUrl ?? config.publicUrl)
-  const delivery = integrationDelivery
   const packages = new PackageService(store)
   const bots = new BotService(store, {
     outbound: config.outbound,
     installer: integrations,
+    // updateBot waits for register (its outcome is the installation's status); unregister runs in the background.
+    onInstalled: (bot, installation, operation) => delivery.lifecycle(bot, installation, operation),
     plugins: new BotPlugins(store, packages),
     states: runtimeStates,
     recurring,

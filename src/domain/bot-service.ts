@@ -1,4 +1,4 @@
-import type { Installation } from './integration-service.js'
+import type { Installation, InstallationLifecycle } from './integration-service.js'
 import { randomBytes, randomUUID } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { checkServiceUrl } from './service-url.js'
@@ -34,7 +34,7 @@ export interface IntegrationInput {
 /** Installs integrations served elsewhere (IntegrationService.apply). */
 export interface IntegrationInstaller {
   installations(integrations: IntegrationRow[]): Promise<Installation[]>
-  apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: IntegrationInput | null, now: number): Promise<void>
+  apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: IntegrationInput | null, now: number, onInstalled?: InstallationLifecycle): Promise<void>
   /** True when `integrations.<name>` of a built-in name is (or becomes) an installation: `webhook` with an integrationId. */
   replacesBuiltIn(name: string, existing: IntegrationRow | undefined, value: IntegrationInput | null): Promise<boolean>
 }
@@ -217,6 +217,8 @@ export class BotService {
       recurring?: RecurringDeclarations
       /** Aliases other than the built-in ones: installations of integrations served elsewhere. */
       installer?: IntegrationInstaller
+      /** An installation enabled (register, awaited) or disabled (unregister, in the background): IntegrationDelivery's lifecycle. */
+      onInstalled?: InstallationLifecycle
       /** Where a bot's url may point (config.outbound); the built-in policy by default. */
       outbound?: OutboundPolicy
       /** A bot's plugins (updateBot({ plugins }), bot-deploy.ts). */
@@ -344,7 +346,7 @@ export class BotService {
       const existing = integrations.find((i) => i.name === keyName || i.id === keyName)
       const name = existing?.name ?? keyName
       if (this.options.installer && (!isBuiltIn(name) || await this.options.installer.replacesBuiltIn(name, existing, value))) {
-        await this.options.installer.apply(bot, name, existing, value, now)
+        await this.options.installer.apply(bot, name, existing, value, now, this.options.onInstalled)
         continue
       }
       if (!isBuiltIn(name)) throw errors.invalidPayload(`Unknown integration "${keyName}"; built-in integrations: ${BUILT_IN_INTEGRATIONS.join(', ')}`)

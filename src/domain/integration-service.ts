@@ -200,6 +200,13 @@ function secretValues(input: Record<string, unknown>, removals: boolean): Record
   return out
 }
 
+/**
+ * Told when an installation is enabled (register: awaited, so updateBot answers its outcome as Botpress does and the
+ * CLI reads it) or disabled or removed (unregister: in the background). IntegrationDelivery's lifecycle (compose.ts),
+ * given by BotService with each apply.
+ */
+export type InstallationLifecycle = (bot: BotRow, installation: Installation, operation: 'register' | 'unregister') => Promise<void> | void
+
 export class IntegrationService {
   private readonly clock: () => number
 
@@ -209,11 +216,6 @@ export class IntegrationService {
     private readonly store: Store,
     private readonly options: {
       clock?: () => number
-      /**
-       * Told when an installation is enabled (register: awaited, so updateBot answers its outcome as Botpress does and
-       * the CLI reads it) or disabled or removed (unregister: in the background).
-       */
-      onInstalled?: (bot: BotRow, installation: Installation, operation: 'register' | 'unregister') => Promise<void> | void
       /** Where an integration's url may point (config.outbound); the built-in policy by default. */
       outbound?: OutboundPolicy
     } = {},
@@ -488,7 +490,7 @@ export class IntegrationService {
    * definition of the bot's workspace, change its configuration, enable or disable it (null disables;
    * the rows stay, so its users and conversations survive a re-enable). register/unregister follow.
    */
-  async apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: InstallationInput | null, now: number): Promise<void> {
+  async apply(bot: BotRow, alias: string, existing: IntegrationRow | undefined, value: InstallationInput | null, now: number, onInstalled?: InstallationLifecycle): Promise<void> {
     if (!ALIAS.test(alias)) throw errors.invalidPayload(`integrations: "${alias.slice(0, 100)}" is not an integration alias (lowercase letters, digits, - and _, starting with a letter)`)
     const current = existing && (await this.installation(existing))
     // The built-in webhook's row becomes the installation (its webhookId stays; /webhooks/{id} then answers 404).
@@ -499,7 +501,7 @@ export class IntegrationService {
       } else {
         if (existing.enabled) {
           await this.store.updateIntegration(existing.id, { enabled: false }, now)
-          void this.options.onInstalled?.(bot, { ...current, integration: { ...existing, enabled: false } }, 'unregister')
+          void onInstalled?.(bot, { ...current, integration: { ...existing, enabled: false } }, 'unregister')
         }
         if (value === null) return
       }
@@ -530,7 +532,7 @@ export class IntegrationService {
     }
     const link: InstallationRow = { integrationId: integration.id, definitionId: definition.id, configurationType: type, disabledChannels: checkDisabledChannels(definition, alias, value.disabledChannels) ?? current?.link.disabledChannels }
     await this.store.integrations.setInstallation(link)
-    if (enabled) await this.options.onInstalled?.(bot, { integration, link, definition }, 'register')
+    if (enabled) await onInstalled?.(bot, { integration, link, definition }, 'register')
   }
 
   /** The outcome of an installation's register, where getBot shows it (integrations.<alias>.status / statusReason). */
