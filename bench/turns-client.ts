@@ -22,7 +22,12 @@ import { ECHO_BOT } from './turns.js'
 
 const ROUNDS = Math.max(1, Math.floor(num('BENCH_TURNS_CLIENT_ROUNDS', 3)))
 const SECONDS = num('BENCH_TURNS_CLIENT_SECONDS', 6)
-const WARMUP = num('BENCH_TURNS_CLIENT_WARMUP', 2)
+/**
+ * Seconds of turns not counted before each measurement. 10, not 2: V8's compiler threads still took ~20% of the
+ * server's core 3–8 s into a run (per-thread CPU from /proc), so 2 s measured Parley while it compiled; the baseline,
+ * far less code, was warm sooner. 0.29× with 2 s, 0.35× with 10 s on the same day.
+ */
+const WARMUP = num('BENCH_TURNS_CLIENT_WARMUP', 10)
 const CONCURRENCY = (process.env.BENCH_TURNS_CLIENT_CONVERSATIONS || '1,10').split(',').map((s) => Math.max(1, Number(s.trim()) || 1))
 const TARGET_RATIO = 0.6
 const TARGET_P50_SLACK_MS = 1
