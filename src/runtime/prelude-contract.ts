@@ -30,6 +30,11 @@ export interface PreludeHost {
    */
   budget(ms: number): void
   log(level: LogLevel, text: string): void
+  /**
+   * Whether the run was refused memory (its heap could not grow): what QuickJS throws then may be `null` (it had no
+   * memory left to make an error), which the prelude then words as the memory limit.
+   */
+  outOfMemory?(): boolean
 }
 
 /** Helpers the host passes in (also stringified). */

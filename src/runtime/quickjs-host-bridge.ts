@@ -26,8 +26,8 @@ const MAX_TABLE_CALL_LENGTH = 40 * 1024 * 1024
  * functions each time), measured ~14 µs a call.
  */
 const SETUP = `(function () {
-  var call = globalThis.__host_call, budget = globalThis.__host_budget, log = globalThis.__host_log;
-  delete globalThis.__host_call; delete globalThis.__host_budget; delete globalThis.__host_log;
+  var call = globalThis.__host_call, budget = globalThis.__host_budget, log = globalThis.__host_log, memory = globalThis.__host_memory;
+  delete globalThis.__host_call; delete globalThis.__host_budget; delete globalThis.__host_log; delete globalThis.__host_memory;
   var HostPromise = Promise, HostError = Error, waiting = Object.create(null);
   var __name = function (f) { return f };
   function text(args) {
@@ -52,7 +52,8 @@ const SETUP = `(function () {
       return new HostPromise(function (resolve, reject) { waiting[call(method, args)] = { resolve: resolve, reject: reject } })
     },
     budget: function (ms) { budget(ms) },
-    log: logLine
+    log: logLine,
+    outOfMemory: function () { return memory() === true }
   });
   // The prelude's entry points are handed to the worker only (SETUP's value): nothing global names them,
   // so bot code cannot re-enter the runtime (a re-entered turn would start units with fresh budgets).
@@ -102,7 +103,9 @@ export function installHost(vm: Vm): void {
     const text = context.getString(textHandle).slice(0, MAX_LOG_LENGTH)
     post({ type: 'log', id: vm.runId, level: ['debug', 'info', 'warn', 'error'].includes(level) ? level : 'info', text })
   })
-  for (const [name, fn] of [['__host_call', hostCall], ['__host_budget', budget], ['__host_log', log]] as const) {
+  // Whether this run's heap growth was refused (sandbox-heap.ts): the VM is out of memory.
+  const memory = context.newFunction('__host_memory', () => (vm.heap.refused !== undefined ? context.true : context.false))
+  for (const [name, fn] of [['__host_call', hostCall], ['__host_budget', budget], ['__host_log', log], ['__host_memory', memory]] as const) {
     context.setProp(context.global, name, fn)
     fn.dispose()
   }

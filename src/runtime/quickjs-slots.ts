@@ -207,8 +207,9 @@ export class WorkerSlots {
       // the largest heaps first
       for (const idle of live.filter((s) => s.started && !this.busy(s)).sort((a, b) => b.beat[BEAT_HEAP]! - a.beat[BEAT_HEAP]!)) {
         if (free <= this.sizeOf(quarantine)) break
+        // (an idle worker that drained promise jobs a moment ago counts as held, not free: dropping it leaves `free` as it is)
+        if (!this.held(idle, now)) free--
         this.drop(idle)
-        free--
       }
     }
   }

@@ -201,6 +201,15 @@ describe('load', () => {
 
 // -------------------------------------------------------------------------------------------------------------------
 describe('hooks', () => {
+  it('a hook that fails with null while its run was refused memory is recorded as out of memory (what QuickJS throws then), not as "null"', async () => {
+    for (const refused of [true, false]) {
+      const t = setup({ hooks: { afterIncoming: () => { throw null } } })
+      t.host.outOfMemory = () => refused
+      const out = await t.turn(messageEvent('x'))
+      expect(out.errors).toEqual([refused ? 'hooks.afterIncoming: out of memory: it used more than its memory limit (PARLEY_BOT_MEMORY_MB)' : 'hooks.afterIncoming: null'])
+    }
+  })
+
   it('client.generateText passes the input, the event\'s user and what is left of the unit\'s budget to the host', async () => {
     const t = setup({
       hooks: { afterIncoming: async (ctx: Json) => ctx.client.createMessage({ payload: { type: 'text', text: (await ctx.client.generateText({ messages: [{ role: 'user', content: 'hi' }] })).output } }) },

@@ -37,6 +37,15 @@ export function log(level: LogLevel, text: string): void {
   }
 }
 
+/** Whether the run was refused memory (PreludeHost.outOfMemory): false when the host cannot say. */
+export function hostOutOfMemory(): boolean {
+  try {
+    return host.outOfMemory?.() === true
+  } catch {
+    return false
+  }
+}
+
 export function safePreview(payload: unknown): string {
   try {
     return previewOf(payload)

@@ -2,7 +2,7 @@
  * A run (one turn, beforeIncoming or action call) and its units of user code: each unit gets a fresh budget from the
  * host, and fails with a timeout when the host ends it (abortUnit); failures are recorded on the run and logged.
  */
-import { hostBudget, log } from './host.js'
+import { hostBudget, hostOutOfMemory, log } from './host.js'
 import { HostPromise, mathMax, mathMin, now, promiseRace } from './intrinsics.js'
 import type { Run } from './types.js'
 import { deployedPosition, errText } from './util.js'
@@ -11,6 +11,10 @@ const DEFAULT_BUDGET_MS = 5000
 
 export function fail(rt: Run, where: string, err: unknown): void {
   let message = errText(err)
+  // QuickJS out of memory throws null when it has no memory left to make an error.
+  if ((err === null || err === undefined) && hostOutOfMemory()) {
+    message = 'out of memory: it used more than its memory limit (PARLEY_BOT_MEMORY_MB)'
+  }
   // Stopped at the time limit (QuickJS's interrupt, or abortUnit): say which limit, and the setting behind it.
   if (message === 'interrupted' || message === 'InternalError: interrupted' || message.indexOf('timed out (its wall-time budget ran out)') === 0) {
     message = 'timed out: it ran longer than its ' + rt.budgetMs + ' ms budget (each hook, card or action; set by PARLEY_BOT_TIMEOUT_MS, or the bot\'s maxExecutionTime in seconds)'
