@@ -26,11 +26,14 @@ export interface CognitiveRequest {
   meta?: object
 }
 
-/** The request as the gateway's input: systemPrompt becomes a leading system message, tool results their own role. */
-export function generateInput(body: CognitiveRequest, signal: AbortSignal): GenerateInput {
+/**
+ * Botpress's messages (the v2 request's, and the `llm` interface's) as the gateway's: systemPrompt becomes a leading
+ * system message, tool results their own role, an assistant's tool calls their arguments as the input.
+ */
+export function chatMessages(systemPrompt: string | undefined, input: CognitiveRequest['messages']): ChatMessage[] {
   const messages: ChatMessage[] = []
-  if (body.systemPrompt) messages.push({ role: 'system', content: body.systemPrompt })
-  for (const m of body.messages) {
+  if (systemPrompt) messages.push({ role: 'system', content: systemPrompt })
+  for (const m of input) {
     const content = m.content ?? null
     if (m.type === 'tool_result' || m.toolResultCallId !== undefined) {
       messages.push({ role: 'tool', content, toolCallId: m.toolResultCallId ?? '' })
@@ -40,12 +43,23 @@ export function generateInput(body: CognitiveRequest, signal: AbortSignal): Gene
       messages.push({ role: m.role, content })
     }
   }
+  return messages
+}
+
+/** The request's `meta` strings recorded with the call (anything else in it is ignored). */
+export function callMeta(meta: object | undefined): NonNullable<GenerateInput['meta']> {
+  const m = (meta ?? {}) as { promptSource?: unknown; promptCategory?: unknown; integrationName?: unknown }
+  const text = (v: unknown) => (typeof v === 'string' ? v : undefined)
+  return { promptSource: text(m.promptSource), promptCategory: text(m.promptCategory), integrationName: text(m.integrationName) }
+}
+
+/** The request as the gateway's input. */
+export function generateInput(body: CognitiveRequest, signal: AbortSignal): GenerateInput {
+  const messages = chatMessages(body.systemPrompt, body.messages)
   const ignored = [
     ...(body.reasoningEffort !== undefined && body.reasoningEffort !== 'none' ? ['reasoningEffort'] : []),
     ...(body.search !== undefined && body.search !== false ? ['search'] : []),
   ]
-  const meta = (body.meta ?? {}) as { promptSource?: unknown; promptCategory?: unknown; integrationName?: unknown }
-  const text = (v: unknown) => (typeof v === 'string' ? v : undefined)
   const control = body.toolControl
   const stop = body.stopSequences === undefined ? [] : typeof body.stopSequences === 'string' ? [body.stopSequences] : body.stopSequences
   const toolChoice: ToolChoice | undefined = !control ? undefined
@@ -61,7 +75,7 @@ export function generateInput(body: CognitiveRequest, signal: AbortSignal): Gene
     ...(body.tools && body.tools.length > 0 && { tools: body.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), ...(t.parameters !== undefined && { parameters: t.parameters as Record<string, unknown> }) })) }),
     ...(toolChoice && { toolChoice }),
     ignored,
-    meta: { promptSource: text(meta.promptSource), promptCategory: text(meta.promptCategory), integrationName: text(meta.integrationName) },
+    meta: callMeta(body.meta),
     signal,
   }
 }

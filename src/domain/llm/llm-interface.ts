@@ -12,7 +12,8 @@ import { ApiError, errors } from '../../lib/errors.js'
 import { uuidv7 } from '../../lib/ids.js'
 import type { BotRow, JsonObject } from '../../store/store.js'
 import type { GenerateInput, LlmGateway } from './llm-gateway.js'
-import type { ChatMessage, ContentPart, ToolChoice } from './llm-provider.js'
+import type { ContentPart, ToolChoice } from './llm-provider.js'
+import { callMeta, chatMessages } from './cognitive-v2.js'
 
 /** The interface's version the integrations say they implement (botpress/botpress interfaces/llm). */
 export const LLM_INTERFACE_VERSION = '11.0.0'
@@ -124,25 +125,14 @@ export class LlmInterface {
   }
 
   private generateInput(provider: string, body: ContentInput): GenerateInput {
-    const messages: ChatMessage[] = []
-    if (body.systemPrompt) messages.push({ role: 'system', content: body.systemPrompt })
-    for (const m of body.messages) {
-      const content = m.content ?? null
-      if (m.type === 'tool_result' || m.toolResultCallId !== undefined) messages.push({ role: 'tool', content, toolCallId: m.toolResultCallId ?? '' })
-      else if (m.role === 'assistant' && m.toolCalls && m.toolCalls.length > 0) {
-        messages.push({ role: 'assistant', content, toolCalls: m.toolCalls.map((c) => ({ id: c.id, name: c.function.name, input: (c.function.arguments ?? {}) as Record<string, unknown> })) })
-      } else messages.push({ role: m.role, content })
-    }
     const choice = body.toolChoice?.type
     const toolChoice: ToolChoice | undefined = choice === 'specific' ? { mode: 'specific', toolName: body.toolChoice?.functionName ?? '' }
       : choice === 'any' ? { mode: 'required' } : choice === 'none' ? { mode: 'none' } : choice === 'auto' ? { mode: 'auto' } : undefined
-    const meta = body.meta ?? {}
-    const text = (v: unknown) => (typeof v === 'string' ? v : undefined)
     // The provider's first model when none is named (the interface's model is optional).
     const model = body.model ? `${provider}:${body.model.id}` : this.gateway.listModels().find((m) => m.id.startsWith(`${provider}:`))?.id
     return {
       model,
-      messages,
+      messages: chatMessages(body.systemPrompt, body.messages),
       ...(body.maxTokens !== undefined && { maxTokens: body.maxTokens }),
       ...(body.temperature !== undefined && { temperature: body.temperature }),
       ...(body.stopSequences && body.stopSequences.length > 0 && { stop: body.stopSequences }),
@@ -152,7 +142,7 @@ export class LlmInterface {
       }),
       ...(toolChoice && { toolChoice }),
       ignored: body.topP !== undefined && body.topP !== 1 ? ['topP'] : [],
-      meta: { promptSource: text(meta.promptSource), promptCategory: text(meta.promptCategory), integrationName: text(meta.integrationName) },
+      meta: callMeta(body.meta),
     }
   }
 }
