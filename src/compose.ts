@@ -260,7 +260,7 @@ export function createServices(deps: ServiceDeps): Domain {
   ])
   const services: Services = {
     config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
-    analytics: new AnalyticsService(store, bots),
+    analytics: new AnalyticsService(store, bots, llmUsage),
     llmUsage,
     handoffs,
     console: new ConsoleService(store, config.console),
@@ -294,6 +294,8 @@ export function createServices(deps: ServiceDeps): Domain {
       await runtime.stop()
       await hosted.close()
       await chat.stop()
+      // the records of the last model calls, whose answers went out before them (LlmUsage.record)
+      await llmUsage.settled()
     },
     async close() {
       if (!deps.sandbox) await sandbox.close()

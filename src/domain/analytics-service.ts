@@ -1,3 +1,4 @@
+import type { LlmUsage } from './llm/llm-usage.js'
 import { errors } from '../lib/errors.js'
 import type { DayCount, DayKeyCount } from '../store/analytics-store.js'
 import type { LlmDay, Stats } from '../store/llm-store.js'
@@ -65,7 +66,8 @@ function dayOf(value: string, name: string): number {
  * trackAnalytics counters, the LLM gateway's calls: docs/llm-usage.md#analytics).
  */
 export class AnalyticsService {
-  constructor(private readonly store: Store, private readonly bots: BotService) {}
+  /** `llmUsage`: whose records not yet stored the LLM figures wait for (LlmUsage.settled). */
+  constructor(private readonly store: Store, private readonly bots: BotService, private readonly llmUsage?: Pick<LlmUsage, 'settled'>) {}
 
   /** The bot (of the workspace) and the range as day numbers, checked. */
   private async range(workspaceId: string, botId: string, startDate: string, endDate: string) {
@@ -80,6 +82,7 @@ export class AnalyticsService {
   async botAnalytics(workspaceId: string, botId: string, startDate: string, endDate: string): Promise<AnalyticsRecord[]> {
     const { bot, first, last } = await this.range(workspaceId, botId, startDate, endDate)
     const a = await this.store.analytics.botActivity({ botId: bot.id, fromDay: first, toDay: last + 1, sessionGapMs: ANALYTICS_LIMITS.sessionGapMs })
+    await this.llmUsage?.settled()
     const llm = new Map((await this.store.llm.botDays(bot.id, first, last + 1)).map(({ day, ...x }) => [day, x]))
     const byDay = (xs: DayCount[]) => new Map(xs.map((x) => [x.day, x.count]))
     const keyed = (xs: DayKeyCount[]) => {

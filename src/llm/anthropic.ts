@@ -1,5 +1,5 @@
 import { ProviderError, type ChatMessage, type LlmProvider, type ProviderRequest, type ProviderResult, type StopReason } from '../domain/llm/llm-provider.js'
-import { count, messageText, parseJsonLine, postJson, readJson, sseData, toolInput } from './provider-http.js'
+import { count, messageText, parseJsonLine, postJson, readJson, type ProviderResponse, sseData, toolInput } from './provider-http.js'
 
 const VERSION = '2023-06-01'
 
@@ -40,7 +40,7 @@ export class AnthropicProvider implements LlmProvider {
     return onDelta ? this.readStream(res, onDelta) : this.readAnswer(res)
   }
 
-  private async readAnswer(res: Response): Promise<ProviderResult> {
+  private async readAnswer(res: ProviderResponse): Promise<ProviderResult> {
     const answer = (await readJson(res, this.maxAnswerBytes)) as { content?: unknown; stop_reason?: unknown; usage?: Record<string, unknown> }
     if (!Array.isArray(answer?.content)) throw new ProviderError('malformed', 'answered without content blocks')
     const blocks = answer.content as { type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }[]
@@ -53,7 +53,7 @@ export class AnthropicProvider implements LlmProvider {
     }
   }
 
-  private async readStream(res: Response, onDelta: (text: string) => void): Promise<ProviderResult> {
+  private async readStream(res: ProviderResponse, onDelta: (text: string) => void): Promise<ProviderResult> {
     let output = ''
     let inputTokens = 0
     let outputTokens = 0

@@ -1,5 +1,5 @@
 import { ProviderError, type ChatMessage, type LlmProvider, type ProviderRequest, type ProviderResult, type StopReason, type ToolCall } from '../domain/llm/llm-provider.js'
-import { count, messageText, parseJsonLine, postJson, readJson, sseData, toolInput } from './provider-http.js'
+import { count, messageText, parseJsonLine, postJson, readJson, type ProviderResponse, sseData, toolInput } from './provider-http.js'
 
 /**
  * Any OpenAI-compatible chat completions API (OpenAI, Ollama, vLLM, llama.cpp's server, LM Studio, LiteLLM):
@@ -33,7 +33,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     return onDelta ? this.readStream(res, onDelta) : this.readAnswer(res)
   }
 
-  private async readAnswer(res: Response): Promise<ProviderResult> {
+  private async readAnswer(res: ProviderResponse): Promise<ProviderResult> {
     const answer = (await readJson(res, this.maxAnswerBytes)) as { choices?: { message?: { content?: unknown; tool_calls?: unknown }; finish_reason?: unknown }[]; usage?: Record<string, unknown> }
     const choice = Array.isArray(answer?.choices) ? answer.choices[0] : undefined
     if (!choice || typeof choice.message !== 'object' || choice.message === null) throw new ProviderError('malformed', 'answered without choices[0].message')
@@ -47,7 +47,7 @@ export class OpenAiCompatibleProvider implements LlmProvider {
     }
   }
 
-  private async readStream(res: Response, onDelta: (text: string) => void): Promise<ProviderResult> {
+  private async readStream(res: ProviderResponse, onDelta: (text: string) => void): Promise<ProviderResult> {
     let output = ''
     let finish: unknown
     let usage: Record<string, unknown> | undefined

@@ -40,7 +40,7 @@ describe('LlmUsageService.admit: what it reads', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
-  const service = (botDailyTokens = 0) => new LlmUsageService(store, {} as never, {
+  const service = (botDailyTokens = 0) => new LlmUsageService(store, { getBot: async (_ws: string, id: string) => ({ bot: { id } }) } as never, {
     bot: { dailyTokens: botDailyTokens, dailyCost: 0 }, workspace: { dailyTokens: 0, dailyCost: 0 },
   }, { warn: () => {} })
 
@@ -56,8 +56,36 @@ describe('LlmUsageService.admit: what it reads', () => {
     reads.length = 0
     for (let i = 0; i < 3; i++) await usage.admit({ workspaceId: ws, botId })
     expect(reads).toEqual(['getBudget', 'getBudget', 'spent', 'spent', 'spent'])
-    await usage.record(llmCall(ws, botId, Date.now(), { inputTokens: 10, outputTokens: 5 }))
+    usage.record(llmCall(ws, botId, Date.now(), { inputTokens: 10, outputTokens: 5 }))
     await usage.updateWorkspaceBudget(ws, ws, { dailyTokens: 10 })
     await expect(usage.admit({ workspaceId: ws, botId })).rejects.toMatchObject({ type: 'LimitExceeded' })
+  })
+
+  it('a call recorded but not yet stored counts: admit (with a limit in force) and the budget view wait for its write', async () => {
+    // A fresh workspace and bot: the case above left a workspace budget behind.
+    const fresh = await seed(store, Date.now())
+    const caller = { workspaceId: fresh.workspace.id, botId: fresh.bot.id }
+    const usage = service(10)
+    const real = store.llm.recordCall.bind(store.llm)
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    store.llm.recordCall = async (row) => {
+      await gate
+      return real(row)
+    }
+    try {
+      usage.record(llmCall(caller.workspaceId, caller.botId, Date.now(), { inputTokens: 10, outputTokens: 5 }))
+      let done = false
+      const admitted = usage.admit(caller).finally(() => (done = true))
+      const viewed = usage.getBotBudget(caller.workspaceId, caller.botId)
+      await new Promise((resolve) => setTimeout(resolve, 50))
+      // Without the wait, admit would have read a spend of 0 (< 10) and let the call through by now.
+      expect(done).toBe(false)
+      open()
+      await expect(admitted).rejects.toMatchObject({ type: 'LimitExceeded' })
+      expect((await viewed).today.tokens).toBe(15)
+    } finally {
+      store.llm.recordCall = real
+    }
   })
 })

@@ -3,7 +3,8 @@
  * LlmUsage.record (no provider is involved in this part): getBotAnalytics().llm through the official
  * `@botpress/client@1.45.0` per UTC day; budgets from the settings and the Admin API (getBotLlmBudget,
  * updateBotLlmBudget, getWorkspaceLlmBudget, updateWorkspaceLlmBudget), `admit` refusing 413 LimitExceeded once
- * the bot's or the workspace's day is spent (the ApiError the gateway's routes answer with); `record` never throwing;
+ * the bot's or the workspace's day is spent (the ApiError the gateway's routes answer with); `record` never throwing
+ * nor holding the answer (its write is waited for by every reader: admit, the budget views, analytics);
  * the Prometheus series; bad budget bodies are 400s.
  */
 import { Writable } from 'node:stream'
@@ -52,7 +53,7 @@ describe('e2e: LLM usage, budgets and analytics', () => {
       llmCall(ws, botId, now, { inputTokens: 30, outputTokens: 0, inputCost: 0, outputCost: 0, latencyMs: 4000, error: 'The provider did not answer in time' }),
     ]
     const yesterday = llmCall(ws, botId, now - DAY, { inputTokens: 5, outputTokens: 7, latencyMs: 700 })
-    for (const call of [...today, yesterday]) await h.app.services.llmUsage.record(call)
+    for (const call of [...today, yesterday]) h.app.services.llmUsage.record(call)
 
     const client = new Client({ apiUrl: h.baseUrl, token: h.credentials.token, workspaceId: ws })
     const { records } = await client.getBotAnalytics({ id: botId, startDate: isoDay(now - 2 * DAY), endDate: isoDay(now) })
@@ -72,9 +73,9 @@ describe('e2e: LLM usage, budgets and analytics', () => {
   it('a bot\'s token budget (setting, then its override) refuses 413 LimitExceeded once spent, naming the budget and the reset', async () => {
     const botId = await newBot('tokens')
     // The setting's 1000 tokens: 999 spent lets one more call in, 1000 does not.
-    await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { inputTokens: 900, outputTokens: 99, inputCost: 0, outputCost: 0 }))
+    h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { inputTokens: 900, outputTokens: 99, inputCost: 0, outputCost: 0 }))
     await h.app.services.llmUsage.admit(caller(botId))
-    await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { inputTokens: 1, outputTokens: 0, inputCost: 0, outputCost: 0 }))
+    h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { inputTokens: 1, outputTokens: 0, inputCost: 0, outputCost: 0 }))
     const err = await refusal(h.app.services.llmUsage.admit(caller(botId)))
     expect(err).toMatchObject({ type: 'LimitExceeded', status: 413, metadata: { scope: 'bot', budget: 'tokens', limit: 1000, spent: 1000, resetsAt: nextMidnight() } })
     expect(err.message).toContain(`bot "${botId}"`)
@@ -100,7 +101,7 @@ describe('e2e: LLM usage, budgets and analytics', () => {
 
   it('yesterday\'s calls do not count today (the budget resets at midnight UTC)', async () => {
     const botId = await newBot('yesterday')
-    await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now() - DAY, { inputTokens: 50_000, inputCost: 0, outputCost: 0 }))
+    h.app.services.llmUsage.record(llmCall(ws, botId, Date.now() - DAY, { inputTokens: 50_000, inputCost: 0, outputCost: 0 }))
     await h.app.services.llmUsage.admit(caller(botId))
     expect((await admin('GET', `/bots/${botId}/llm-budget`)).body.budget.today).toEqual({ calls: 0, tokens: 0, cost: 0 })
   })
@@ -110,7 +111,7 @@ describe('e2e: LLM usage, budgets and analytics', () => {
     const quiet = await newBot('quiet')
     const set = await admin('PUT', `/bots/${spender}/llm-budget`, { body: { dailyCost: 0.05, dailyTokens: 0 } })
     expect(set.body.budget.effective).toEqual({ dailyTokens: 0, dailyCost: 0.05 })
-    await h.app.services.llmUsage.record(llmCall(ws, spender, Date.now(), { inputTokens: 1, outputTokens: 1, inputCost: 0.03, outputCost: 0.02 }))
+    h.app.services.llmUsage.record(llmCall(ws, spender, Date.now(), { inputTokens: 1, outputTokens: 1, inputCost: 0.03, outputCost: 0.02 }))
     const bot = await refusal(h.app.services.llmUsage.admit(caller(spender)))
     expect(bot.metadata).toMatchObject({ scope: 'bot', budget: 'cost', limit: 0.05 })
     expect(bot.message).toContain('cost budget is spent: $0.0500 used today of $0.0500')
@@ -134,7 +135,7 @@ describe('e2e: LLM usage, budgets and analytics', () => {
     const attempts = 5
     const outcomes = await Promise.allSettled(Array.from({ length: attempts }, async () => {
       await h.app.services.llmUsage.admit(caller(botId))
-      await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { inputTokens: 100, outputTokens: 0 }))
+      h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { inputTokens: 100, outputTokens: 0 }))
     }))
     const admitted = outcomes.filter((o) => o.status === 'fulfilled').length
     // At least the budget's worth went through; whatever went beyond it was admitted before the budget was reached.
@@ -147,14 +148,18 @@ describe('e2e: LLM usage, budgets and analytics', () => {
   it('record never throws: a call that cannot be stored is logged and counted; the series by provider and model', async () => {
     const botId = await newBot('metrics')
     const lost = llmCall('no-such-workspace', botId, Date.now())
-    await expect(h.app.services.llmUsage.record(lost)).resolves.toBeUndefined()
+    const usage = h.app.services.llmUsage
+    // record does not hold the answer: it returns at once, and the write's failure is logged once it settled
+    expect(() => usage.record(lost)).not.toThrow()
+    await usage.settled()
     const warned = logText.trim().split('\n').filter(Boolean).map((l) => JSON.parse(l) as { msg: string; callId?: string; botId?: string })
       .filter((l) => l.msg.includes('could not be recorded'))
     expect(warned).toMatchObject([{ callId: lost.id, botId }])
     const counted = llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 11, outputTokens: 22, inputCost: 0.25, outputCost: 0.5 })
-    await h.app.services.llmUsage.record(counted)
-    await h.app.services.llmUsage.record(counted) // the same call again: counted once
-    await h.app.services.llmUsage.record(llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 3, outputTokens: 0, inputCost: 0, outputCost: 0, error: 'failed' }))
+    usage.record(counted)
+    usage.record(counted) // the same call again: counted once
+    usage.record(llmCall(ws, botId, Date.now(), { provider: 'metrics-provider', model: 'mx', inputTokens: 3, outputTokens: 0, inputCost: 0, outputCost: 0, error: 'failed' }))
+    await usage.settled()
     const text = (await h.app.inject({ method: 'GET', url: '/metrics' })).body
     const value = (series: string) => Number(new RegExp(`^${series.replace(/[{}"]/g, '\\$&')} (\\S+)$`, 'm').exec(text)?.[1])
     expect(value('parley_llm_record_failures_total')).toBe(1)

@@ -19,6 +19,8 @@ import { startParley, type Harness, type StartOptions } from './harness.js'
 
 /** The calls the gateway recorded for the harness's bot (oldest first, the last 500): from the store, as usage accounting wrote them. */
 export async function recordedCalls(h: Harness, botId = h.credentials.botId): Promise<readonly LlmCallRecord[]> {
+  // A call is recorded after its answer went out (LlmUsage.record): as every reader of usage in Parley, wait for it.
+  await h.app.services.llmUsage.settled()
   return (await h.store.llm.recentCalls(botId, 500)) as LlmCallRecord[]
 }
 

@@ -4,14 +4,14 @@
  * reader keeps the text since the last newline in pieces), which this checks by its result, not its time.
  */
 import { describe, expect, it } from 'vitest'
-import { readLines } from '../../src/llm/provider-http.js'
+import { readLines, type ProviderResponse } from '../../src/llm/provider-http.js'
 
-const response = (chunks: string[]) => new Response(new ReadableStream({
-  start(controller) {
-    for (const c of chunks) controller.enqueue(new TextEncoder().encode(c))
-    controller.close()
-  },
-}))
+const response = (chunks: string[]): ProviderResponse => ({
+  status: 200,
+  body: (async function* () {
+    for (const c of chunks) yield new TextEncoder().encode(c)
+  })(),
+})
 
 async function lines(chunks: string[], maxBytes = 1 << 20): Promise<string[]> {
   const out: string[] = []

@@ -153,7 +153,8 @@ export class LlmGateway {
       release?.()
     }
     const latency = performance.now() - started
-    await this.record(caller, input, via, candidate, outcome, latency, ttft)
+    // recorded after the answer went out (LlmUsage.record does not hold it)
+    this.record(caller, input, via, candidate, outcome, latency, ttft)
     return 'result' in outcome ? { ...outcome, latency, ...(ttft !== undefined && { ttft }) } : outcome
   }
 
@@ -166,7 +167,7 @@ export class LlmGateway {
     return new ProviderError('malformed', 'answered something Parley could not read')
   }
 
-  private async record(caller: LlmCaller, input: GenerateInput, via: LlmCallRecord['via'], candidate: ConfiguredModel, outcome: { result: ProviderResult } | { error: ProviderError }, latency: number, ttft: number | undefined): Promise<void> {
+  private record(caller: LlmCaller, input: GenerateInput, via: LlmCallRecord['via'], candidate: ConfiguredModel, outcome: { result: ProviderResult } | { error: ProviderError }, latency: number, ttft: number | undefined): void {
     const provider = candidate.provider.name
     const model = candidate.model.name
     const result = 'result' in outcome ? outcome.result : undefined
@@ -187,11 +188,7 @@ export class LlmGateway {
       ...(typeof meta.promptCategory === 'string' && { promptCategory: meta.promptCategory.slice(0, META_CHARS) }),
       ...(typeof meta.integrationName === 'string' && { integrationName: meta.integrationName.slice(0, META_CHARS) }),
     }
-    try {
-      await this.usage.record(record)
-    } catch (err) {
-      this.log.warn({ err, provider, model }, 'llm: a call could not be recorded')
-    }
+    this.usage.record(record)
   }
 
   private output(candidate: ConfiguredModel, result: ProviderResult, timing: { latency: number; ttft?: number }, path: string[], warnings: Warning[]): GenerateOutput {

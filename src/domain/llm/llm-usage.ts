@@ -28,6 +28,11 @@ export interface LlmCallRecord extends LlmCaller, Omit<LlmCallRow, 'stopReason' 
 export interface LlmUsage {
   /** Throws the 4xx (`errors.*`) that refuses a call once the bot's or workspace's budget for the day is spent. */
   admit(caller: LlmCaller): Promise<void>
-  /** Records one call's outcome (never throws: a recording failure is logged, the answer still goes out). */
-  record(call: LlmCallRecord): Promise<void>
+  /**
+   * Records one call's outcome once its answer went out: the answer does not wait for the write. Never throws (a
+   * recording failure is logged and counted).
+   */
+  record(call: LlmCallRecord): void
+  /** Resolves once every call recorded so far is stored: whoever reads usage waits for it first. */
+  settled(): Promise<void>
 }
