@@ -32,7 +32,7 @@ import { MemoryPubSub } from './pubsub/memory.js'
 import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
 import { BotDirectory } from './runtime/bot-directory.js'
-import { answerComposer } from './runtime/knowledge.js'
+import { KnowledgeAnswers } from './domain/knowledge/knowledge-answer.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { HostedProcesses } from './runtime/hosted/hosted-processes.js'
 import { RemoteBots } from './runtime/remote-bots.js'
@@ -224,7 +224,7 @@ export function createServices(deps: ServiceDeps): Domain {
     directory,
     handoffs,
     tables,
-    composeAnswer: answerComposer(config.kbAnswer),
+    knowledgeAnswers: config.kbAnswer && new KnowledgeAnswers(llm, pubsub, { ...config.kbAnswer, warn }),
     semanticRanking: embeddings,
     kbMinScore: config.kbMinScore,
     llm,

@@ -88,8 +88,13 @@ export interface Config {
   workflowContinueMaxMs: number
   /** Observations (captureObservation) kept per bot; older ones are dropped. */
   runtimeObservationsKept: number
-  /** Optional OpenAI-compatible chat-completions endpoint the knowledge card composes answers with (off when unset). */
-  kbAnswer: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined
+  /**
+   * The knowledge cards' answers (docs/bot-code.md "knowledge"): the LLM gateway's model they are composed with
+   * (PARLEY_KB_ANSWER_MODEL, default `best`), and how long one may take. Undefined (the best passage as it is) when no
+   * provider is configured or PARLEY_KB_ANSWER_MODEL is `off`. PARLEY_KB_ANSWER_URL, the older way, configures a
+   * provider of its own named `kb-answer` (llmSettings).
+   */
+  kbAnswer: { model: string; timeoutMs: number } | undefined
   /**
    * Optional OpenAI-compatible embeddings endpoint (PARLEY_EMBEDDINGS_URL, README "Plug an embeddings endpoint"): knowledge
    * search fuses a vector ranking with the lexical one. Off when unset: nothing changes.
@@ -295,12 +300,14 @@ export const SETTINGS = {
   PARLEY_LLM_BOT_DAILY_COST: decimal(0, 'US dollars one bot\'s language-model calls may cost per UTC day (from the per-model prices), as above; `0` = unlimited', 0, 1e9),
   PARLEY_LLM_WORKSPACE_DAILY_TOKENS: integer(0, 'Tokens all the bots of one workspace may use per UTC day together; `0` = unlimited; `updateWorkspaceLlmBudget` overrides it per workspace'),
   PARLEY_LLM_WORKSPACE_DAILY_COST: decimal(0, 'US dollars all the bots of one workspace may spend per UTC day together; `0` = unlimited', 0, 1e9),
-  PARLEY_KB_ANSWER_URL: text(undefined, 'OpenAI-compatible base URL (`…/v1`): knowledge cards compose their answer with `POST {url}/chat/completions`. Unset: off', {
-    kind: 'URL', defaultText: 'unset (off)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434/v1'),
+  PARLEY_KB_ANSWER_MODEL: text(undefined, 'The language model knowledge cards compose their answers with (a model id of the [LLM gateway](llm.md), a preset or a comma-separated fallback list); `off`: they answer with the best passage as it is', {
+    defaultText: '`best` (with `PARLEY_KB_ANSWER_URL`: `gpt-4o-mini`)',
   }),
-  PARLEY_KB_ANSWER_MODEL: text('gpt-4o-mini', 'Model of the knowledge cards\' answers (with `PARLEY_KB_ANSWER_URL`)'),
+  PARLEY_KB_ANSWER_URL: text(undefined, 'The older way to give knowledge cards a model: an OpenAI-compatible base URL (`…/v1`), added to the LLM gateway as the provider `kb-answer` serving `PARLEY_KB_ANSWER_MODEL`. Unset: the gateway\'s providers', {
+    kind: 'URL', defaultText: 'unset', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434/v1'),
+  }),
   PARLEY_KB_ANSWER_API_KEY: text(undefined, 'Sent as `Authorization: Bearer …` to `PARLEY_KB_ANSWER_URL`', { defaultText: 'unset' }),
-  PARLEY_KB_ANSWER_TIMEOUT_MS: integer(15_000, `Wall time of one answer from \`PARLEY_KB_ANSWER_URL\`, in ${MS}`, { min: 100 }),
+  PARLEY_KB_ANSWER_TIMEOUT_MS: integer(15_000, `Wall time of one knowledge answer, in ${MS}; past it the card answers with the best passage`, { min: 100 }),
   PARLEY_EMBEDDINGS_URL: text(undefined, 'OpenAI-compatible embeddings endpoint (base URL; Parley posts to `{url}/v1/embeddings`): knowledge search becomes hybrid, lexical + vectors (see [Plug an embeddings endpoint](knowledge.md#plug-an-embeddings-endpoint)). Unset, nothing changes', {
     kind: 'URL', defaultText: 'unset (off)', check: (name, raw) => httpUrl(name, raw, 'http://127.0.0.1:11434 for Ollama'),
   }),
@@ -401,7 +408,23 @@ function llmSettings(s: SettingValues, env: Env): LlmSettings {
   } else if (s.PARLEY_LLM_URL) {
     providers = [providerFromUrl(s.PARLEY_LLM_URL, s.PARLEY_LLM_API_KEY, (s.PARLEY_LLM_MODELS ?? '').split(','), defaults)]
   }
+  if (s.PARLEY_KB_ANSWER_URL) {
+    if (providers.some((p) => p.name === KB_ANSWER_PROVIDER)) throw new Error(`PARLEY_KB_ANSWER_URL adds the provider "${KB_ANSWER_PROVIDER}", which PARLEY_LLM_PROVIDERS_FILE names already: remove one of them`)
+    const model = kbAnswerModelName(s)
+    providers = [...providers, { ...providerFromUrl(s.PARLEY_KB_ANSWER_URL, s.PARLEY_KB_ANSWER_API_KEY, [model], defaults), name: KB_ANSWER_PROVIDER, timeoutMs: s.PARLEY_KB_ANSWER_TIMEOUT_MS }]
+  }
   return { providers, best: s.PARLEY_LLM_BEST, fast: s.PARLEY_LLM_FAST, maxAnswerBytes: s.PARLEY_LLM_MAX_ANSWER_BYTES, bodyLimit: s.PARLEY_LLM_BODY_LIMIT }
+}
+
+/** The provider PARLEY_KB_ANSWER_URL adds to the gateway. */
+const KB_ANSWER_PROVIDER = 'kb-answer'
+const kbAnswerModelName = (s: SettingValues) => s.PARLEY_KB_ANSWER_MODEL ?? 'gpt-4o-mini'
+
+function kbAnswerSettings(s: SettingValues): Config['kbAnswer'] {
+  if (s.PARLEY_KB_ANSWER_MODEL === 'off') return undefined
+  if (s.PARLEY_KB_ANSWER_URL) return { model: `${KB_ANSWER_PROVIDER}:${kbAnswerModelName(s)}`, timeoutMs: s.PARLEY_KB_ANSWER_TIMEOUT_MS }
+  if (!s.PARLEY_LLM_URL && !s.PARLEY_LLM_PROVIDERS_FILE) return undefined
+  return { model: s.PARLEY_KB_ANSWER_MODEL ?? 'best', timeoutMs: s.PARLEY_KB_ANSWER_TIMEOUT_MS }
 }
 
 /** Reads every setting from the environment (unset or empty: its default). The only reader of the environment. */
@@ -514,9 +537,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     runtimeObservationsKept: s.PARLEY_RUNTIME_OBSERVATIONS_KEPT,
     workflowContinueMs: s.PARLEY_WORKFLOW_CONTINUE_MS,
     workflowContinueMaxMs: s.PARLEY_WORKFLOW_CONTINUE_MAX_MS,
-    kbAnswer: s.PARLEY_KB_ANSWER_URL
-      ? { url: s.PARLEY_KB_ANSWER_URL, model: s.PARLEY_KB_ANSWER_MODEL, apiKey: s.PARLEY_KB_ANSWER_API_KEY, timeoutMs: s.PARLEY_KB_ANSWER_TIMEOUT_MS }
-      : undefined,
+    kbAnswer: kbAnswerSettings(s),
     embeddings: s.PARLEY_EMBEDDINGS_URL
       ? {
           url: s.PARLEY_EMBEDDINGS_URL,

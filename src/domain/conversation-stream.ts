@@ -24,6 +24,29 @@ export function parseTypingMessage(message: string): { active: boolean; ttlMs: n
   return match ? { active: true, ttlMs: Number(match[1]) } : undefined
 }
 
+/**
+ * A model's reply as it is produced (Botpress's Chat API stream signals, llm-wire.md §5): pieces of text numbered from
+ * 0, then the reply as one normal message whose `metadata.streamId` is the stream's id (the listener sends
+ * `message_stream_complete` before its `message_created`), or an abort. Like typing, they travel on the conversation's
+ * channel as `stream:<json>` and are never stored: a listener that connects later gets the final message only.
+ */
+export type StreamSignal =
+  | { type: 'message_stream_delta'; streamId: string; conversationId: string; userId: string; createdAt: string; sequence: number; delta: string }
+  | { type: 'message_stream_abort'; streamId: string; conversationId: string }
+
+export function publishStreamSignal(pubsub: PubSub, integrationId: string, conversationId: string, signal: StreamSignal): Promise<void> {
+  return pubsub.publish(conversationChannel(integrationId, conversationId), `stream:${JSON.stringify(signal)}`)
+}
+
+export function parseStreamMessage(message: string): StreamSignal | undefined {
+  try {
+    const signal = JSON.parse(message.slice('stream:'.length)) as StreamSignal
+    return signal.type === 'message_stream_delta' || signal.type === 'message_stream_abort' ? signal : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Whether `userId` wrote this signal (its message or event): what the replay window sends a listener. */
 function writtenBy(signal: SignalRecord, userId: string | undefined): boolean {
   if (userId === undefined) return false
@@ -51,6 +74,8 @@ export interface StreamSink {
   end(reason: string): void
   /** Someone (the bot) started or stopped typing in the conversation; active for ttlMs unless renewed. */
   typing?(active: boolean, ttlMs: number): void
+  /** A piece of a reply being produced, or its abort (StreamSignal). */
+  streaming?(signal: StreamSignal): void
 }
 
 export interface OpenStream {
@@ -223,11 +248,18 @@ export class ConversationStreams {
     this.streams.add(handle)
     sink.open(handle)
     unsubscribe = await this.pubsub.subscribe(conversationChannel(integrationId, conversationId), (message) => {
-      const typing = message.startsWith('typing:') ? parseTypingMessage(message) : undefined
-      if (typing) sink.typing?.(typing.active, typing.ttlMs)
+      if (message.startsWith('typing:')) {
+        const typing = parseTypingMessage(message)
+        if (typing) sink.typing?.(typing.active, typing.ttlMs)
+        return undefined
+      }
+      if (message.startsWith('stream:')) {
+        const signal = parseStreamMessage(message)
+        if (signal) sink.streaming?.(signal)
+        return undefined
+      }
       // The pub/sub waits (briefly) for this: a local write answers once its signal is on this stream's socket.
-      else return pump(message === 'deleted')
-      return undefined
+      return pump(message === 'deleted')
     })
     // Pokes published while a distributed pub/sub was reconnecting are lost: re-read after a reconnect.
     stopReconnectListener = this.pubsub.onReconnect?.(() => void pump(true))

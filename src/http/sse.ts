@@ -145,11 +145,21 @@ export class SseWriter {
 export function signalSink(writer: SseWriter, keepAliveMs: number): StreamSink {
   return {
     open: (stream) => writer.open(keepAliveMs, () => stream.position, () => void stream.close()),
-    send: (signal) => writer.write(signalView(signal), signal.seq),
+    send: (signal) => {
+      const view = signalView(signal)
+      // A reply that was streamed (its pieces went out as message_stream_delta): the stream's end, then the message.
+      const streamId = signal.kind === 'message_created' ? signal.message.metadata?.streamId : undefined
+      if (typeof streamId === 'string') writer.write({ type: 'message_stream_complete', data: { streamId, message: view.data } })
+      writer.write(view, signal.seq)
+    },
     backlog: () => writer.backlog(),
     ready: () => writer.ready(),
     flushed: () => writer.flushed(),
     end: () => writer.end(),
     typing: (active, ttlMs) => writer.typing(active, ttlMs),
+    streaming: (signal) => {
+      const { type, ...data } = signal
+      writer.write({ type, data })
+    },
   }
 }

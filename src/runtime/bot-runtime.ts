@@ -9,7 +9,7 @@ import { BeforeIncoming } from './before-incoming.js'
 import { BotActions } from './bot-actions.js'
 import type { BotDirectory } from './bot-directory.js'
 import type { BotEventOutcome, BotLevelEvent } from './bot-events.js'
-import type { AnswerComposer } from './knowledge.js'
+import type { KnowledgeAnswers } from '../domain/knowledge/knowledge-answer.js'
 import type { BotSummary } from './prelude-contract.js'
 import type { RemoteBots } from './remote-bots.js'
 import type { LlmGateway } from '../domain/llm/llm-gateway.js'
@@ -38,8 +38,8 @@ export interface BotRuntimeOptions {
   handoffs?: HandoffService | undefined
   /** The Tables API service behind the sandboxed client's table operations. */
   tables?: TablesService | undefined
-  /** Composes knowledge-card answers (an OpenAI-compatible endpoint); the best passage is used when absent. */
-  composeAnswer?: AnswerComposer | undefined
+  /** Composes knowledge-card answers with the LLM gateway (docs/bot-code.md "knowledge"); the best passage is used when absent. */
+  knowledgeAnswers?: KnowledgeAnswers | undefined
   /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
   semanticRanking?: SemanticRanking | undefined
   /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */

@@ -24,6 +24,8 @@ export interface KbResult {
   title: string
   fileId: string
   fileKey: string
+  /** The passage's id (a citation's `passageId`). */
+  passageId: string
   position: number
   pageNumber?: number
 }
@@ -85,51 +87,11 @@ export async function searchForBotScored(store: Store, botId: string, args: Reco
   const kbs = await resolveKnowledgeBases(store, botId, args.knowledgeBases)
   const hits = await searchKnowledge(store.knowledge, botId, { query: args.query, knowledgeBaseIds: kbs?.map((k) => k.id), limit }, now, semantic)
   const results = hits.filter((h) => h.relevance >= threshold).map((h) => ({
-    content: h.content, score: h.score, relevance: h.relevance, title: h.title, fileId: h.fileId, fileKey: h.file.key, position: h.position,
+    content: h.content, score: h.score, relevance: h.relevance, title: h.title, fileId: h.fileId, fileKey: h.file.key, passageId: h.id, position: h.position,
     ...(h.meta.pageNumber !== undefined && { pageNumber: h.meta.pageNumber }),
   }))
   return {
     answer: { included: (kbs ?? []).map((k) => ({ id: k.id, name: k.name })), results, noAnswer: results.length === 0, minScore: threshold },
     bestRelevance: hits.length === 0 ? null : Math.max(...hits.map((h) => h.relevance)),
-  }
-}
-
-export type AnswerComposer = (question: string, results: KbResult[]) => Promise<string | undefined>
-
-const MAX_ANSWER_CHARS = 4000
-
-/**
- * Knowledge-card answers composed by an OpenAI-compatible endpoint (POST {url}/chat/completions), when one is
- * configured. The model only sees the question and the passages; any failure (network, status, timeout, odd
- * body) returns undefined and the card falls back to the best passage as is.
- */
-export function answerComposer(config: { url: string; model: string; apiKey: string | undefined; timeoutMs: number } | undefined): AnswerComposer | undefined {
-  if (!config) return undefined
-  // The results come back from bot code: bounded here so the endpoint cannot be used for arbitrary large prompts.
-  const clip = (v: unknown, n: number) => String(v).slice(0, n)
-  return async (question, results) => {
-    const sources = results.slice(0, KB_RESULTS.max)
-      .map((r, i) => `[${i + 1}] (${clip(r.fileKey, 200)}${typeof r.pageNumber === 'number' ? `, page ${r.pageNumber}` : ''}) ${clip(r.content, 2000)}`).join('\n\n')
-    try {
-      const res = await fetch(`${config.url}/chat/completions`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', ...(config.apiKey && { authorization: `Bearer ${config.apiKey}` }) },
-        body: JSON.stringify({
-          model: config.model,
-          temperature: 0,
-          messages: [
-            { role: 'system', content: 'Answer the user\'s question using only the numbered passages. Be brief. If they do not contain the answer, say you do not know.' },
-            { role: 'user', content: `Passages:\n${sources}\n\nQuestion: ${clip(question, 2000)}` },
-          ],
-        }),
-        signal: AbortSignal.timeout(config.timeoutMs),
-      })
-      if (!res.ok) return undefined
-      const body = (await res.json()) as { choices?: { message?: { content?: unknown } }[] }
-      const text = body.choices?.[0]?.message?.content
-      return typeof text === 'string' && text.trim() ? text.trim().slice(0, MAX_ANSWER_CHARS) : undefined
-    } catch {
-      return undefined
-    }
   }
 }

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { errors } from '../lib/errors.js'
 import { uuidv7 } from '../lib/ids.js'
-import { publishTyping } from '../domain/conversation-stream.js'
+import { publishStreamSignal, publishTyping } from '../domain/conversation-stream.js'
 import { CHAT_PAGE_SIZE } from '../domain/chat-service.js'
 import { eventView } from '../domain/chat-views.js'
 import type { BotChatService } from '../domain/bot-chat-service.js'
@@ -15,7 +15,8 @@ import type { BotLogRow, BotRow, IntegrationRow, JsonObject, Store } from '../st
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
 import { sandboxTableCall } from './sandbox-tables.js'
 import { RunLlm } from './sandbox-llm.js'
-import { searchForBotScored, type AnswerComposer, type KbResult } from './knowledge.js'
+import { searchForBotScored, type KbResult } from './knowledge.js'
+import { citationOf, type KnowledgeAnswers } from '../domain/knowledge/knowledge-answer.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxHost } from './sandbox.js'
 import type { SandboxUnits } from './sandbox-units.js'
@@ -40,8 +41,8 @@ export interface BotClientOptions {
   handoffs?: HandoffService | undefined
   /** The Tables API service behind the client's table operations. */
   tables?: TablesService | undefined
-  /** Composes knowledge-card answers (an OpenAI-compatible endpoint); the best passage is used when absent. */
-  composeAnswer?: AnswerComposer | undefined
+  /** Composes knowledge-card answers with the LLM gateway (docs/bot-code.md "knowledge"); the best passage is used when absent. */
+  knowledgeAnswers?: KnowledgeAnswers | undefined
   /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
   semanticRanking?: SemanticRanking | undefined
   /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */
@@ -103,6 +104,7 @@ export class BotClientHosts {
     let replies = 0
     let events = 0
     let searches = 0
+    let composed = 0
     const domain = this.domain().botChat
     const { tables, handoffs } = this.options
     const ownConversation = async (id: unknown) => {
@@ -211,9 +213,18 @@ export class BotClientHosts {
           return answer
         }
         case 'composeKnowledgeAnswer': {
-          const results = Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []
-          const text = this.options.composeAnswer && typeof a.question === 'string' && results.length > 0 ? await this.options.composeAnswer(a.question, results) : undefined
-          return { text: text ?? null }
+          // The passages come back from bot code: only their known fields are read, and at most 10 of them.
+          const results = (Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []).filter((r) => typeof r === 'object' && r !== null && typeof r.content === 'string' && typeof r.fileId === 'string' && typeof r.fileKey === 'string')
+          const answers = this.options.knowledgeAnswers
+          if (!answers || typeof a.question !== 'string' || results.length === 0 || conversationId === null) return { text: null, citations: results.map(citationOf) }
+          const streamId = replyId(`${sourceId}:answer`, composed++)
+          const caller = { workspaceId: bot.workspaceId, botId: bot.id, conversationId, ...(typeof a.userId === 'string' && { userId: a.userId }) }
+          return answers.answer(caller, a.question, results, { integrationId: integration.id, conversationId, streamId, userId: bot.id })
+        }
+        case 'abortAnswerStream': {
+          if (conversationId === null || typeof a.streamId !== 'string' || a.streamId.length > 100) throw errors.invalidPayload('streamId must be a string')
+          await publishStreamSignal(this.pubsub, integration.id, conversationId, { type: 'message_stream_abort', streamId: a.streamId, conversationId })
+          return {}
         }
         default:
           throw errors.invalidPayload(`Unknown client method "${method}"`)
@@ -235,6 +246,7 @@ export class BotClientHosts {
         replies = 0
         events = 0
         searches = 0
+        composed = 0
       },
       ownSeqs,
     }

@@ -74,6 +74,13 @@ body {
 .pw-agent-name { font-weight: 600; }
 .pw-time { font-size: .75rem; color: var(--pw-muted); margin: 2px 6px 0; }
 .pw-text { margin: 0; white-space: pre-wrap; }
+.pw-streaming .pw-text::after { content: "▍"; margin-left: 1px; color: var(--pw-muted); }
+@media (prefers-reduced-motion: no-preference) { .pw-streaming .pw-text::after { animation: pw-blink 1s infinite both; } }
+.pw-sources { margin: 4px 6px 0; font-size: .8rem; color: var(--pw-muted); }
+.pw-sources-label { font-weight: 600; }
+.pw-sources-list { margin: 2px 0 0; padding-left: 1.4em; }
+.pw-source summary { cursor: pointer; color: var(--pw-text); overflow-wrap: anywhere; }
+.pw-source-quote { margin: 2px 0 4px; white-space: pre-wrap; font-style: italic; }
 .pw-unsupported { font-style: italic; color: var(--pw-muted); }
 .pw-markdown > :first-child { margin-top: 0; } .pw-markdown > :last-child { margin-bottom: 0; }
 .pw-markdown p, .pw-markdown ul, .pw-markdown ol, .pw-markdown pre, .pw-markdown blockquote { margin: .4em 0; }

@@ -63,6 +63,8 @@ export interface StandInAnswer {
   retryAfter?: number
   /** Answer only once this settles (hold requests in flight). */
   gate?: Promise<unknown>
+  /** A streamed answer's events go out this many ms apart (default: all at once); with `cut`, how long before the cut. */
+  paceMs?: number
 }
 
 export interface StandInRequest {
@@ -141,7 +143,7 @@ export async function startLlmStandIn(answer: (request: StandInRequest) => Stand
   return standIn
 }
 
-function respond(request: StandInRequest, script: StandInAnswer, res: ServerResponse): void {
+async function respond(request: StandInRequest, script: StandInAnswer, res: ServerResponse): Promise<void> {
   const { body, wire } = request
   switch (script.fault) {
     case 'hang': return
@@ -176,9 +178,15 @@ function respond(request: StandInRequest, script: StandInAnswer, res: ServerResp
   if (script.fault === 'malformed') return void res.end(`${events[0]}data: {"choices": [{"delta": {"content": "x"\n\n`)
   if (script.fault === 'cut') {
     res.write(events.slice(0, 2).join(''))
-    return void setTimeout(() => res.socket?.destroy(), 20)
+    return void setTimeout(() => res.socket?.destroy(), script.paceMs ?? 20)
   }
-  res.end(events.join(''))
+  if (script.paceMs === undefined) return void res.end(events.join(''))
+  for (const e of events) {
+    if (res.destroyed) return
+    res.write(e)
+    await new Promise((resolve) => setTimeout(resolve, script.paceMs))
+  }
+  res.end()
 }
 
 type Call = { id: string; name: string; arguments: Record<string, unknown> }

@@ -66,3 +66,24 @@ describe('LLM provider settings', () => {
     expect(models.resolve(['best', 'fast', 'auto']).map((m) => m.id)).toEqual(['ollama:a', 'ollama:b'])
   })
 })
+
+describe('knowledge answers\' model (PARLEY_KB_ANSWER_*)', () => {
+  const url = 'http://127.0.0.1:11434/v1'
+
+  it('off without a provider; `best` of the gateway by default; a model of its own; `off`', () => {
+    expect(load({}).kbAnswer).toBeUndefined()
+    expect(load({ PARLEY_LLM_URL: url, PARLEY_LLM_MODELS: 'llama3.2' }).kbAnswer).toEqual({ model: 'best', timeoutMs: 15_000 })
+    expect(load({ PARLEY_LLM_URL: url, PARLEY_LLM_MODELS: 'llama3.2,qwen2.5', PARLEY_KB_ANSWER_MODEL: 'ollama:qwen2.5', PARLEY_KB_ANSWER_TIMEOUT_MS: '4000' }).kbAnswer).toEqual({ model: 'ollama:qwen2.5', timeoutMs: 4000 })
+    expect(load({ PARLEY_LLM_URL: url, PARLEY_LLM_MODELS: 'llama3.2', PARLEY_KB_ANSWER_MODEL: 'off' }).kbAnswer).toBeUndefined()
+  })
+
+  it('PARLEY_KB_ANSWER_URL adds the provider kb-answer (its key, model and timeout) beside the gateway\'s own', () => {
+    const config = load({ PARLEY_LLM_URL: url, PARLEY_LLM_MODELS: 'llama3.2', PARLEY_KB_ANSWER_URL: 'https://api.example.com/v1', PARLEY_KB_ANSWER_API_KEY: 'sk-kb', PARLEY_KB_ANSWER_TIMEOUT_MS: '5000' })
+    expect(config.kbAnswer).toEqual({ model: 'kb-answer:gpt-4o-mini', timeoutMs: 5000 })
+    expect(config.llm.providers.map((p) => p.name)).toEqual(['ollama', 'kb-answer'])
+    expect(config.llm.providers[1]).toMatchObject({ kind: 'openai', url: 'https://api.example.com/v1', apiKey: 'sk-kb', timeoutMs: 5000, models: [{ name: 'gpt-4o-mini' }] })
+    // A providers file that names kb-answer already: the two would be one name for two providers.
+    const file = providersFile([{ name: 'kb-answer', kind: 'openai', url, models: ['m'] }])
+    expect(() => load({ PARLEY_LLM_PROVIDERS_FILE: file, PARLEY_KB_ANSWER_URL: url })).toThrow(/PARLEY_KB_ANSWER_URL adds the provider "kb-answer", which PARLEY_LLM_PROVIDERS_FILE names already/)
+  })
+})

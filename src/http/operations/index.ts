@@ -73,7 +73,8 @@ export const PASSED_THROUGH_METHODS: readonly string[] = [...RUNTIME_OPERATIONS.
  * - callAction: an installed integration's action (`alias:action`) only, not the bot's own (no turn inside a turn);
  * - startTypingIndicator, stopTypingIndicator: the turn's conversation and typing signal;
  * - startHandoff, endHandoff: the handoff service, for the turn's conversation and user;
- * - searchKnowledge, composeKnowledgeAnswer: the knowledge search and its recording under the turn's id;
+ * - searchKnowledge, composeKnowledgeAnswer, abortAnswerStream: the knowledge search and its recording under the
+ *   turn's id; a knowledge card's answer by the configured model, streamed to the turn's conversation;
  * - readWebhookBody: the body of the webhook event being handled;
  * - generateText, generateTextStream, readTextStream: the LLM gateway (the v2 cognitive API's input, validated by
  *   its route's schema, src/http/operations/cognitive.ts), for the turn's conversation and user, within the
@@ -81,6 +82,6 @@ export const PASSED_THROUGH_METHODS: readonly string[] = [...RUNTIME_OPERATIONS.
  */
 export const HOST_OWNED_METHODS: readonly string[] = [
   'createMessage', 'createEvent', 'getMessage', 'listMessages', 'getConversation', 'getUser', 'callAction',
-  'startTypingIndicator', 'stopTypingIndicator', 'startHandoff', 'endHandoff', 'searchKnowledge', 'composeKnowledgeAnswer', 'readWebhookBody',
+  'startTypingIndicator', 'stopTypingIndicator', 'startHandoff', 'endHandoff', 'searchKnowledge', 'composeKnowledgeAnswer', 'abortAnswerStream', 'readWebhookBody',
   'generateText', 'generateTextStream', 'readTextStream',
 ]

@@ -1,13 +1,13 @@
 /* Running one card of a workflow node: say, execute, action, capture (its prompt), transition, knowledge, handoff. */
 import { safePreview, hostCall } from './host.js'
-import { jsonParse, jsonStringify } from './intrinsics.js'
+import { isArray, jsonParse, jsonStringify } from './intrinsics.js'
 import { makeCtx, sendMessage } from './hooks.js'
 import { searchKnowledge } from './client.js'
 import { fail, unit } from './run.js'
 import { bot, scopeOf, varsOf } from './state.js'
 import { compileCode, compileExpr, render } from './templates.js'
 import type { Card, Json, KnowledgeCard, Run, Step } from './types.js'
-import { errText, pathKey, quote } from './util.js'
+import { errText, isObj, pathKey, quote } from './util.js'
 
 export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard, where: string): Promise<void> {
   let answer: Json
@@ -26,26 +26,53 @@ export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard
   if (card.output !== undefined) varsOf(rt, event)[card.output] = answer
   const results = answer.results as Json[]
   let text = card.noAnswer
+  const message: Json = { payload: { type: 'text', text } }
+  let streamId: unknown
+  // The model found no answer in the passages: the card's no-answer path, as when none reached the threshold.
+  let noAnswer = false
   if (results.length > 0) {
-    const sources: string[] = []
-    for (const r of results) {
-      const source = String(r.fileKey) + (typeof r.pageNumber === 'number' ? ' (page ' + r.pageNumber + ')' : '')
-      if (sources.indexOf(source) < 0) sources.push(source)
-    }
     let body = String(results[0]!.content)
+    let citations: Json[] = []
     try {
-      // Composed by the configured OpenAI-compatible endpoint, if any (the host answers null otherwise).
-      const composed = jsonParse(await hostCall('composeKnowledgeAnswer', jsonStringify({ question: query, results }))) as Json
+      // Composed by the configured language model, if any (the host answers text null otherwise, and the citations
+      // of the passages either way); its pieces went to the conversation's listeners under streamId.
+      const args: Json = { question: query, results }
+      if (typeof event.userId === 'string') args.userId = event.userId
+      const composed = jsonParse(await hostCall('composeKnowledgeAnswer', jsonStringify(args))) as Json
       if (typeof composed.text === 'string' && composed.text !== '') body = composed.text
+      if (isArray(composed.citations)) citations = composed.citations as Json[]
+      streamId = composed.streamId
+      noAnswer = composed.noAnswer === true
     } catch (err) {
       fail(rt, where, err)
     }
-    text = body + '\n\nSources: ' + sources.join(', ')
+    const sources: string[] = []
+    for (const c of citations) {
+      const source = String(c.key) + (typeof c.pageNumber === 'number' ? ' (page ' + c.pageNumber + ')' : '')
+      if (sources.indexOf(source) < 0) sources.push(source)
+    }
+    if (!noAnswer) {
+      text = sources.length > 0 ? body + '\n\nSources: ' + sources.join(', ') : body
+      message.payload = { type: 'text', text }
+      const metadata: Json = { citations }
+      if (typeof streamId === 'string') metadata.streamId = streamId
+      message.metadata = metadata
+    }
   }
+  let sent = false
   try {
-    await sendMessage(rt, event, { payload: { type: 'text', text } }, true)
+    const result = (await sendMessage(rt, event, message, true)) as Json
+    sent = isObj(result) && isObj(result.message)
   } catch (err) {
     fail(rt, where, err)
+  }
+  // A streamed answer that did not become a message (an outgoing hook stopped it, or it failed): its listeners drop it.
+  if (!sent && typeof streamId === 'string') {
+    try {
+      await hostCall('abortAnswerStream', jsonStringify({ streamId }))
+    } catch (err) {
+      fail(rt, where, err)
+    }
   }
 }
 

@@ -14,6 +14,8 @@ import { h, srOnly } from './dom.js'
 import { OlderHistory } from './history.js'
 import { applyWebchatConfig, pageWebchatConfig } from './identity.js'
 import { TypingIndicator } from './typing.js'
+import { StreamingReplies } from './streaming.js'
+import { citationsOf, renderSources, withoutSourcesLine } from './sources.js'
 import { feedbackButtons, feedbackOf } from './feedback.js'
 import { attachUpload } from './upload.js'
 import { renderPayload } from './render.js'
@@ -75,6 +77,7 @@ function start(): void {
   const settings = pageWebchatConfig(root, params)
   applyWebchatConfig(settings)
   const typing = new TypingIndicator(log, () => settings.botName ?? 'The bot')
+  const streaming = new StreamingReplies(log, () => following && toBottom())
   if (embedded) {
     closeButton.hidden = false
     const close = () => window.parent.postMessage({ type: 'parley:close' }, '*')
@@ -198,10 +201,14 @@ function start(): void {
     let body: HTMLElement
     const payload = message.payload
     const label = mine && payload.type === 'text' ? readReplyMetadata(message).label : undefined
+    // An answer from knowledge: its sources under the bubble, rather than as the text's last paragraph.
+    const citations = mine ? [] : citationsOf(message.metadata)
     try {
       body = label !== undefined && payload.type === 'text'
         ? h('p', { class: 'pw-text', text: label, attrs: { 'data-value': String(payload.text) } })
-        : renderPayload(message.payload, { send: (text, label) => sendFromButton(message.id, text, label) })
+        : citations.length > 0 && payload.type === 'text'
+          ? h('p', { class: 'pw-text', text: withoutSourcesLine(String(payload.text)) })
+          : renderPayload(message.payload, { send: (text, label) => sendFromButton(message.id, text, label) })
     } catch {
       body = h('p', { class: 'pw-text', text: describePayload(message.payload) })
     }
@@ -212,6 +219,7 @@ function start(): void {
       srOnly(`${who} said: `),
       agent ? agentHeader(agent.name, agent.avatarUrl) : null,
       h('div', { class: 'pw-bubble' }, [body]),
+      citations.length > 0 ? renderSources(citations) : null,
       h('time', { class: 'pw-time', text: timeOf(message.createdAt), attrs: { datetime: message.createdAt } }),
       who === 'Bot' && !agent ? feedbackButtons(feedbackOf(message.metadata), async (value) => void (await api.setMessageFeedback(message.id, value))) : null,
     ])
@@ -253,8 +261,13 @@ function start(): void {
     if (!signal || typeof signal !== 'object') return
     if (signal.type === 'message_created' && signal.data?.conversationId === saved?.conversationId) {
       if (signal.data.userId !== saved?.userId) typing.set(false)
+      streaming.end(signal.data.metadata?.streamId)
       if (show(signal.data)) notifyParent(signal.data)
-    } else if (signal.type === 'message_deleted') hide(signal.data.id)
+    } else if (signal.type === 'message_stream_delta' && signal.data?.conversationId === saved?.conversationId) {
+      typing.set(false)
+      streaming.delta(signal.data)
+    } else if (signal.type === 'message_stream_complete' || signal.type === 'message_stream_abort') streaming.end(signal.data?.streamId)
+    else if (signal.type === 'message_deleted') hide(signal.data.id)
     else if (signal.type === 'ping' && typeof signal.data?.typing === 'boolean') {
       typing.set(signal.data.typing)
       if (signal.data.typing && following) toBottom()
@@ -276,6 +289,7 @@ function start(): void {
   })
   /** Empties the log (another conversation is about to be shown). */
   function clearLog(): void {
+    streaming.clear()
     for (const m of [...timeline.messages]) hide(m.id)
     history.clear()
     historyOf = undefined
@@ -393,6 +407,7 @@ function start(): void {
     },
     onOpen: async () => {
       typing.set(false) // the server says it again while the bot is still typing
+      streaming.clear() // pieces missed while away are not sent again: the reply comes as its message
       // The stream is open before the history is read, so nothing falls in between; the timeline drops repeats.
       await catchUp().catch(() => undefined)
       setState('ready')

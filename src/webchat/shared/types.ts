@@ -23,3 +23,7 @@ export type Signal =
   | { type: 'participant_added' | 'participant_removed'; data: { conversationId: string; participantId: string } }
   /** Keep-alive; `typing` says the bot started or stopped typing (docs/webchat.md). */
   | { type: 'ping'; data: { typing?: boolean } }
+  /** A reply being produced, piece by piece (docs/webchat.md "Streamed replies"). */
+  | { type: 'message_stream_delta'; data: { streamId: string; conversationId: string; userId: string; createdAt: string; sequence: number; delta: string } }
+  | { type: 'message_stream_complete'; data: { streamId: string; message: SignalMessage } }
+  | { type: 'message_stream_abort'; data: { streamId: string; conversationId: string } }
