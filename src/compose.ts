@@ -33,6 +33,7 @@ import type { PubSub } from './pubsub/pubsub.js'
 import { BotRuntime } from './runtime/bot-runtime.js'
 import { BotDirectory } from './runtime/bot-directory.js'
 import { KnowledgeAnswers } from './domain/knowledge/knowledge-answer.js'
+import { AgentSteps } from './domain/agent/agent-steps.js'
 import { QuickJsSandbox } from './runtime/quickjs-sandbox.js'
 import { HostedProcesses } from './runtime/hosted/hosted-processes.js'
 import { RemoteBots } from './runtime/remote-bots.js'
@@ -225,6 +226,7 @@ export function createServices(deps: ServiceDeps): Domain {
     handoffs,
     tables,
     knowledgeAnswers: config.kbAnswer && new KnowledgeAnswers(llm, pubsub, { ...config.kbAnswer, warn }),
+    agentSteps: config.llm.providers.length > 0 ? new AgentSteps(llm, pubsub, store, { model: config.kbAnswer?.model ?? 'best' }) : undefined,
     semanticRanking: embeddings,
     kbMinScore: config.kbMinScore,
     llm,

@@ -10,6 +10,7 @@ import { BotActions } from './bot-actions.js'
 import type { BotDirectory } from './bot-directory.js'
 import type { BotEventOutcome, BotLevelEvent } from './bot-events.js'
 import type { KnowledgeAnswers } from '../domain/knowledge/knowledge-answer.js'
+import type { AgentSteps } from '../domain/agent/agent-steps.js'
 import type { BotSummary } from './prelude-contract.js'
 import type { RemoteBots } from './remote-bots.js'
 import type { LlmGateway } from '../domain/llm/llm-gateway.js'
@@ -40,6 +41,8 @@ export interface BotRuntimeOptions {
   tables?: TablesService | undefined
   /** Composes knowledge-card answers with the LLM gateway (docs/bot-code.md "knowledge"); the best passage is used when absent. */
   knowledgeAnswers?: KnowledgeAnswers | undefined
+  /** The model's side of agent cards' steps (docs/bot-code.md "agent"); absent when no provider is configured. */
+  agentSteps?: AgentSteps | undefined
   /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
   semanticRanking?: SemanticRanking | undefined
   /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */

@@ -17,6 +17,8 @@ import { sandboxTableCall } from './sandbox-tables.js'
 import { RunLlm } from './sandbox-llm.js'
 import { searchForBotScored, type KbResult } from './knowledge.js'
 import { citationOf, type KnowledgeAnswers } from '../domain/knowledge/knowledge-answer.js'
+import { agentStepInput, type AgentSteps } from '../domain/agent/agent-steps.js'
+import { readGuardrails } from '../domain/agent/guardrails.js'
 import type { LogLevel } from './prelude-contract.js'
 import type { SandboxHost } from './sandbox.js'
 import type { SandboxUnits } from './sandbox-units.js'
@@ -43,6 +45,8 @@ export interface BotClientOptions {
   tables?: TablesService | undefined
   /** Composes knowledge-card answers with the LLM gateway (docs/bot-code.md "knowledge"); the best passage is used when absent. */
   knowledgeAnswers?: KnowledgeAnswers | undefined
+  /** The model's side of agent cards' steps (docs/bot-code.md "agent"); absent when no provider is configured. */
+  agentSteps?: AgentSteps | undefined
   /** The vector ranking knowledge searches fuse with the lexical one (an embeddings service); lexical only when absent. */
   semanticRanking?: SemanticRanking | undefined
   /** Relevance threshold of bot knowledge searches (PARLEY_KB_MIN_SCORE; 0: off). */
@@ -105,6 +109,8 @@ export class BotClientHosts {
     let events = 0
     let searches = 0
     let composed = 0
+    let agentSteps = 0
+    const runStarted = this.clock()
     const domain = this.domain().botChat
     const { tables, handoffs } = this.options
     const ownConversation = async (id: unknown) => {
@@ -219,7 +225,17 @@ export class BotClientHosts {
           if (!answers || typeof a.question !== 'string' || results.length === 0 || conversationId === null) return { text: null, citations: results.map(citationOf) }
           const streamId = replyId(`${sourceId}:answer`, composed++)
           const caller = { workspaceId: bot.workspaceId, botId: bot.id, conversationId, ...(typeof a.userId === 'string' && { userId: a.userId }) }
-          return answers.answer(caller, a.question, results, { integrationId: integration.id, conversationId, streamId, userId: bot.id })
+          return answers.answer(caller, a.question, results, { integrationId: integration.id, conversationId, streamId, userId: bot.id }, readGuardrails(a.guardrails))
+        }
+        case 'agentStep': {
+          const agents = this.options.agentSteps
+          if (!agents) return { kind: 'failed', error: 'no language model provider is configured on this server (docs/llm.md)' }
+          if (conversationId === null) throw errors.invalidPayload('An agent card runs in a conversation')
+          const streamId = replyId(`${sourceId}:agent`, agentSteps++)
+          const caller = { workspaceId: bot.workspaceId, botId: bot.id, conversationId, ...(typeof a.userId === 'string' && { userId: a.userId }) }
+          // What is left of the run's time limit, less a moment to send the fallback if the model does not answer.
+          const timeoutMs = Math.max(1, this.units.limitsOf(bot).timeoutMs - (this.clock() - runStarted) - 500)
+          return agents.step(caller, integration.id, agentStepInput(a), { integrationId: integration.id, conversationId, streamId, userId: bot.id }, timeoutMs)
         }
         case 'abortAnswerStream': {
           if (conversationId === null || typeof a.streamId !== 'string' || a.streamId.length > 100) throw errors.invalidPayload('streamId must be a string')
@@ -247,6 +263,7 @@ export class BotClientHosts {
         events = 0
         searches = 0
         composed = 0
+        agentSteps = 0
       },
       ownSeqs,
     }

@@ -21,7 +21,7 @@ const sample = (heading: string, page: CodeBlock[] = BOT_CODE): CodeBlock => {
 }
 
 /** Headings whose sample is a whole module, a card (or cards), or statements. */
-const MODULES = ['Writing bot code', 'A first bot', 'Hooks', 'Actions', 'Workflows', 'Echo, with moderation and a signature', 'Showing each payload type on request', 'A small workflow with a capture and branches']
+const MODULES = ['Writing bot code', 'A first bot', 'Hooks', 'Actions', 'Workflows', 'agent', 'Guardrails', 'Echo, with moderation and a signature', 'Showing each payload type on request', 'A small workflow with a capture and branches']
 const CARDS = ['say', 'execute', 'action', 'transition', 'knowledge', 'Capture']
 const STATEMENTS = ['The client', 'Webhook events', 'Knowledge']
 const SHAPES = ['Triggers']

@@ -8,8 +8,10 @@
  */
 import type { LlmCaller } from '../llm/llm-usage.js'
 import type { GenerateInput, LlmGateway } from '../llm/llm-gateway.js'
-import { publishStreamSignal, type StreamSignal } from '../conversation-stream.js'
 import type { PubSub } from '../../pubsub/pubsub.js'
+import { cutAnswer, guardrailPrompt, tokensFor, type Guardrails } from '../agent/guardrails.js'
+import { StreamPieces, type AnswerStream } from '../answer-stream.js'
+export type { AnswerStream } from '../answer-stream.js'
 
 /** A passage as knowledge search gives it to bot code (src/runtime/knowledge.ts KbResult), as far as an answer needs. */
 export interface AnswerPassage {
@@ -43,16 +45,6 @@ export interface KnowledgeAnswer {
   noAnswer?: true
 }
 
-/** Where an answer's pieces go while it is produced: the conversation's listeners, under the final message's id. */
-export interface AnswerStream {
-  integrationId: string
-  conversationId: string
-  /** The id of the message the answer will be (the stream's id, as Botpress's `message_stream_*` signals have it). */
-  streamId: string
-  /** The user id the bot's messages have in the conversation. */
-  userId: string
-}
-
 export interface KnowledgeAnswerOptions {
   /** The model id (or preset, or fallback list) answers use (PARLEY_KB_ANSWER_MODEL). */
   model: string
@@ -68,8 +60,6 @@ const QUESTION_CHARS = 2000
 const QUOTE_CHARS = 200
 const MAX_ANSWER_CHARS = 4000
 const MAX_ANSWER_TOKENS = 800
-/** Pieces are gathered this long before they go out: a model's token-sized pieces would be one frame (and, on PostgreSQL, one NOTIFY) each. */
-const DELTA_COALESCE_MS = 30
 const NO_ANSWER = 'NO_ANSWER'
 
 export const KNOWLEDGE_ANSWER_INSTRUCTIONS = [
@@ -121,19 +111,19 @@ export class KnowledgeAnswers {
   }
 
   /** The answer to `question` from `passages` (best first); `stream` sends its pieces to the conversation as they come. */
-  async answer(caller: LlmCaller, question: string, given: AnswerPassage[], stream?: AnswerStream): Promise<KnowledgeAnswer> {
+  async answer(caller: LlmCaller, question: string, given: AnswerPassage[], stream?: AnswerStream, guardrails: Guardrails = {}): Promise<KnowledgeAnswer> {
     const passages = given.slice(0, MAX_PASSAGES)
     const all = passages.map(citationOf)
     if (passages.length === 0) return { text: null, citations: [] }
     const input: GenerateInput = {
       model: this.options.model,
       messages: [
-        { role: 'system', content: KNOWLEDGE_ANSWER_INSTRUCTIONS },
+        { role: 'system', content: [...guardrailPrompt(guardrails), KNOWLEDGE_ANSWER_INSTRUCTIONS].join('\n\n') },
         { role: 'user', content: passagesPrompt(question, passages) },
       ],
       ignored: [],
       temperature: 0,
-      maxTokens: MAX_ANSWER_TOKENS,
+      maxTokens: tokensFor(guardrails.maxAnswerChars, MAX_ANSWER_TOKENS),
       meta: { promptSource: 'knowledge-answer' },
       signal: AbortSignal.timeout(this.options.timeoutMs),
     }
@@ -155,57 +145,9 @@ export class KnowledgeAnswers {
     if (answer === '') return { text: null, citations: all }
     const { text, cited } = citedPassages(answer, passages.length)
     return {
-      text: clip(text, MAX_ANSWER_CHARS),
+      text: cutAnswer(clip(text, MAX_ANSWER_CHARS), guardrails.maxAnswerChars),
       citations: cited.length > 0 ? cited.map((i) => all[i]!) : all,
       ...(pieces?.started && { streamId: stream!.streamId }),
     }
-  }
-}
-
-/** An answer's pieces on their way to the conversation's listeners: gathered briefly, numbered, in order. */
-class StreamPieces {
-  started = false
-  private sequence = 0
-  private pending = ''
-  private timer: NodeJS.Timeout | undefined
-  private sending: Promise<void> = Promise.resolve()
-
-  constructor(
-    private readonly pubsub: PubSub,
-    private readonly stream: AnswerStream,
-    private readonly clock: () => number,
-  ) {}
-
-  add(text: string): void {
-    this.pending += text
-    this.timer ??= setTimeout(() => void this.flush(), DELTA_COALESCE_MS)
-  }
-
-  flush(): Promise<void> {
-    clearTimeout(this.timer)
-    this.timer = undefined
-    if (this.pending !== '') {
-      const delta = this.pending
-      this.pending = ''
-      this.started = true
-      this.send({
-        type: 'message_stream_delta', streamId: this.stream.streamId, conversationId: this.stream.conversationId, userId: this.stream.userId,
-        createdAt: new Date(this.clock()).toISOString(), sequence: this.sequence++, delta,
-      })
-    }
-    return this.sending
-  }
-
-  async abort(): Promise<void> {
-    clearTimeout(this.timer)
-    this.timer = undefined
-    this.pending = ''
-    if (this.started) this.send({ type: 'message_stream_abort', streamId: this.stream.streamId, conversationId: this.stream.conversationId })
-    await this.sending
-  }
-
-  private send(signal: StreamSignal): void {
-    // One after the other, so that they arrive in order on every instance.
-    this.sending = this.sending.then(() => publishStreamSignal(this.pubsub, this.stream.integrationId, this.stream.conversationId, signal)).catch(() => {})
   }
 }

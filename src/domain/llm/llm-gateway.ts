@@ -93,6 +93,17 @@ export class LlmGateway {
     return this.models.views()
   }
 
+  /** The smallest input context (in tokens) of the models `model` resolves to: what a prompt built for it must fit. */
+  contextTokens(model: string | string[] | undefined): number {
+    let models: ConfiguredModel[] = []
+    try {
+      models = this.configured ? this.models.resolve(model) : []
+    } catch {
+      // an unknown model: the call itself says so
+    }
+    return models.length === 0 ? 8_000 : Math.min(...models.map((m) => m.model.maxInputTokens))
+  }
+
   /**
    * One generation. With `onDelta` the answer streams: once a piece went out no other model is tried, and a failure
    * rejects (the caller cuts its stream). Rejects with the ApiError of the last model's failure (502/503/504/429).

@@ -22,7 +22,7 @@ export interface LlmCaller {
 export interface LlmCallRecord extends LlmCaller, Omit<LlmCallRow, 'stopReason' | 'via' | keyof LlmCaller> {
   stopReason?: 'stop' | 'max_tokens' | 'content_filter' | 'tool_calls' | 'other'
   /** Which path: the v2 cognitive API, the `llm` interface's generateContent, sandboxed bot code, or a knowledge card's answer. */
-  via: 'cognitive-v2' | 'llm-interface' | 'bot-code' | 'knowledge'
+  via: 'cognitive-v2' | 'llm-interface' | 'bot-code' | 'knowledge' | 'agent'
 }
 
 export interface LlmUsage {

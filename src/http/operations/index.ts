@@ -75,6 +75,7 @@ export const PASSED_THROUGH_METHODS: readonly string[] = [...RUNTIME_OPERATIONS.
  * - startHandoff, endHandoff: the handoff service, for the turn's conversation and user;
  * - searchKnowledge, composeKnowledgeAnswer, abortAnswerStream: the knowledge search and its recording under the
  *   turn's id; a knowledge card's answer by the configured model, streamed to the turn's conversation;
+ * - agentStep: one step of an agent card (the model, the conversation's memory, the streaming), within the run's time;
  * - readWebhookBody: the body of the webhook event being handled;
  * - generateText, generateTextStream, readTextStream: the LLM gateway (the v2 cognitive API's input, validated by
  *   its route's schema, src/http/operations/cognitive.ts), for the turn's conversation and user, within the
@@ -82,6 +83,6 @@ export const PASSED_THROUGH_METHODS: readonly string[] = [...RUNTIME_OPERATIONS.
  */
 export const HOST_OWNED_METHODS: readonly string[] = [
   'createMessage', 'createEvent', 'getMessage', 'listMessages', 'getConversation', 'getUser', 'callAction',
-  'startTypingIndicator', 'stopTypingIndicator', 'startHandoff', 'endHandoff', 'searchKnowledge', 'composeKnowledgeAnswer', 'abortAnswerStream', 'readWebhookBody',
+  'startTypingIndicator', 'stopTypingIndicator', 'startHandoff', 'endHandoff', 'searchKnowledge', 'composeKnowledgeAnswer', 'abortAnswerStream', 'agentStep', 'readWebhookBody',
   'generateText', 'generateTextStream', 'readTextStream',
 ]

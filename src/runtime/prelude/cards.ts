@@ -3,6 +3,7 @@ import { safePreview, hostCall } from './host.js'
 import { isArray, jsonParse, jsonStringify } from './intrinsics.js'
 import { makeCtx, sendMessage } from './hooks.js'
 import { searchKnowledge } from './client.js'
+import { runAgentCard } from './agent.js'
 import { fail, unit } from './run.js'
 import { bot, scopeOf, varsOf } from './state.js'
 import { compileCode, compileExpr, render } from './templates.js'
@@ -36,7 +37,7 @@ export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard
     try {
       // Composed by the configured language model, if any (the host answers text null otherwise, and the citations
       // of the passages either way); its pieces went to the conversation's listeners under streamId.
-      const args: Json = { question: query, results }
+      const args: Json = { question: query, results, guardrails: bot.guardrails ?? {} }
       if (typeof event.userId === 'string') args.userId = event.userId
       const composed = jsonParse(await hostCall('composeKnowledgeAnswer', jsonStringify(args))) as Json
       if (typeof composed.text === 'string' && composed.text !== '') body = composed.text
@@ -59,6 +60,14 @@ export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard
       message.metadata = metadata
     }
   }
+  await sendAnswer(rt, event, where, message, streamId)
+}
+
+/**
+ * Sends a card's answer (`message`: payload and metadata). One whose pieces were streamed under `streamId` but that did
+ * not become a message (an outgoing hook stopped it, or the send failed) is aborted: its listeners drop it.
+ */
+export async function sendAnswer(rt: Run, event: Json, where: string, message: Json, streamId: unknown): Promise<void> {
   let sent = false
   try {
     const result = (await sendMessage(rt, event, message, true)) as Json
@@ -66,7 +75,6 @@ export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard
   } catch (err) {
     fail(rt, where, err)
   }
-  // A streamed answer that did not become a message (an outgoing hook stopped it, or it failed): its listeners drop it.
   if (!sent && typeof streamId === 'string') {
     try {
       await hostCall('abortAnswerStream', jsonStringify({ streamId }))
@@ -105,6 +113,8 @@ export async function runCard(rt: Run, event: Json, card: Card, where: string): 
     case 'knowledge':
       await runKnowledgeCard(rt, event, card, where)
       return { kind: 'next' }
+    case 'agent':
+      return runAgentCard(rt, event, card, where)
     case 'say':
       await say(rt, event, card.payload, where)
       return { kind: 'next' }

@@ -3,7 +3,7 @@ import { isArray, jsonStringify, objectKeys } from './intrinsics.js'
 import { setBot } from './state.js'
 import type { Flow, FlowNode, Json, UserFn } from './types.js'
 import { describe, isObj, pathKey, quote } from './util.js'
-import { checkCard, checkKeys, checkTrigger, nodeRef } from './validate.js'
+import { checkCard, checkKeys, checkToolInfo, checkTrigger, data, nodeRef } from './validate.js'
 
 const HOOK_NAMES = ['beforeIncoming', 'afterIncoming', 'beforeOutgoing', 'afterOutgoing', 'afterTurnEnd']
 
@@ -53,14 +53,32 @@ export function load(exportsValue: unknown): string {
   }
 
   const actions = new Map<string, UserFn>()
+  const actionInfo = new Map<string, { description?: string; input?: Json }>()
   const rawActions = pick('actions')
   if (rawActions !== undefined) {
     if (!isObj(rawActions)) throw new Error('actions must be an object of functions, got ' + describe(rawActions))
     for (const k of objectKeys(rawActions)) {
+      const at = pathKey('actions', k)
       const fn = rawActions[k]
-      if (typeof fn !== 'function') throw new Error(pathKey('actions', k) + ' must be a function (ctx, input) => output, got ' + describe(fn))
+      // A function, or a declaration { handler, description?, input? } (what an agent card tells the model of it).
+      if (isObj(fn) && typeof fn.handler === 'function') {
+        checkKeys(fn, ['handler', 'description', 'input'], at)
+        actions.set(k, fn.handler)
+        actionInfo.set(k, checkToolInfo(fn, at))
+        continue
+      }
+      if (typeof fn !== 'function') throw new Error(at + ' must be a function (ctx, input) => output or { handler, description?, input? }, got ' + describe(fn))
       actions.set(k, fn)
     }
+  }
+  const guardrails = pick('guardrails')
+  if (guardrails !== undefined) {
+    if (!isObj(guardrails)) throw new Error('guardrails must be an object { instructions?, refuse?, maxAnswerChars? }, got ' + describe(guardrails))
+    checkKeys(guardrails, ['instructions', 'refuse', 'maxAnswerChars'], 'guardrails')
+    if (guardrails.instructions !== undefined && typeof guardrails.instructions !== 'string') throw new Error('guardrails.instructions must be a string')
+    if (guardrails.refuse !== undefined && (!isArray(guardrails.refuse) || (guardrails.refuse as unknown[]).some((t) => typeof t !== 'string'))) throw new Error('guardrails.refuse must be an array of topics (strings)')
+    const max = guardrails.maxAnswerChars
+    if (max !== undefined && (typeof max !== 'number' || !Number.isInteger(max) || max < 20)) throw new Error('guardrails.maxAnswerChars must be an integer ≥ 20')
   }
 
   const flows = new Map<string, Flow>()
@@ -70,6 +88,6 @@ export function load(exportsValue: unknown): string {
     for (const id of objectKeys(rawFlows)) flows.set(id, checkFlow(rawFlows[id], pathKey('workflows', id), actions))
   }
 
-  setBot({ hooks, actions, flows })
+  setBot({ hooks, actions, actionInfo, flows, ...(guardrails !== undefined && { guardrails: data(guardrails, 'guardrails', 0) as Json }) })
   return jsonStringify({ hooks: [...hooks.keys()], actions: [...actions.keys()], workflows: [...flows.keys()] })
 }

@@ -4,7 +4,7 @@ import type { Bot, Json, Run, Scope } from './types.js'
 import { isObj } from './util.js'
 
 /** The loaded bot (load() replaces it). */
-export let bot: Bot = { hooks: new Map(), actions: new Map(), flows: new Map() }
+export let bot: Bot = { hooks: new Map(), actions: new Map(), actionInfo: new Map(), flows: new Map() }
 
 export function setBot(loaded: Bot): void {
   bot = loaded

@@ -35,6 +35,29 @@ export type Card =
   | { type: 'end' }
   | KnowledgeCard
   | { type: 'handoff'; reason?: string }
+  | AgentCard
+
+/** A tool of an agent card: a bot action, with what the model is told of it. */
+export interface AgentTool {
+  action: string
+  description?: string
+  /** JSON schema of the action's input. */
+  input?: Json
+}
+
+/** Answers the user with a language model, its knowledge, the bot's actions as tools and handoff (prelude agent.ts). */
+export interface AgentCard {
+  type: 'agent'
+  instructions: string
+  /** Search the bot's knowledge for the user's message: all of its knowledge bases (true) or these (names or ids). */
+  knowledge?: true | string[]
+  tools: AgentTool[]
+  handoff: boolean
+  model?: string | string[]
+  maxSteps: number
+  /** Sent when the model or a tool fails, or maxSteps is reached without an answer. */
+  fallback: string
+}
 
 /** Answers from knowledge bases (host call searchKnowledge): best passage and its sources, or noAnswer. */
 export interface KnowledgeCard {
@@ -62,7 +85,11 @@ export interface Flow {
 export interface Bot {
   hooks: Map<string, UserFn>
   actions: Map<string, UserFn>
+  /** What actions declared as `{ handler, description, input }` say of themselves (agent cards' tools). */
+  actionInfo: Map<string, { description?: string; input?: Json }>
   flows: Map<string, Flow>
+  /** The module's `guardrails` export, as it is (the host checks it): given with every model call of the bot. */
+  guardrails?: Json
 }
 
 /** The persisted workflow position (TurnOutput.flow): only ever a capture waiting for the next message. */

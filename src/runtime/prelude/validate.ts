@@ -1,10 +1,13 @@
 /* load()'s checks of the bot module's parts: JSON data, payloads, triggers and the cards of workflows. */
 import { isArray, objectKeys } from './intrinsics.js'
 import { checkTemplates, compileCode, compileExpr } from './templates.js'
-import type { Card, CaptureCard, Json, KnowledgeCard, Trigger, UserFn } from './types.js'
+import type { AgentCard, AgentTool, Card, CaptureCard, Json, KnowledgeCard, Trigger, UserFn } from './types.js'
 import { describe, errText, hasOwn, isObj, pathKey, quote, setOwn } from './util.js'
 
-const CARD_TYPES = ['say', 'execute', 'action', 'capture', 'transition', 'end', 'knowledge', 'handoff']
+const CARD_TYPES = ['say', 'execute', 'action', 'capture', 'transition', 'end', 'knowledge', 'handoff', 'agent']
+/** What a tool's name may be (the strictest of the providers' rules: OpenAI's); src/domain/agent/agent-steps.ts TOOL_NAME. */
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/
+const MAX_STEPS = 10
 const TRIGGER_TYPES = ['conversationStarted', 'message', 'event']
 const VALIDATE_TYPES = ['text', 'number', 'email', 'pattern']
 const PAYLOAD_TYPES = ['text', 'markdown', 'image', 'audio', 'video', 'file', 'location', 'card', 'carousel', 'choice', 'dropdown', 'bloc']
@@ -213,6 +216,8 @@ export function checkCard(c: unknown, where: string, nodes: Json, actions: Map<s
       }
       return card
     }
+    case 'agent':
+      return checkAgentCard(c, where, at, actions)
     case 'handoff': {
       checkKeys(c, ['type', 'reason'], at)
       const card: { type: 'handoff'; reason?: string } = { type: 'handoff' }
@@ -227,4 +232,56 @@ export function checkCard(c: unknown, where: string, nodes: Json, actions: Map<s
       return { type: 'end' }
     }
   }
+}
+
+/** What an action declared as `{ handler, description?, input? }`, or an agent card's tool, tells the model of it. */
+export function checkToolInfo(o: Json, where: string): { description?: string; input?: Json } {
+  const out: { description?: string; input?: Json } = {}
+  if (o.description !== undefined) out.description = nonEmptyString(o.description, where + '.description')
+  if (o.input !== undefined) {
+    if (!isObj(o.input)) throw new Error(where + ".input must be a JSON schema object, e.g. { type: 'object', properties: { orderId: { type: 'string' } } }")
+    out.input = data(o.input, where + '.input', 0) as Json
+  }
+  return out
+}
+
+function checkAgentCard(c: Json, where: string, at: string, actions: Map<string, UserFn>): AgentCard {
+  checkKeys(c, ['type', 'instructions', 'knowledge', 'tools', 'handoff', 'model', 'maxSteps', 'fallback'], at)
+  const card: AgentCard = {
+    type: 'agent', instructions: nonEmptyString(c.instructions, where + '.instructions'), tools: [], handoff: false, maxSteps: 5,
+    fallback: 'Sorry, I cannot answer that right now.',
+  }
+  if (c.knowledge === true) card.knowledge = true
+  else if (c.knowledge !== undefined && c.knowledge !== false) {
+    if (!isArray(c.knowledge) || c.knowledge.length === 0) throw new Error(where + '.knowledge must be true (all knowledge bases) or a non-empty array of knowledge base names or ids')
+    card.knowledge = (c.knowledge as unknown[]).map((k, i) => nonEmptyString(k, where + '.knowledge[' + i + ']'))
+  }
+  if (c.tools !== undefined) {
+    if (!isArray(c.tools)) throw new Error(where + ".tools must be an array of action names or { action, description?, input? }")
+    card.tools = (c.tools as unknown[]).map((t, i): AgentTool => {
+      const tw = where + '.tools[' + i + ']'
+      const tool = (typeof t === 'string' ? { action: t } : t) as Json
+      if (!isObj(tool)) throw new Error(tw + ' must be an action name or { action, description?, input? }, got ' + describe(t))
+      checkKeys(tool, ['action', 'description', 'input'], tw)
+      const name = nonEmptyString(tool.action, tw + '.action')
+      if (!actions.has(name)) throw new Error(tw + ': unknown action ' + quote(name) + (actions.size ? ' (actions: ' + [...actions.keys()].join(', ') + ')' : ' (the bot exports no actions)'))
+      if (!TOOL_NAME.test(name)) throw new Error(tw + ': the action name ' + quote(name) + ' cannot be a tool name (letters, digits, _ and -, at most 64)')
+      return { action: name, ...checkToolInfo(tool, tw) }
+    })
+  }
+  if (c.handoff !== undefined) {
+    if (typeof c.handoff !== 'boolean') throw new Error(where + '.handoff must be true or false')
+    card.handoff = c.handoff
+  }
+  if (c.model !== undefined) {
+    const ok = typeof c.model === 'string' ? c.model !== '' : isArray(c.model) && c.model.length > 0 && (c.model as unknown[]).every((m) => typeof m === 'string' && m !== '')
+    if (!ok) throw new Error(where + ".model must be a model id or preset ('best', 'fast'), or a non-empty array of them (a fallback list)")
+    card.model = c.model as string | string[]
+  }
+  if (c.maxSteps !== undefined) {
+    if (typeof c.maxSteps !== 'number' || !Number.isInteger(c.maxSteps) || c.maxSteps < 1 || c.maxSteps > MAX_STEPS) throw new Error(where + '.maxSteps must be an integer from 1 to ' + MAX_STEPS)
+    card.maxSteps = c.maxSteps
+  }
+  if (c.fallback !== undefined) card.fallback = nonEmptyString(c.fallback, where + '.fallback')
+  return card
 }
