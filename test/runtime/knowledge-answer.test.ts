@@ -125,12 +125,15 @@ describe('knowledge card: answers by the configured model, with citations, strea
     }
   })
 
-  it('the model says NO_ANSWER: the card\'s no-answer message, without citations', async () => {
-    standIn.answer = () => ({ text: 'NO_ANSWER' })
+  it('the model says NO_ANSWER: the card\'s no-answer message, without citations; no piece of that word reached the listeners', async () => {
+    // Streamed slowly, word by word: the held-back start is what keeps NO_ANSWER off the listeners.
+    standIn.answer = () => ({ text: 'NO_ANSWER here, sorry', paceMs: 50 })
     const talk = await Talk.open(bot, { userId: uid('kb-noanswer') })
+    const frames = timeline(talk)
     try {
       const [answer] = await talk.ask('Is the museum open on Mondays?')
       expect(standIn.requests).toHaveLength(1)
+      expect(frames.map((f) => f.type)).toEqual(['message_created', 'message_created'])
       expect((answer!.payload as { text: string }).text).toBe('I do not know that.')
       expect((answer as unknown as { metadata?: unknown }).metadata).toBeUndefined()
     } finally {

@@ -128,9 +128,23 @@ export class KnowledgeAnswers {
       signal: AbortSignal.timeout(this.options.timeoutMs),
     }
     const pieces = stream ? new StreamPieces(this.pubsub, stream, this.clock) : undefined
+    // The first pieces are held until they cannot be the start of NO_ANSWER: listeners never see that word.
+    let held = ''
+    let streaming: boolean | undefined
+    const onDelta = pieces && ((text: string) => {
+      if (streaming !== undefined) {
+        if (streaming) pieces.add(text)
+        return
+      }
+      held += text
+      const start = held.trimStart()
+      if (start.length < NO_ANSWER.length && NO_ANSWER.startsWith(start)) return
+      streaming = !start.startsWith(NO_ANSWER)
+      if (streaming) pieces.add(held)
+    })
     let output: string
     try {
-      output = (await this.llm.generate(caller, input, 'knowledge', pieces && ((text) => pieces.add(text)))).output
+      output = (await this.llm.generate(caller, input, 'knowledge', onDelta)).output
       await pieces?.flush()
     } catch (err) {
       await pieces?.abort()
