@@ -38,6 +38,11 @@ th:first-child, td:first-child { text-align: left; }
 .charts { display: grid; grid-template-columns: repeat(auto-fit, minmax(22rem, 1fr)); gap: 1rem; }
 .charts > section { min-width: 0; overflow: hidden; }
 .charts table { width: 100%; }
+.model-calls { margin-top: .4rem; }
+.model-calls table { width: 100%; background: #fff; }
+.model-calls th { text-align: left; }
+.model-calls td:nth-child(2), .model-calls td:last-child { text-align: left; overflow-wrap: anywhere; }
+.model-calls td:nth-child(3), .model-calls td:nth-child(5) { white-space: nowrap; }
 .error-box { color: #b3261e; }
 .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
 .pw-quick-replies, .pw-choices { display: flex; flex-wrap: wrap; gap: .3rem; }

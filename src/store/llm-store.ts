@@ -82,6 +82,8 @@ export interface LlmStore {
   setBudget(scope: 'bot' | 'workspace', id: string, budget: LlmBudgetRow): Promise<void>
   /** The bot's last `limit` calls, oldest first, as stored (normalizeLlmCall). */
   recentCalls(botId: string, limit: number): Promise<LlmCallRow[]>
+  /** The last `limit` calls made for one of the bot's conversations, oldest first (the console's turn trace; migration 0030). */
+  conversationCalls(botId: string, conversationId: string, limit: number): Promise<LlmCallRow[]>
   /** Per day with at least one call, from fromDay (inclusive) to toDay (exclusive). */
   botDays(botId: string, fromDay: number, toDay: number): Promise<LlmDay[]>
 }

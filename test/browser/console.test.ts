@@ -20,6 +20,7 @@ import { llmCall } from '../helpers/llm-calls.js'
 import { artifactPath, describeBrowser, launchBrowser, watchErrors } from './browser.js'
 
 const HOSTILE = '<img src=x onerror="window.__pwned=1"><script>window.__pwned=1</script>'
+const HOSTILE_ERROR = 'upstream: <img src=y onerror="window.__pwned=2">'
 
 describeBrowser('the console in Chromium', () => {
   let h: Harness
@@ -49,6 +50,9 @@ describeBrowser('the console in Chromium', () => {
       counts.userMessages += texts.length + (u === 0 ? 1 : 0)
     }
     await h.store.appendBotLogs([{ id: randomUUID(), botId: h.credentials.botId, at: Date.now(), level: 'error', message: `turn failed in ${word}`, conversationId }])
+    // The turn's model calls (the trace), one with a hostile error text: shown as text.
+    h.app.services.llmUsage.record(llmCall(h.credentials.workspaceId, h.credentials.botId, Date.now(), { conversationId, via: 'agent', model: 'agent-model', inputTokens: 300, outputTokens: 20, inputCost: 0.003, outputCost: 0.002, latencyMs: 840 }))
+    h.app.services.llmUsage.record(llmCall(h.credentials.workspaceId, h.credentials.botId, Date.now() + 1, { conversationId, via: 'knowledge', inputTokens: 50, outputTokens: 0, inputCost: 0, outputCost: 0, latencyMs: 12, error: HOSTILE_ERROR }))
     // A second bot's scripted day for the dashboard's other series (a handoff with a wait, failing turns, knowledge, feedback).
     day = await scriptedQualityDay(h)
     // Its language-model calls, as the gateway records them (no provider involved): the LLM charts' numbers.
@@ -110,6 +114,12 @@ describeBrowser('the console in Chromium', () => {
     // The bot's logs of the turn, inline.
     await page.getByText(/Bot logs of this turn \(1\)/).click()
     await page.getByText(`turn failed in ${word}`).waitFor()
+    // The turn's model calls: what for, the model, tokens, cost, time and error, as a table.
+    await page.getByText('Model calls of this turn (2: 370 tokens, $0.0050)').click()
+    const rows = transcript.locator('details.model-calls tbody tr')
+    expect(await rows.nth(0).locator('td').allTextContents()).toEqual(['agent', 'local:agent-model', '300 / 20', '$0.0050', '840 ms', ''])
+    expect(await rows.nth(1).locator('td').allTextContents()).toEqual(['knowledge', 'local:m1', '50 / 0', '$0.0000', '12 ms', HOSTILE_ERROR])
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined()
     await page.screenshot({ path: artifactPath('console-conversations.png'), fullPage: true })
     expect(await seriousViolations(page)).toEqual([])
 

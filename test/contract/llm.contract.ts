@@ -66,6 +66,20 @@ export function describeLlmContract(name: string, factory: LlmStoreFactory): voi
       expect((await store.llm.recentCalls(sibling, 10)).map((c) => c.inputTokens)).toEqual([40])
     })
 
+    it('conversationCalls: one conversation\'s last calls, oldest first (the bot\'s own only)', async () => {
+      const fresh = await seed(store, at(-5, 0))
+      const [w, b] = [fresh.workspace.id, fresh.bot.id]
+      for (const [conversationId, hour, inputTokens] of [['c1', 1, 10], ['c2', 2, 20], ['c1', 3, 30], ['c1', 4, 40]] as const) {
+        await store.llm.recordCall(llmCall(w, b, at(0, hour), { conversationId, inputTokens }))
+      }
+      const other = await seed(store, at(-5, 0))
+      await store.llm.recordCall(llmCall(other.workspace.id, other.bot.id, at(0, 5), { conversationId: 'c1', inputTokens: 99 })) // another bot's c1
+      expect((await store.llm.conversationCalls(b, 'c1', 10)).map((c) => c.inputTokens)).toEqual([10, 30, 40])
+      expect((await store.llm.conversationCalls(b, 'c1', 2)).map((c) => c.inputTokens)).toEqual([30, 40])
+      expect((await store.llm.conversationCalls(b, 'c2', 10)).map((c) => [c.conversationId, c.inputTokens])).toEqual([['c2', 20]])
+      expect(await store.llm.conversationCalls(b, 'none', 10)).toEqual([])
+    })
+
     it('botDays: per day, the statistics of the day\'s calls (latency and tokens/s over those without error)', async () => {
       const days = await store.llm.botDays(botId, FIRST_DAY - 1, FIRST_DAY + 2)
       expect(days.map((d) => d.day)).toEqual([FIRST_DAY, FIRST_DAY + 1])

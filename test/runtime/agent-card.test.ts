@@ -98,6 +98,42 @@ describe('agent card: a model with knowledge, tools, handoff and guardrails', ()
     }
   })
 
+  it('the turn trace: the transcript has the turn\'s model calls (for whoever reads the conversation) and its tool calls in the bot log (for roles that read bots)', async () => {
+    standIn.answer = (r) => toolResults(r).length === 0
+      ? { toolCalls: [{ id: 'call_t', name: 'lookupOrder', arguments: { orderId: 'T7' } }] }
+      : { text: 'Order T7 is paid.' }
+    const talk = await Talk.open(bot, { userId: uid('agent-trace') })
+    try {
+      expect(await talk.askText('Order T7?')).toEqual(['Order T7 is paid.'])
+      const transcript = async (token: string) => {
+        const res = await fetch(`${h.baseUrl}/v1/admin/bots/${bot.id}/conversations/${talk.conversationId}/transcript`, {
+          headers: { authorization: `Bearer ${token}`, 'x-workspace-id': h.credentials.workspaceId },
+        })
+        expect(res.status).toBe(200)
+        return (await res.json()) as { llmCalls: Record<string, unknown>[]; logs: { level: string; message: string }[] }
+      }
+      await waitForLog(h, bot.id, (l) => l.message.startsWith('agent tool lookupOrder'))
+      const owner = await transcript(h.credentials.token)
+      expect(owner.llmCalls).toHaveLength(2)
+      expect(owner.llmCalls.every((c) => c.via === 'agent' && c.provider === 'local' && c.model === 'agent-model' && typeof c.latencyMs === 'number')).toBe(true)
+      expect(owner.llmCalls[0]!.inputTokens).toBeGreaterThan(0)
+      expect(owner.llmCalls[1]!.outputTokens).toBe(4) // "Order T7 is paid." is 4 words: the stand-in's tokens
+      const tool = owner.logs.find((l) => l.message.startsWith('agent tool lookupOrder'))
+      expect(tool?.message).toMatch(/^agent tool lookupOrder \{"orderId":"T7"\} → \{"orderId":"T7","status":"paid","visitors":2\} \(\d+ ms\)$/)
+      // An agent (a person answering handoffs) reads the conversation and what it cost, not the bot's workings.
+      const member = await fetch(`${h.baseUrl}/v1/admin/workspace-members`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${h.credentials.token}`, 'x-workspace-id': h.credentials.workspaceId, 'content-type': 'application/json' },
+        body: JSON.stringify({ email: `${uid('trace-agent')}@example.com`, role: 'agent' }),
+      })
+      const agent = await transcript(((await member.json()) as { pat: { value: string } }).pat.value)
+      expect(agent.llmCalls).toHaveLength(2)
+      expect(agent.logs).toEqual([])
+    } finally {
+      await talk.close()
+    }
+  })
+
   it('handoff: the model hands the conversation to a person; the flow ends', async () => {
     standIn.answer = () => ({ toolCalls: [{ id: 'call_h', name: 'handoff_to_human', arguments: { reason: 'wants a refund' } }] })
     const talk = await Talk.open(bot, { userId: uid('agent-handoff') })

@@ -11,6 +11,24 @@ interface Transcript {
   truncated: boolean
   users: Array<{ id: string; name?: string; pictureUrl?: string; isBot: boolean; createdAt: string }>
   logs: Array<{ timestamp: string; level: string; message: string }>
+  llmCalls: LlmCall[]
+}
+interface LlmCall { timestamp: string; via: string; provider: string; model: string; inputTokens: number; outputTokens: number; cost: number; latencyMs: number; error?: string }
+
+/** A turn's model calls (issue #29's trace): what each was for, the model, its tokens, cost and time, and its error. */
+function modelCalls(calls: LlmCall[]): HTMLElement {
+  const tokens = calls.reduce((n, c) => n + c.inputTokens + c.outputTokens, 0)
+  const cost = calls.reduce((n, c) => n + c.cost, 0)
+  return h('details', { class: 'model-calls' }, [
+    h('summary', { text: `Model calls of this turn (${calls.length}: ${tokens} tokens, $${cost.toFixed(4)})` }),
+    h('table', {}, [
+      h('thead', {}, [h('tr', {}, ['For', 'Model', 'Tokens in / out', 'Cost', 'Time', 'Error'].map((t) => h('th', { attrs: { scope: 'col' }, text: t })))]),
+      h('tbody', {}, calls.map((c) => h('tr', {}, [
+        h('td', { text: c.via }), h('td', { text: `${c.provider}:${c.model}` }), h('td', { text: `${c.inputTokens} / ${c.outputTokens}` }),
+        h('td', { text: `$${c.cost.toFixed(4)}` }), h('td', { text: `${c.latencyMs} ms` }), h('td', { text: c.error ?? '' }),
+      ]))),
+    ]),
+  ])
 }
 
 /** The console shows transcripts read-only: choices and buttons of bot messages do nothing. */
@@ -84,10 +102,13 @@ export function conversationsPage({ botId, main }: { botId: string; main: HTMLEl
       const start = times[i]!
       const nextIncoming = t.messages.findIndex((n, j) => j > i && n.direction === 'incoming')
       const end = nextIncoming === -1 ? Infinity : times[nextIncoming]!
-      const logs = m.direction === 'incoming' ? t.logs.filter((l) => { const at = Date.parse(l.timestamp); return at >= start && at < end }) : []
+      const inTurn = (timestamp: string) => { const at = Date.parse(timestamp); return at >= start && at < end }
+      const logs = m.direction === 'incoming' ? t.logs.filter((l) => inTurn(l.timestamp)) : []
+      const calls = m.direction === 'incoming' ? t.llmCalls.filter((c) => inTurn(c.timestamp)) : []
       return h('li', { class: m.direction, attrs: { 'data-message': m.id } }, [
         h('div', { class: 'meta', text: `${m.direction === 'incoming' ? names.get(m.userId) ?? m.userId : 'Bot'} · ${when(m.createdAt)}` }),
         renderPayload(m.payload as unknown as MessagePayload, readOnly),
+        calls.length > 0 && modelCalls(calls),
         logs.length > 0 && h('details', {}, [
           h('summary', { text: `Bot logs of this turn (${logs.length})` }),
           ...logs.map((l) => h('pre', { class: `log ${l.level}`, text: `${l.timestamp} ${l.level}: ${l.message}` })),

@@ -1,6 +1,6 @@
 import { errors } from '../../lib/errors.js'
 import type { Counter, MetricsRegistry } from '../../lib/metrics.js'
-import { normalizeLlmCall, type LlmBudgetRow, type LlmSpend } from '../../store/llm-store.js'
+import { normalizeLlmCall, type LlmBudgetRow, type LlmCallRow, type LlmSpend } from '../../store/llm-store.js'
 import type { Store } from '../../store/store.js'
 import type { BotService } from '../bot-service.js'
 import type { LlmCallRecord, LlmCaller, LlmUsage } from './llm-usage.js'
@@ -127,6 +127,13 @@ export class LlmUsageService implements LlmUsage {
     m.tokens.inc({ ...labels, direction: 'input' }, row.inputTokens)
     m.tokens.inc({ ...labels, direction: 'output' }, row.outputTokens)
     m.cost.inc(labels, row.inputCost + row.outputCost)
+  }
+
+  /** The model calls made for one of the bot's conversations (the last 500, oldest first): the console's turn trace. */
+  async conversationCalls(workspaceId: string, botId: string, conversationId: string): Promise<LlmCallRow[]> {
+    const { bot } = await this.bots.getBot(workspaceId, botId)
+    await this.settled()
+    return this.store.llm.conversationCalls(bot.id, conversationId, 500)
   }
 
   async getBotBudget(workspaceId: string, botId: string): Promise<LlmBudgetView> {

@@ -4,8 +4,8 @@
  * tools and, when allowed, a handoff to a person. Each step is the host's (agentStep: the model, the conversation's
  * memory, the streaming); the loop, its bound and the tools run here, each tool in its own unit of user code.
  */
-import { hostCall } from './host.js'
-import { isArray, jsonParse, jsonStringify } from './intrinsics.js'
+import { hostCall, log } from './host.js'
+import { isArray, jsonParse, jsonStringify, now } from './intrinsics.js'
 import { makeCtx, sendMessage } from './hooks.js'
 import { searchKnowledge } from './client.js'
 import { fail, unit } from './run.js'
@@ -19,6 +19,9 @@ const HANDOFF_TOOL = 'handoff_to_human'
 /** The most of a tool's result the model is given, in characters of JSON. */
 const TOOL_RESULT_CHARS = 20_000
 const PASSAGES = 5
+/** How much of a tool's input and output its log line shows. */
+const TRACE_CHARS = 300
+const clipped = (text: string) => (text.length > TRACE_CHARS ? text.slice(0, TRACE_CHARS) + '…' : text)
 
 export async function runAgentCard(rt: Run, event: Json, card: AgentCard, where: string): Promise<Step> {
   let passages: Json[] = []
@@ -79,9 +82,12 @@ export async function runAgentCard(rt: Run, event: Json, card: AgentCard, where:
       if (fn === undefined) {
         content = jsonStringify({ error: 'There is no tool named ' + String(call.name) })
       } else {
+        const started = now()
         try {
           const output: unknown = await unit(rt, () => fn(makeCtx(rt, event), call.input))
           content = jsonStringify(output === undefined ? null : output)
+          // The turn's trace (the console shows a turn's logs under its message): what the model asked, what it got.
+          log('info', 'agent tool ' + String(call.name) + ' ' + clipped(jsonStringify(call.input ?? null)) + ' → ' + clipped(content) + ' (' + (now() - started) + ' ms)')
         } catch (err) {
           // A tool that failed ends the card: its fallback, never a made-up answer.
           fail(rt, where + ' tool ' + String(call.name), err)

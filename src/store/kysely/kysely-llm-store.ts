@@ -66,8 +66,17 @@ export class KyselyLlmStore implements LlmStore {
   }
 
   async recentCalls(botId: string, limit: number): Promise<LlmCallRow[]> {
-    const rows = await this.db.selectFrom('llm_calls').selectAll().where('bot_id', '=', botId)
-      .orderBy('created_at', 'desc').orderBy('id', 'desc').limit(Math.max(0, Math.trunc(limit))).execute()
+    return this.latest(botId, undefined, limit)
+  }
+
+  async conversationCalls(botId: string, conversationId: string, limit: number): Promise<LlmCallRow[]> {
+    return this.latest(botId, conversationId, limit)
+  }
+
+  private async latest(botId: string, conversationId: string | undefined, limit: number): Promise<LlmCallRow[]> {
+    let q = this.db.selectFrom('llm_calls').selectAll().where('bot_id', '=', botId)
+    if (conversationId !== undefined) q = q.where('conversation_id', '=', conversationId)
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(Math.max(0, Math.trunc(limit))).execute()
     const some = <T>(v: T | null) => v ?? undefined
     return rows.reverse().map((r) => ({
       id: r.id, workspaceId: r.workspace_id, botId: r.bot_id, conversationId: some(r.conversation_id), userId: some(r.user_id),

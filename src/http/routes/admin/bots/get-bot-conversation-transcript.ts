@@ -10,7 +10,7 @@ const Json = StringMap(Type.Unknown())
 export default function getBotConversationTranscript(app: App): void {
   app.get('/bots/:id/conversations/:conversationId/transcript', {
     config: { permission: 'conversations.read' },
-    schema: adminSchema('getBotConversationTranscript', 'One conversation with its messages (oldest first, at most 1,000), its users and the bot\'s logs of its turns (the console; the logs only for roles that read bots: an agent gets none)',
+    schema: adminSchema('getBotConversationTranscript', 'One conversation with its messages (oldest first, at most 1,000), its users, the model calls made for it (the last 500) and the bot\'s logs of its turns (the console; the logs only for roles that read bots: an agent gets none)',
       { params: Type.Object({ id: Type.String(), conversationId: Type.String() }) },
       {
         200: Type.Object({
@@ -24,10 +24,19 @@ export default function getBotConversationTranscript(app: App): void {
             id: Type.String(), name: Type.Optional(Type.String()), pictureUrl: Type.Optional(Type.String()), isBot: Type.Boolean(), createdAt: Type.String(),
           })),
           logs: Type.Array(Type.Object({ timestamp: Type.String(), level: Type.String(), message: Type.String() })),
+          llmCalls: Type.Array(Type.Object({
+            timestamp: Type.String(), via: Type.String(), provider: Type.String(), model: Type.String(),
+            inputTokens: Type.Integer(), outputTokens: Type.Integer(), cost: Type.Number(), latencyMs: Type.Integer(),
+            stopReason: Type.Optional(Type.String()), error: Type.Optional(Type.String()), promptSource: Type.Optional(Type.String()),
+          })),
         }),
       }),
   }, async (request) => {
-    const t = await app.services.archive.transcript(request.workspace.id, request.params.id, request.params.conversationId)
+    const { id, conversationId } = request.params
+    const [t, calls] = await Promise.all([
+      app.services.archive.transcript(request.workspace.id, id, conversationId),
+      app.services.llmUsage.conversationCalls(request.workspace.id, id, conversationId),
+    ])
     return {
       conversation: conversationView(t.conversation),
       messages: t.messages.map((m) => ({
@@ -40,6 +49,12 @@ export default function getBotConversationTranscript(app: App): void {
       })),
       // an agent reads conversations, not the bot's workings
       logs: can(request.role, 'bots.read') ? t.logs.map((l) => ({ timestamp: new Date(l.at).toISOString(), level: l.level, message: l.message })) : [],
+      // The turn trace's model calls: whoever reads the conversation sees what its answers cost.
+      llmCalls: calls.map((c) => ({
+        timestamp: new Date(c.createdAt).toISOString(), via: c.via, provider: c.provider, model: c.model, inputTokens: c.inputTokens, outputTokens: c.outputTokens,
+        cost: c.inputCost + c.outputCost, latencyMs: c.latencyMs, ...(c.stopReason && { stopReason: c.stopReason }), ...(c.error && { error: c.error }),
+        ...(c.promptSource && { promptSource: c.promptSource }),
+      })),
     }
   })
 }
