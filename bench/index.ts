@@ -15,6 +15,7 @@ const BENCHMARKS: Record<string, string> = {
   'turns-client': 'turns-client.ts',
   'remote-bot': 'remote-bot.ts',
   'llm-gateway': 'llm-gateway.ts',
+  agent: 'agent.ts',
   integrations: 'integrations.ts',
   'kb-retrieval': 'kb-retrieval.ts',
   'kb-real': 'kb-real.ts',
