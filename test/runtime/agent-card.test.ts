@@ -98,6 +98,36 @@ describe('agent card: a model with knowledge, tools, handoff and guardrails', ()
     }
   })
 
+  it('streams its answer (message_stream_delta in order, then complete before the message); a step that calls tools streams nothing', async () => {
+    standIn.answer = (r) => toolResults(r).length === 0
+      ? { text: 'Let me look that up.', toolCalls: [{ id: 'call_s', name: 'lookupOrder', arguments: { orderId: 'S1' } }], paceMs: 40 }
+      : { text: 'Order S1 is paid, for 2 visitors.', paceMs: 40 }
+    const talk = await Talk.open(bot, { userId: uid('agent-stream') })
+    const frames: { type: string; data: Record<string, any> }[] = []
+    talk.listener.on('unknown', (raw) => {
+      const frame = typeof raw === 'string' ? (JSON.parse(raw) as { type: string; data: Record<string, any> }) : undefined
+      if (frame && frame.type !== 'ping') frames.push(frame)
+    })
+    talk.listener.on('message_created', (m) => frames.push({ type: 'message_created', data: m as unknown as Record<string, any> }))
+    try {
+      const [answer] = await talk.ask('Order S1?')
+      expect((answer!.payload as { text: string }).text).toBe('Order S1 is paid, for 2 visitors.')
+      const deltas = frames.filter((f) => f.type === 'message_stream_delta')
+      // The tool step's words ("Let me look that up.") were aborted, never shown as the answer.
+      const streams = [...new Set(deltas.map((d) => d.data.streamId as string))]
+      const final = (answer as unknown as { metadata: { streamId: string } }).metadata.streamId
+      expect(streams.at(-1)).toBe(final)
+      const finalDeltas = deltas.filter((d) => d.data.streamId === final)
+      expect(finalDeltas.map((d) => d.data.sequence)).toEqual(finalDeltas.map((_, i) => i))
+      expect(finalDeltas.map((d) => d.data.delta).join('')).toBe('Order S1 is paid, for 2 visitors.')
+      for (const id of streams.slice(0, -1)) expect(frames.some((f) => f.type === 'message_stream_abort' && f.data.streamId === id)).toBe(true)
+      const types = frames.map((f) => f.type)
+      expect(types.slice(types.lastIndexOf('message_stream_delta') + 1)).toEqual(['message_stream_complete', 'message_created'])
+    } finally {
+      await talk.close()
+    }
+  })
+
   it('the turn trace: the transcript has the turn\'s model calls (for whoever reads the conversation) and its tool calls in the bot log (for roles that read bots)', async () => {
     standIn.answer = (r) => toolResults(r).length === 0
       ? { toolCalls: [{ id: 'call_t', name: 'lookupOrder', arguments: { orderId: 'T7' } }] }
