@@ -12,7 +12,7 @@ import { fail, unit } from './run.js'
 import { bot } from './state.js'
 import type { AgentCard, Json, Run, Step } from './types.js'
 import { errText, isObj } from './util.js'
-import { previewText, sendAnswer } from './cards.js'
+import { previewText, sendAnswer } from './answer.js'
 
 /** The tool the model hands the conversation to a person with (src/domain/agent/agent-steps.ts HANDOFF_TOOL). */
 const HANDOFF_TOOL = 'handoff_to_human'

@@ -1,14 +1,15 @@
 /* Running one card of a workflow node: say, execute, action, capture (its prompt), transition, knowledge, handoff. */
-import { safePreview, hostCall } from './host.js'
+import { hostCall } from './host.js'
 import { isArray, jsonParse, jsonStringify } from './intrinsics.js'
 import { makeCtx, sendMessage } from './hooks.js'
 import { searchKnowledge } from './client.js'
 import { runAgentCard } from './agent.js'
+import { sendAnswer } from './answer.js'
 import { fail, unit } from './run.js'
 import { bot, scopeOf, varsOf } from './state.js'
 import { compileCode, compileExpr, render } from './templates.js'
 import type { Card, Json, KnowledgeCard, Run, Step } from './types.js'
-import { errText, isObj, pathKey, quote } from './util.js'
+import { errText, pathKey, quote } from './util.js'
 
 export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard, where: string): Promise<void> {
   let answer: Json
@@ -63,34 +64,10 @@ export async function runKnowledgeCard(rt: Run, event: Json, card: KnowledgeCard
   await sendAnswer(rt, event, where, message, streamId)
 }
 
-/**
- * Sends a card's answer (`message`: payload and metadata). One whose pieces were streamed under `streamId` but that did
- * not become a message (an outgoing hook stopped it, or the send failed) is aborted: its listeners drop it.
- */
-export async function sendAnswer(rt: Run, event: Json, where: string, message: Json, streamId: unknown): Promise<void> {
-  let sent = false
-  try {
-    const result = (await sendMessage(rt, event, message, true)) as Json
-    sent = isObj(result) && isObj(result.message)
-  } catch (err) {
-    fail(rt, where, err)
-  }
-  if (!sent && typeof streamId === 'string') {
-    try {
-      await hostCall('abortAnswerStream', jsonStringify({ streamId }))
-    } catch (err) {
-      fail(rt, where, err)
-    }
-  }
-}
-
 export function cardWhere(flowId: string, nodeId: string, index: number, type: string): string {
   return pathKey(pathKey('workflows', flowId) + '.nodes', nodeId) + '.cards[' + index + '] (' + type + ')'
 }
 
-export function previewText(event: Json): string {
-  return typeof event.preview === 'string' ? event.preview : safePreview(event.payload)
-}
 
 /** Sends a card's payload (templates rendered in their own unit); failures are recorded. */
 export async function say(rt: Run, event: Json, payload: Json, where: string): Promise<void> {

@@ -1,7 +1,8 @@
 /* Workflows: the trigger an event starts, a flow run from node to node, and a waiting capture resumed. */
 import { log } from './host.js'
 import { floor } from './intrinsics.js'
-import { cardWhere, previewText, runCard, say } from './cards.js'
+import { cardWhere, runCard, say } from './cards.js'
+import { previewText } from './answer.js'
 import { fail, unit } from './run.js'
 import { bot, varsOf } from './state.js'
 import type { CaptureCard, Json, Run, Waiting } from './types.js'
