@@ -10,6 +10,8 @@ const VERSION = '2023-06-01'
  */
 export class AnthropicProvider implements LlmProvider {
   readonly ignores = new Set<'json'>(['json'])
+  /** The Messages API takes a temperature from 0 to 1 (OpenAI's go to 2). */
+  readonly maxTemperature = 1
 
   constructor(
     readonly name: string,
@@ -27,7 +29,7 @@ export class AnthropicProvider implements LlmProvider {
       max_tokens: request.maxTokens ?? this.defaultMaxTokens(request.model),
       ...(system !== '' && { system }),
       messages: wireMessages(request.messages.filter((m) => m.role !== 'system')),
-      ...(request.temperature !== undefined && { temperature: Math.min(request.temperature, 1) }),
+      ...(request.temperature !== undefined && { temperature: Math.min(request.temperature, this.maxTemperature) }),
       ...(request.stop && { stop_sequences: request.stop }),
       ...(request.tools && { tools: request.tools.map((t) => ({ name: t.name, ...(t.description !== undefined && { description: t.description }), input_schema: t.parameters ?? { type: 'object', properties: {} } })) }),
       ...(request.toolChoice && request.toolChoice.mode !== 'none' && {

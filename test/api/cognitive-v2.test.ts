@@ -213,6 +213,20 @@ describe('v2 cognitive API', () => {
     expect(chunks.at(-1)).toMatchObject({ finished: true, toolCalls: [{ id: 'toolu_1', name: 'lookup', input: { q: 'x' } }], metadata: { usage: { outputTokens: 1 } } })
   })
 
+  it('Anthropic takes temperatures up to 1: a higher one is sent as 1, with a provider_limitation warning (none at 1, none for OpenAI\'s wire)', async () => {
+    script({ 'claude-x': { text: 'Hi' } })
+    const hot = await beta.generateText({ model: 'claude:claude-x', temperature: 1.5, messages: hi })
+    expect(standIn.requests.at(-1)!.body.temperature).toBe(1)
+    expect(hot.metadata.warnings).toEqual([{ type: 'provider_limitation', message: "temperature 1.5 is above claude's maximum of 1: 1 was sent" }])
+    const warm = await beta.generateText({ model: 'claude:claude-x', temperature: 1, messages: hi })
+    expect(standIn.requests.at(-1)!.body.temperature).toBe(1)
+    expect(warm.metadata.warnings).toBeUndefined()
+    script({ small: { text: 'Hi' } })
+    const openai = await beta.generateText({ model: 'local:small', temperature: 1.5, messages: hi })
+    expect(standIn.requests.at(-1)!.body.temperature).toBe(1.5)
+    expect(openai.metadata.warnings).toBeUndefined()
+  })
+
   it('provider failures: 429 → 429 RateLimited with Retry-After; 500, a malformed answer, a refused connection, refused credentials → 502; a timeout → 504', async () => {
     script({ small: { fault: 'rate-limit', retryAfter: 7 }, big: { fault: 'server-error' }, m2: { fault: 'malformed' }, 'claude-x': { fault: 'unauthorized-echo' } })
     const limited = await raw('generate-text', { model: 'local:small', messages: hi })

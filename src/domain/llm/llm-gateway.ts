@@ -19,7 +19,7 @@ export interface GenerateInput extends GenerationParams {
 }
 
 export interface Warning {
-  type: 'parameter_ignored' | 'fallback_used' | 'timeout'
+  type: 'parameter_ignored' | 'provider_limitation' | 'fallback_used' | 'timeout'
   message: string
 }
 
@@ -121,6 +121,10 @@ export class LlmGateway {
       path.push(candidate.id)
       const provider = this.providers.get(candidate.provider.name)!
       if (input.json && provider.ignores.has('json')) warnings.push({ type: 'parameter_ignored', message: `responseFormat json is not supported by ${candidate.provider.name}'s API and was ignored` })
+      const max = provider.maxTemperature
+      if (input.temperature !== undefined && max !== undefined && input.temperature > max) {
+        warnings.push({ type: 'provider_limitation', message: `temperature ${input.temperature} is above ${candidate.provider.name}'s maximum of ${max}: ${max} was sent` })
+      }
       let streamed = false
       const attempt = await this.call(caller, input, via, candidate, provider, onDelta && ((text) => {
         streamed = true

@@ -86,6 +86,8 @@ export interface LlmProvider {
   readonly name: string
   /** Parameters this provider's wire has no place for (the gateway warns `parameter_ignored`). */
   readonly ignores: ReadonlySet<'json'>
+  /** The highest temperature the provider takes (a higher one is sent as this, and the gateway warns `provider_limitation`). */
+  readonly maxTemperature?: number
   /**
    * One call. With `onDelta`, the answer is streamed from the provider and each piece of text is handed over as it
    * comes; either way the promise settles with the whole result, or rejects with a ProviderError.
