@@ -44,7 +44,8 @@ describe('agent card: a model with knowledge, tools, handoff and guardrails', ()
   let bot: TestBot
 
   beforeAll(async () => {
-    llm = await parleyWithStandIn((url) => [{ name: 'local', kind: 'openai', url, models: ['agent-model'] }], { config: STREAM_CONFIG })
+    // A relevance threshold no passage reaches: the agent's search does not apply it (the model judges the passages).
+    llm = await parleyWithStandIn((url) => [{ name: 'local', kind: 'openai', url, models: ['agent-model'] }], { config: STREAM_CONFIG, env: { PARLEY_KB_MIN_SCORE: '0.99' } })
     ;({ h, standIn } = llm)
     bot = await createBot(h, CODE)
     const files = new Client({ apiUrl: h.baseUrl, token: h.credentials.token, botId: bot.id })
@@ -77,6 +78,17 @@ describe('agent card: a model with knowledge, tools, handoff and guardrails', ()
       expect(request.body.tools.map((t: { function: { name: string } }) => t.function.name)).toEqual(['lookupOrder', 'handoff_to_human'])
       expect(request.body.tools[0].function).toMatchObject({ description: 'Find a ticket order by its number', parameters: { required: ['orderId'] } })
       expect((await recordedCalls(h, bot.id)).at(-1)).toMatchObject({ via: 'agent', promptSource: 'agent-card', conversationId: talk.conversationId })
+    } finally {
+      await talk.close()
+    }
+  })
+
+  it('the knowledge search applies no relevance threshold: a weakly related passage (relevance ~0.35, under this server\'s 0.99) still reaches the prompt', async () => {
+    standIn.answer = () => ({ text: 'Yes, on Mondays.' })
+    const talk = await Talk.open(bot, { userId: uid('agent-weak') })
+    try {
+      expect(await talk.askText('Is it closed some days?')).toEqual(['Yes, on Mondays.'])
+      expect(String(messagesOf(standIn.requests[0]!)[0]!.content)).toContain(MUSEUM)
     } finally {
       await talk.close()
     }
