@@ -94,6 +94,23 @@ describe('agent card: a model with knowledge, tools, handoff and guardrails', ()
     }
   })
 
+  it('memory starts with the user\'s turn: a greeting the bot sent first is left out (Anthropic\'s API requires it)', async () => {
+    const greeter = await createBot(h, `export const workflows = {
+  hello: { trigger: { type: 'conversationStarted' }, nodes: { a: { cards: [{ type: 'say', text: 'Welcome!' }] } } },
+  help: { trigger: { type: 'message' }, nodes: { a: { cards: [{ type: 'agent', instructions: 'Help.' }] } } },
+}`)
+    standIn.answer = () => ({ text: 'Sure.' })
+    const talk = await Talk.open(greeter, { userId: uid('agent-greeted') })
+    try {
+      await talk.botCount(1)
+      expect(talk.botTexts()).toEqual(['Welcome!'])
+      expect(await talk.askText('Can you help?')).toEqual(['Sure.'])
+      expect(messagesOf(standIn.requests[0]!).slice(1).map((m) => [m.role, m.content])).toEqual([['user', 'Can you help?']])
+    } finally {
+      await talk.close()
+    }
+  })
+
   it('a tool call runs the action in the sandbox and its result reaches the model, which answers with it', async () => {
     standIn.answer = (r) => toolResults(r).length === 0
       ? { toolCalls: [{ id: 'call_1', name: 'lookupOrder', arguments: { orderId: 'A42' } }] }

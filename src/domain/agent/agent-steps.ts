@@ -124,6 +124,8 @@ export class AgentSteps {
       used += text.length
       out.unshift({ role: m.isBot ? 'assistant' : 'user', content: text })
     }
+    // It starts with the user's turn (a greeting the bot sent first is left out): Anthropic's API requires it.
+    while (out[0]?.role === 'assistant') out.shift()
     return out
   }
 }
