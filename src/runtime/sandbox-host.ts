@@ -225,7 +225,9 @@ export class BotClientHosts {
           if (!answers || typeof a.question !== 'string' || results.length === 0 || conversationId === null) return { text: null, citations: results.map(citationOf) }
           const streamId = replyId(`${sourceId}:answer`, composed++)
           const caller = { workspaceId: bot.workspaceId, botId: bot.id, conversationId, ...(typeof a.userId === 'string' && { userId: a.userId }) }
-          return answers.answer(caller, a.question, results, { integrationId: integration.id, conversationId, streamId, userId: bot.id }, readGuardrails(a.guardrails))
+          // Bot code's own answers (client.searchKnowledge with answer: true) are not streamed: it sends its own message.
+          const stream = a.stream === false ? undefined : { integrationId: integration.id, conversationId, streamId, userId: bot.id }
+          return answers.answer(caller, a.question, results, stream, readGuardrails(a.guardrails))
         }
         case 'agentStep': {
           const agents = this.options.agentSteps

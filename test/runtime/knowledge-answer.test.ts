@@ -115,6 +115,33 @@ describe('knowledge card: answers by the configured model, with citations, strea
     }
   })
 
+  it('client.searchKnowledge({ answer: true }): the search and the model\'s answer with its citations, not streamed (bot code sends its own message)', async () => {
+    const coder = await createBot(h, String.raw`
+export const hooks = {
+  async afterIncoming({ event, client }) {
+    const found = await client.searchKnowledge({ query: event.payload.text, answer: true })
+    const a = found.answer
+    await client.createMessage({ payload: { type: 'text', text: (a.noAnswer ? 'none' : a.text) + ' | ' + a.citations.map((c) => c.key).join(',') + ' | ' + found.results.length } })
+  },
+}`)
+    const files = new Client({ apiUrl: h.baseUrl, token: h.credentials.token, botId: coder.id })
+    await files.uploadFile({ key: 'museum.md', content: `# Museum\n\n${MUSEUM}`, index: true })
+    await h.app.services.files.knowledge.idle()
+    standIn.answer = (request) => ({ text: `Ten o'clock [${numberOf(request, '10:00')}].`, paceMs: 40 })
+    const talk = await Talk.open(coder, { userId: uid('kb-code') })
+    const frames = timeline(talk)
+    try {
+      expect(await talk.askText('When does the museum open?')).toEqual(["Ten o'clock. | museum.md | 1"])
+      expect(frames.filter((f) => f.type.startsWith('message_stream'))).toEqual([])
+      expect((await recordedCalls(h, coder.id)).at(-1)).toMatchObject({ via: 'knowledge', conversationId: talk.conversationId })
+      standIn.reset()
+      expect(await talk.askText('zebra quantum xylophone')).toEqual(['none |  | 0'])
+      expect(standIn.requests).toEqual([])
+    } finally {
+      await talk.close()
+    }
+  })
+
   it('no passage reaches the threshold: the card\'s no-answer message, and the model is not asked', async () => {
     const talk = await Talk.open(bot, { userId: uid('kb-none') })
     try {

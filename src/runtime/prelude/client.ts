@@ -6,6 +6,7 @@ import { hostCall, passedThrough } from './host.js'
 import { asyncIterator, freeze, ownProperty, isArray, jsonParse, jsonStringify, objectKeys, ProxyCtor } from './intrinsics.js'
 import type { Json } from './types.js'
 import { describe, isObj } from './util.js'
+import { bot } from './state.js'
 
 export function runtimeMethods(call: (method: string, args: Json) => Promise<unknown>, argsOf: (method: string, a: unknown) => Json): Json {
   const out: Json = {}
@@ -60,7 +61,20 @@ export function makeClient(event: Json, send: (args: Json) => Promise<unknown>, 
     },
     getConversation: async (a?: unknown) => call('getConversation', { id: idOf('getConversation', argsOf('getConversation', a)) }),
     getUser: async (a?: unknown) => call('getUser', { id: idOf('getUser', argsOf('getUser', a)) }),
-    searchKnowledge: async (a?: unknown) => searchKnowledge(event, argsOf('searchKnowledge', a)),
+    searchKnowledge: async (a?: unknown) => {
+      const args = argsOf('searchKnowledge', a)
+      if (args.answer !== undefined && typeof args.answer !== 'boolean') throw new Error('client.searchKnowledge: answer must be true or false, got ' + describe(args.answer))
+      const found = await searchKnowledge(event, args)
+      if (args.answer !== true) return found
+      // The configured model's answer from the passages found (docs/bot-code.md "Knowledge"); not streamed: the bot
+      // sends (or not) a message of its own with it.
+      const composeArgs: Json = { question: args.query, results: found.results, guardrails: bot.guardrails ?? {}, stream: false }
+      if (typeof event.userId === 'string') composeArgs.userId = event.userId
+      const composed = (found.results as Json[]).length === 0 ? { text: null, citations: [], noAnswer: true } : jsonParse(await hostCall('composeKnowledgeAnswer', jsonStringify(composeArgs))) as Json
+      const answer: Json = { text: typeof composed.text === 'string' ? composed.text : null, citations: isArray(composed.citations) ? composed.citations : [] }
+      if (composed.noAnswer === true) answer.noAnswer = true
+      return { ...found, answer }
+    },
     // Human handoff (README "Human handoff"): the conversation waits for a workspace member until endHandoff.
     startHandoff: async (a?: unknown) => {
       const args = argsOf('startHandoff', a)
