@@ -15,8 +15,8 @@ import type { BotLogRow, BotRow, IntegrationRow, JsonObject, Store } from '../st
 import { optionalTags, sandboxMessageView, sandboxRuntimeCall, sandboxUserView } from './sandbox-client.js'
 import { sandboxTableCall } from './sandbox-tables.js'
 import { RunLlm } from './sandbox-llm.js'
-import { searchForBotScored, type KbResult } from './knowledge.js'
-import { citationOf, type KnowledgeAnswers } from '../domain/knowledge/knowledge-answer.js'
+import { searchForBotScored } from './knowledge.js'
+import { citationOf, readPassages, type KnowledgeAnswers } from '../domain/knowledge/knowledge-answer.js'
 import { agentStepInput, type AgentSteps } from '../domain/agent/agent-steps.js'
 import { readGuardrails } from '../domain/agent/guardrails.js'
 import type { LogLevel } from './prelude-contract.js'
@@ -136,6 +136,8 @@ export class BotClientHosts {
       return { conversation: { id }, into }
     }
     let models: RunLlm | undefined
+    /** Whom a card's model call is for: the bot, the run's conversation and, as the prelude says, its user. */
+    const modelCaller = (conversation: string, userId: unknown) => ({ workspaceId: bot.workspaceId, botId: bot.id, conversationId: conversation, ...(typeof userId === 'string' && { userId }) })
     const call = async (method: string, args: unknown): Promise<unknown> => {
       const a = (typeof args === 'object' && args !== null ? args : {}) as Record<string, unknown>
       const tableCall = tables && sandboxTableCall(tables, bot, method, a)
@@ -219,25 +221,22 @@ export class BotClientHosts {
           return answer
         }
         case 'composeKnowledgeAnswer': {
-          // The passages come back from bot code: only their known fields are read, and at most 10 of them.
-          const results = (Array.isArray(a.results) ? (a.results as KbResult[]).slice(0, 10) : []).filter((r) => typeof r === 'object' && r !== null && typeof r.content === 'string' && typeof r.fileId === 'string' && typeof r.fileKey === 'string')
+          const results = readPassages(a.results)
           const answers = this.options.knowledgeAnswers
           if (!answers || typeof a.question !== 'string' || results.length === 0 || conversationId === null) return { text: null, citations: results.map(citationOf) }
           const streamId = replyId(`${sourceId}:answer`, composed++)
-          const caller = { workspaceId: bot.workspaceId, botId: bot.id, conversationId, ...(typeof a.userId === 'string' && { userId: a.userId }) }
           // Bot code's own answers (client.searchKnowledge with answer: true) are not streamed: it sends its own message.
           const stream = a.stream === false ? undefined : { integrationId: integration.id, conversationId, streamId, userId: bot.id }
-          return answers.answer(caller, a.question, results, stream, readGuardrails(a.guardrails))
+          return answers.answer(modelCaller(conversationId, a.userId), a.question, results, stream, readGuardrails(a.guardrails))
         }
         case 'agentStep': {
           const agents = this.options.agentSteps
           if (!agents) return { kind: 'failed', error: 'no language model provider is configured on this server (docs/llm.md)' }
           if (conversationId === null) throw errors.invalidPayload('An agent card runs in a conversation')
           const streamId = replyId(`${sourceId}:agent`, agentSteps++)
-          const caller = { workspaceId: bot.workspaceId, botId: bot.id, conversationId, ...(typeof a.userId === 'string' && { userId: a.userId }) }
           // What is left of the run's time limit, less a moment to send the fallback if the model does not answer.
           const timeoutMs = Math.max(1, this.units.limitsOf(bot).timeoutMs - (this.clock() - runStarted) - 500)
-          return agents.step(caller, integration.id, agentStepInput(a), { integrationId: integration.id, conversationId, streamId, userId: bot.id }, timeoutMs)
+          return agents.step(modelCaller(conversationId, a.userId), agentStepInput(a), { integrationId: integration.id, conversationId, streamId, userId: bot.id }, timeoutMs)
         }
         case 'abortAnswerStream': {
           if (conversationId === null || typeof a.streamId !== 'string' || a.streamId.length > 100) throw errors.invalidPayload('streamId must be a string')

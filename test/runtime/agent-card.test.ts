@@ -10,7 +10,7 @@ import { Client } from '@botpress/client'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Harness } from '../helpers/harness.js'
 import { parleyWithStandIn, recordedCalls, type LlmStandIn, type StandInRequest } from '../helpers/llm-stand-in.js'
-import { adminClient, createBot, STREAM_CONFIG, Talk, uid, waitForLog, type TestBot } from './helpers.js'
+import { adminClient, createBot, STREAM_CONFIG, Talk, timeline, uid, waitForLog, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
 export const guardrails = { instructions: 'You are Mona, the museum assistant.', refuse: ['politics'], maxAnswerChars: 120 }
@@ -132,12 +132,7 @@ describe('agent card: a model with knowledge, tools, handoff and guardrails', ()
       ? { text: 'Let me look that up.', toolCalls: [{ id: 'call_s', name: 'lookupOrder', arguments: { orderId: 'S1' } }], paceMs: 40 }
       : { text: 'Order S1 is paid, for 2 visitors.', paceMs: 40 }
     const talk = await Talk.open(bot, { userId: uid('agent-stream') })
-    const frames: { type: string; data: Record<string, any> }[] = []
-    talk.listener.on('unknown', (raw) => {
-      const frame = typeof raw === 'string' ? (JSON.parse(raw) as { type: string; data: Record<string, any> }) : undefined
-      if (frame && frame.type !== 'ping') frames.push(frame)
-    })
-    talk.listener.on('message_created', (m) => frames.push({ type: 'message_created', data: m as unknown as Record<string, any> }))
+    const frames = timeline(talk)
     try {
       const [answer] = await talk.ask('Order S1?')
       expect((answer!.payload as { text: string }).text).toBe('Order S1 is paid, for 2 visitors.')

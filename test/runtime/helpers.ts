@@ -265,6 +265,23 @@ export class Talk {
   }
 }
 
+/** A frame of a conversation's listener: a signal's type and data. */
+export interface Frame { type: string; data: Record<string, any> }
+
+/**
+ * Every frame the talk's listener gets from now on, in arrival order: the messages and the signals the official
+ * client does not know (Botpress's newer `message_stream_*`, which it emits as `unknown`), keep-alive pings left out.
+ */
+export function timeline(talk: Talk): Frame[] {
+  const frames: Frame[] = []
+  talk.listener.on('unknown', (raw) => {
+    const frame = typeof raw === 'string' ? (JSON.parse(raw) as Frame) : undefined
+    if (frame && frame.type !== 'ping') frames.push(frame)
+  })
+  talk.listener.on('message_created', (m) => frames.push({ type: 'message_created', data: m as unknown as Record<string, any> }))
+  return frames
+}
+
 /** A message's text for text messages, else `[type]`. */
 export function textOf(m: { payload: Record<string, unknown> }): string {
   const p = m.payload as { type?: string; text?: unknown }

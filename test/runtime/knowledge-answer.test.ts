@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Harness } from '../helpers/harness.js'
 import { startParley } from '../helpers/harness.js'
 import { parleyWithStandIn, recordedCalls, startLlmStandIn, type LlmStandIn, type StandInRequest } from '../helpers/llm-stand-in.js'
-import { createBot, STREAM_CONFIG, Talk, uid, type TestBot } from './helpers.js'
+import { createBot, STREAM_CONFIG, Talk, timeline, uid, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
 export const workflows = {
@@ -31,18 +31,6 @@ function passages(request: StandInRequest): Map<number, string> {
 /** The number the prompt gave the passage containing `text`. */
 const numberOf = (request: StandInRequest, text: string) => [...passages(request)].find(([, p]) => p.includes(text))?.[0]
 
-interface Frame { type: string; data: Record<string, any> }
-
-/** Every frame of the conversation's listener in arrival order: the stream signals and the messages. */
-function timeline(talk: Talk): Frame[] {
-  const frames: Frame[] = []
-  talk.listener.on('unknown', (raw) => {
-    const frame = typeof raw === 'string' ? (JSON.parse(raw) as Frame) : undefined
-    if (frame && frame.type !== 'ping') frames.push(frame)
-  })
-  talk.listener.on('message_created', (m) => frames.push({ type: 'message_created', data: m as unknown as Record<string, any> }))
-  return frames
-}
 
 describe('knowledge card: answers by the configured model, with citations, streamed', () => {
   let llm: Awaited<ReturnType<typeof parleyWithStandIn>>

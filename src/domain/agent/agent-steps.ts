@@ -9,7 +9,7 @@
 import type { PubSub } from '../../pubsub/pubsub.js'
 import type { Store } from '../../store/store.js'
 import { StreamPieces, type AnswerStream } from '../answer-stream.js'
-import { citationOf, citedPassages, passagesPrompt, type AnswerPassage, type Citation } from '../knowledge/knowledge-answer.js'
+import { citationOf, citedPassages, numberedPassages, readPassages, type AnswerPassage, type Citation } from '../knowledge/knowledge-answer.js'
 import type { GenerateInput, LlmGateway } from '../llm/llm-gateway.js'
 import type { ChatMessage, ToolCall, ToolSpec } from '../llm/llm-provider.js'
 import type { LlmCaller } from '../llm/llm-usage.js'
@@ -58,17 +58,17 @@ export class AgentSteps {
   ) {}
 
   /** One step, within `timeoutMs` (what is left of the run's time). */
-  async step(caller: LlmCaller & { conversationId: string }, integrationId: string, input: AgentStepInput, stream: AnswerStream, timeoutMs: number): Promise<AgentStepOutput> {
+  async step(caller: LlmCaller & { conversationId: string }, input: AgentStepInput, stream: AnswerStream, timeoutMs: number): Promise<AgentStepOutput> {
     const model = input.model ?? this.options.model
     const passages = input.passages.slice(0, 10)
     const system = [...guardrailPrompt(input.guardrails), input.instructions.trim()]
     if (passages.length > 0) {
-      system.push(`Use the numbered passages below when they help, citing them by their numbers in square brackets, like [1]. Do not make up facts they do not hold.\n\n${passagesPrompt('', passages).replace(/\n\nQuestion: $/, '')}`)
+      system.push(`Use the numbered passages below when they help, citing them by their numbers in square brackets, like [1]. Do not make up facts they do not hold.\n\n${numberedPassages(passages)}`)
     }
     if (input.handoff) system.push(`When the user asks for a person, or you cannot help, call ${HANDOFF_TOOL} with the reason.`)
     const tools: ToolSpec[] = [...input.tools]
     if (input.handoff) tools.push({ name: HANDOFF_TOOL, description: 'Hand the conversation to a human agent', parameters: { type: 'object', properties: { reason: { type: 'string', description: 'Why a person is needed' } } } })
-    const memory = await this.memory(integrationId, caller.conversationId, this.memoryChars(model))
+    const memory = await this.memory(stream.integrationId, caller.conversationId, this.memoryChars(model))
     const request: GenerateInput = {
       model,
       messages: [{ role: 'system', content: system.filter((s) => s !== '').join('\n\n') }, ...memory, ...input.steps],
@@ -146,7 +146,6 @@ const obj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' 
  */
 export function agentStepInput(a: Record<string, unknown>): AgentStepInput {
   const list = (v: unknown, max: number): unknown[] => (Array.isArray(v) ? v.slice(0, max) : [])
-  const passages = list(a.passages, 10).filter((p): p is AnswerPassage => obj(p) && typeof p.content === 'string' && typeof p.fileId === 'string' && typeof p.fileKey === 'string')
   const tools: ToolSpec[] = list(a.tools, 64).filter(obj).filter((t) => typeof t.name === 'string' && TOOL_NAME.test(t.name) && t.name !== HANDOFF_TOOL).map((t) => ({
     name: t.name as string,
     ...(typeof t.description === 'string' && { description: t.description.slice(0, 1000) }),
@@ -167,7 +166,7 @@ export function agentStepInput(a: Record<string, unknown>): AgentStepInput {
   return {
     instructions: str(a.instructions, 8000) ?? '',
     guardrails: readGuardrails(a.guardrails),
-    passages, tools, handoff: a.handoff === true, steps,
+    passages: readPassages(a.passages), tools, handoff: a.handoff === true, steps,
     ...(model !== undefined && { model }),
   }
 }

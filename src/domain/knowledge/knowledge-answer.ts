@@ -81,10 +81,22 @@ export function citationOf(p: AnswerPassage): Citation {
   }
 }
 
+/** The passages as a prompt numbers them (`[n] (file, page) text`), for the model to cite as [n]. */
+export function numberedPassages(passages: AnswerPassage[]): string {
+  const sources = passages.map((p, i) => `[${i + 1}] (${clip(p.fileKey, 200)}${typeof p.pageNumber === 'number' ? `, page ${p.pageNumber}` : ''}) ${clip(p.content, PASSAGE_CHARS)}`)
+  return `Passages:\n${sources.join('\n\n')}`
+}
+
 /** The prompt's user message: the numbered passages, then the question. */
 export function passagesPrompt(question: string, passages: AnswerPassage[]): string {
-  const sources = passages.map((p, i) => `[${i + 1}] (${clip(p.fileKey, 200)}${typeof p.pageNumber === 'number' ? `, page ${p.pageNumber}` : ''}) ${clip(p.content, PASSAGE_CHARS)}`)
-  return `Passages:\n${sources.join('\n\n')}\n\nQuestion: ${clip(question, QUESTION_CHARS)}`
+  return `${numberedPassages(passages)}\n\nQuestion: ${clip(question, QUESTION_CHARS)}`
+}
+
+/** Passages as they come back from the sandbox (bot code may have changed them): those with the fields an answer reads, at most 10. */
+export function readPassages(v: unknown): AnswerPassage[] {
+  if (!Array.isArray(v)) return []
+  return v.slice(0, MAX_PASSAGES).filter((p): p is AnswerPassage => typeof p === 'object' && p !== null &&
+    typeof p.content === 'string' && typeof p.fileId === 'string' && typeof p.fileKey === 'string')
 }
 
 /** The answer's text without its [n] markers (and the space before each), and the passages they name (in order of first mention). */
