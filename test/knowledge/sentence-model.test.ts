@@ -86,11 +86,14 @@ describe('built-in sentence model', () => {
       await broken.close()
     }
     // A worker that never loads: the call times out; the worker is dropped at its load deadline, and the next call gets
-    // a fresh one.
+    // a fresh one. The fresh one is a stand-in that speaks the worker's protocol and is ready at once: the real model
+    // takes more than this 1 s load deadline on a loaded machine (a full run saw it replaced 9 times).
     let made = 0
     const silent = new SentenceModelEmbeddings({
       loadTimeoutMs: 1000,
-      createWorker: () => (++made === 1 ? new Worker('setInterval(() => {}, 1000)', { eval: true }) : createSentenceWorker()),
+      createWorker: () => (++made === 1 ? new Worker('setInterval(() => {}, 1000)', { eval: true }) : new Worker(`const { parentPort } = require('node:worker_threads')
+        parentPort.postMessage({ ready: true })
+        parentPort.on('message', (m) => parentPort.postMessage({ id: m.id, vectors: m.texts.map(() => new Float32Array(512)) }))`, { eval: true })),
     })
     try {
       await expect(silent.embed(['never'], { timeoutMs: 200 })).rejects.toMatchObject({ kind: 'unavailable', message: expect.stringMatching(/did not answer within 200 ms/) })
