@@ -68,7 +68,7 @@ const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, 
 const round2 = (x: number) => Math.round(x * 100) / 100
 
 /** One conversation driven by the official client: send, wait for the echo of that text, repeat. */
-class Loop {
+export class Loop {
   private waiting: { text: string; resolve: () => void } | undefined
   private constructor(private readonly client: chat.AuthenticatedClient, private readonly conversationId: string, private readonly listener: chat.SignalListener) {}
 
@@ -145,7 +145,8 @@ async function measureSide(side: Side): Promise<LoopFigures[]> {
 
 export async function benchTurnsClient(): Promise<TurnsClientResult> {
   const placement = pinLoadGenerator()
-  const cli = join(BENCH, '..', 'dist', 'cli.js')
+  /** Another build's CLI (e.g. an older commit's worktree) to compare the same bench across commits. */
+  const cli = process.env.BENCH_TURNS_CLIENT_CLI || join(BENCH, '..', 'dist', 'cli.js')
   const sides: Side[] = [
     {
       key: 'baseline', name: 'baseline', script: [join(BENCH, 'turns-baseline-server.mjs')], env: {},

@@ -1,5 +1,5 @@
 /**
- * The typing indicator on the conversation's stream: while a bot turn runs, keep-alive frames say
+ * The typing indicator on the conversation's stream: while a bot turn runs (once it has run 300 ms), keep-alive frames say
  * `{"type":"ping","data":{"typing":true}}`, and `typing: false` once it ends; bot code can start one
  * (client.startTypingIndicator, with a timeout after which the stream says false) and stop it. The official
  * `@botpress/chat@0.5.5` listener keeps working meanwhile: it gets every message and no frame it cannot parse
@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { SseStream } from '../e2e/sse-reader.js'
+import { TYPING_DELAY_MS } from '../../src/runtime/turn-scheduler.js'
 import { createBot, Talk, textOf, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
@@ -91,6 +92,21 @@ describe('typing indicator', () => {
       expect(new Set(frames.map((f) => f.type))).toEqual(new Set(['ping', 'message_created']))
       expect(talk.unknown).toEqual([])
       expect(talk.errors).toEqual([])
+    } finally {
+      await stream.close()
+      await talk.listener.disconnect()
+    }
+  })
+
+  it(`a turn quicker than ${TYPING_DELAY_MS} ms sends no typing frames: its answer comes alone`, async () => {
+    const talk = await Talk.open(bot)
+    const stream = await rawStream(bot, talk)
+    try {
+      for (const text of ['one', 'two', 'three']) expect(await talk.askText(text)).toEqual([`echo ${text}`])
+      await until('the three answers on the raw stream', () => signals(stream).filter((f) => f.type === 'message_created').length === 6)
+      // The last turn's stop would follow its answer at once: give it the time a late frame would take.
+      await new Promise((r) => setTimeout(r, 100))
+      expect(typingStates(stream)).toEqual([])
     } finally {
       await stream.close()
       await talk.listener.disconnect()
