@@ -17,6 +17,7 @@ export const promiseRace = Promise.race.bind(Promise)
 export const jsonParse = JSON.parse
 export const objectKeys = Object.keys
 export const freeze = Object.freeze
+export const objectAssign = Object.assign
 export const ProxyCtor = Proxy
 export const asyncIterator: typeof Symbol.asyncIterator = Symbol.asyncIterator
 export const defineProperty = Object.defineProperty
