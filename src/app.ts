@@ -3,6 +3,7 @@ import { integrationRoutes } from './http/routes/integration/index.js'
 import { createServer } from 'node:http'
 import Fastify, { LogController, type FastifyServerOptions } from 'fastify'
 import cors from '@fastify/cors'
+import { WEBCHAT_API_PREFIX, webchatApiRoutes } from './http/routes/webchat-api/index.js'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import type { BlobStore } from './blobs/blob-store.js'
@@ -53,6 +54,8 @@ const CORS_HEADERS = [
   'cache-control', 'last-event-id', 'idempotency-key',
   // @botpress/cognitive's CognitiveBeta (debug) and the ADK runtime (llm-wire.md §1.2).
   'x-debug', 'x-multiple-integrations',
+  // Botpress's webchat (llm-wire.md §4): a backend's admin secret, the literal `timeout` header of its stream, the upload's tagging.
+  'x-admin-secret', 'timeout', 'x-amz-tagging',
 ]
 
 const bad = (s: unknown) => typeof s === 'string' && (s.includes('\u0000') || !s.isWellFormed())
@@ -167,6 +170,7 @@ export async function buildApp(deps: AppDeps): Promise<App> {
   await app.register(cognitiveRoutes, { prefix: '/v2/cognitive' })
   await app.register(integrationRoutes, { prefix: '/v1/integration' })
   await app.register(webchatRoutes)
+  await app.register(webchatApiRoutes, { prefix: `${WEBCHAT_API_PREFIX}/:clientId` })
   await app.register(consoleRoutes)
   await app.register(chatRoutes, { prefix: '/:webhookId' })
   await app.register(webhookRoutes, { service: domain.webhooks })

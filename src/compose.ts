@@ -1,3 +1,4 @@
+import { WebchatApiService } from './domain/webchat-api-service.js'
 import { WebchatUploadService } from './domain/webchat-upload-service.js'
 import { join } from 'node:path'
 import type { BlobStore } from './blobs/blob-store.js'
@@ -260,6 +261,7 @@ export function createServices(deps: ServiceDeps): Domain {
     { prepare: (botId) => tables.prepareBotCleanup(botId) },
     { prepare: () => webhooks.prepareBotCleanup() },
   ])
+  const webchatUploads = new WebchatUploadService(store, files, config.maxFileBytes)
   const services: Services = {
     config, chat, botChat, streams, store, bots, integrations, packages, integrationDelivery: delivery, outgoingDeliveries: outgoing, integrationOps, files, runtime, remote, runtimeStates, runtimeWorkflows, runtimeEvents, tables,
     analytics: new AnalyticsService(store, bots, llmUsage),
@@ -267,7 +269,8 @@ export function createServices(deps: ServiceDeps): Domain {
     handoffs,
     console: new ConsoleService(store, config.console),
     archive: new ConversationArchiveService(store, bots),
-    webchatUploads: new WebchatUploadService(store, files, config.maxFileBytes),
+    webchatUploads,
+    webchatApi: new WebchatApiService(store, chat, webchatUploads),
     runtimeTelemetry: new RuntimeTelemetryService(store, { observationsKept: config.runtimeObservationsKept }),
     auth: new AuthService(store),
     installationScope: new InstallationScope(store),

@@ -2,6 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { signalView } from '../domain/chat-views.js'
 import type { StreamSink } from '../domain/conversation-stream.js'
+import { WebchatDrafts, webchatSignal } from '../domain/webchat-api-views.js'
 
 /**
  * How long after the headers a stream's first frames are held. @botpress/chat's listener attaches its message
@@ -160,6 +161,35 @@ export function signalSink(writer: SseWriter, keepAliveMs: number): StreamSink {
     streaming: (signal) => {
       const { type, ...data } = signal
       writer.write({ type, data })
+    },
+  }
+}
+
+/**
+ * The official webchat's stream (Botpress's webchat API, llm-wire.md §4): `init` first when given (the
+ * /initialize stream), then its signals (webchat-api-views.ts webchatSignal), `typing_started`/`typing_stopped`,
+ * and a streamed reply as a growing draft (`message_updated`). Unnamed data frames, as for the Chat API.
+ */
+export function webchatSink(writer: SseWriter, keepAliveMs: number, init?: { type: 'init'; data: unknown }): StreamSink {
+  const drafts = new WebchatDrafts()
+  return {
+    open: (stream) => {
+      writer.open(keepAliveMs, () => stream.position, () => void stream.close())
+      if (init) writer.write(init)
+    },
+    send: (signal) => {
+      if (signal.kind === 'message_created') drafts.done(signal.message.metadata?.streamId)
+      const view = webchatSignal(signal)
+      if (view) writer.write(view, signal.seq)
+    },
+    backlog: () => writer.backlog(),
+    ready: () => writer.ready(),
+    flushed: () => writer.flushed(),
+    end: () => writer.end(),
+    typing: (active, ttlMs) => writer.write(active ? { type: 'typing_started', data: { timeout: ttlMs } } : { type: 'typing_stopped', data: {} }),
+    streaming: (signal) => {
+      const draft = drafts.apply(signal)
+      if (draft) writer.write(draft)
     },
   }
 }

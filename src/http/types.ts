@@ -31,6 +31,7 @@ import type { LlmGateway } from '../domain/llm/llm-gateway.js'
 import type { LlmInterface } from '../domain/llm/llm-interface.js'
 import type { BotRuntime } from '../runtime/bot-runtime.js'
 import type { RemoteBots } from '../runtime/remote-bots.js'
+import type { WebchatApiService } from '../domain/webchat-api-service.js'
 import type { LlmUsageService } from '../domain/llm/llm-usage-service.js'
 import type { AccountRow, IntegrationRow, UserRow, WorkspaceRow } from '../store/store.js'
 
@@ -49,6 +50,8 @@ export interface Services {
   files: FileService
   /** A webchat user's file upload (Chat API createFileUpload), through the Files API. */
   webchatUploads: WebchatUploadService
+  /** Botpress's webchat API over the Chat API's domain (routes/webchat-api). */
+  webchatApi: WebchatApiService
   /** The Tables API (and the sandboxed bot's client's table operations). */
   tables: TablesService
   /** getBotAnalytics: a bot's activity per day. */
