@@ -6,7 +6,7 @@ import type { AccessTokenRow, AccountRow, BotApiKeyRow, BotRow, IntegrationRow, 
 import type { BotWithIntegrations } from './bot-service.js'
 import type { BotPlugin } from './bot-deploy.js'
 import type { WorkspaceWithStats } from './workspace-service.js'
-import { webchatUrl } from '../webchat/urls.js'
+import { webchatApiUrl, webchatUrl } from '../webchat/urls.js'
 import { webhookUrl } from './webhook-service.js'
 import { builtInByName } from './builtin-integrations.js'
 
@@ -71,7 +71,8 @@ function integrationView(i: IntegrationRow, publicUrl: string, showSecrets: bool
     enabled: i.enabled,
     webhookId: i.webhookId,
     webhookUrl: i.name === 'webhook' ? webhookUrl(publicUrl, i.webhookId) : `${publicUrl}/${i.webhookId}`,
-    ...(i.name === 'chat' && { webchatUrl: webchatUrl(publicUrl, i.webhookId) }),
+    // Parley's webchat page, and what Botpress's own webchat (@botpress/webchat) takes: its apiUrl and clientId.
+    ...(i.name === 'chat' && { webchatUrl: webchatUrl(publicUrl, i.webhookId), webchatApiUrl: webchatApiUrl(publicUrl), webchatClientId: i.webhookId }),
     configurationType: null,
     configuration: showSecrets ? { ...configuration, ...(secret !== undefined && { secret }), encryptionKey: i.encryptionKey } : configuration,
     status: 'registered' as const,

@@ -1,9 +1,9 @@
 import { escapeHtml } from './page.js'
 import { dataAttributeOf, SERVER_ONLY_KEYS, WEBCHAT_CONFIG_KEYS, type WebchatConfig } from './shared/webchat-config.js'
-import { WEBCHAT_PREFIX, webchatUrl } from './urls.js'
+import { WEBCHAT_PREFIX, webchatApiUrl, webchatUrl } from './urls.js'
 
 /** The embed code types of getBotWebchat (@botpress/client@1.45.0's `type` query). */
-export const WEBCHAT_CODE_TYPES = ['preconfigured', 'configurable', 'fullscreen', 'sharableUrl'] as const
+export const WEBCHAT_CODE_TYPES = ['preconfigured', 'configurable', 'fullscreen', 'sharableUrl', 'botpressWebchat'] as const
 export type WebchatCodeType = (typeof WEBCHAT_CODE_TYPES)[number]
 
 /** JSON that can sit inside a <script> element: no `<` (so no `</script>`), and no U+2028/9. */
@@ -63,5 +63,16 @@ export function webchatCode(type: WebchatCodeType, options: { publicUrl: string;
     }
     case 'sharableUrl':
       return page
+    case 'botpressWebchat':
+      // Parley's addition: Botpress's own React webchat, unchanged, pointed at Parley (docs/webchat.md).
+      return [
+        '// npm install @botpress/webchat react react-dom',
+        'import { Webchat } from \'@botpress/webchat\'',
+        '',
+        'export function Chat() {',
+        `  return <Webchat clientId=${JSON.stringify(webhookId)} apiUrl=${JSON.stringify(webchatApiUrl(base))} />`,
+        '}',
+        '',
+      ].join('\n')
   }
 }

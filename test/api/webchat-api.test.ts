@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { adminClient } from '../helpers/admin-client.js'
 import { SseStream } from '../e2e/sse-reader.js'
+import { runtimeClient } from '../helpers/runtime-client.js'
 
 type Json = Record<string, any>
 type Frame = { type: string; data: Json }
@@ -221,7 +222,15 @@ describe('webchat API (Botpress\'s official webchat)', () => {
       expect((await call('POST', '/messages', { key: alice.init.user.userKey, body: { conversationId, payload: { type: 'unknown-kind' } } })).status).toBe(400)
       expect((await call('POST', '/messages', { key: alice.init.user.userKey, body: { conversationId, payload: { type: 'text' } } })).status).toBe(400)
       expect((await call('POST', '/events', { key: alice.init.user.userKey, body: { conversationId, payload: { type: 'message' } } })).status).toBe(400)
-      expect((await call('PUT', `/messages/${(await call('GET', `/conversations/${conversationId}/messages`, { key: alice.init.user.userKey })).body.messages[0].id}`, { key: alice.init.user.userKey, body: { payload: { type: 'text', text: 'changed' } } })).status).toBeGreaterThanOrEqual(400)
+      // PUT /messages/{id}: the author may replace its metadata, not its payload; nobody else's message.
+      const own = (await call('POST', '/messages', { key: alice.init.user.userKey, body: { conversationId, payload: { type: 'text', text: 'mine' } } })).body.message
+      expect((await call('PUT', `/messages/${own.id}`, { key: alice.init.user.userKey, body: { payload: { type: 'text', text: 'changed' } } })).status).toBe(400)
+      const relabelled = await call('PUT', `/messages/${own.id}`, { key: alice.init.user.userKey, body: { metadata: { tag: 'x' } } })
+      expect(relabelled.status).toBe(200)
+      expect(relabelled.body.message).toMatchObject({ payload: { type: 'text', text: 'mine' }, metadata: { tag: 'x' } })
+      await alice.stream.waitUntil(() => frames(alice.stream).some((x) => x.type === 'message_created' && x.data.userId !== alice.init.user.id), 10_000)
+      const botMessage = frames(alice.stream).find((x) => x.type === 'message_created' && x.data.userId !== alice.init.user.id)!.data
+      expect((await call('PUT', `/messages/${botMessage.id}`, { key: alice.init.user.userKey, body: { metadata: {} } })).status).toBe(403)
       const unknown = await fetch(`${h.baseUrl}/webchat-api/not-a-client/conversations`, { headers: { 'x-user-key': alice.init.user.userKey } })
       expect(unknown.status).toBe(404)
       expect(await unknown.json()).toMatchObject({ code: 404 })
@@ -230,6 +239,23 @@ describe('webchat API (Botpress\'s official webchat)', () => {
     } finally {
       await alice.stream.close()
       await bob.stream.close()
+    }
+  })
+
+  it('a conversation of the official webchat is the Chat and Runtime APIs\' too: same user key, same messages', async () => {
+    const { stream, init } = await initialize()
+    const key = init.user.userKey as string
+    const conversationId = init.conversation.id as string
+    try {
+      expect((await call('POST', '/messages', { key, body: { conversationId, payload: { type: 'text', text: 'from the official webchat' } } })).status).toBe(201)
+      const viaChat = await fetch(`${h.baseUrl}/${h.credentials.chat.webhookId}/conversations/${conversationId}/messages`, { headers: { 'x-user-key': key } })
+      expect(viaChat.status).toBe(200)
+      expect(((await viaChat.json()) as Json).messages.some((m: Json) => m.payload.text === 'from the official webchat')).toBe(true)
+      const runtime = await runtimeClient(h)
+      const { messages } = await runtime.listMessages({ conversationId })
+      expect(messages.some((m) => (m.payload as Json).text === 'from the official webchat' && m.userId === init.user.id)).toBe(true)
+    } finally {
+      await stream.close()
     }
   })
 

@@ -136,6 +136,12 @@ describe('webchat settings (Admin API, official client)', () => {
     const html = await (await fetch(url)).text()
     expect(html).toContain('<h1 id="pw-title">Ada &amp; &quot;co&quot; &lt;b&gt;</h1>')
     expect(html).toContain('data-config="{&quot;botName&quot;:&quot;Ada &amp; \\&quot;co\\&quot; &lt;b&gt;&quot;')
+
+    // Botpress's own webchat (issue #30): getBot names its apiUrl and clientId; getBotWebchat gives the React snippet.
+    expect(full.integrations.chat).toMatchObject({ webchatApiUrl: `${h.baseUrl}/webchat-api`, webchatClientId: webhookId })
+    const { code: react } = await client.getBotWebchat({ id: bot.id, type: 'botpressWebchat' as never })
+    expect(react).toContain(`<Webchat clientId="${webhookId}" apiUrl="${h.baseUrl}/webchat-api" />`)
+    expect(react).toContain("import { Webchat } from '@botpress/webchat'")
   })
 
   it('getBotWebchat: an unknown type is 400, another workspace\'s bot 404, a bot without chat 400', async () => {

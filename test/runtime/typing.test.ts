@@ -113,6 +113,28 @@ describe('typing indicator', () => {
     }
   })
 
+  it('Botpress\'s webchat API says it with its own signals: typing_started (with its timeout), the answer, typing_stopped', async () => {
+    const stream = await SseStream.open(`${h.baseUrl}/webchat-api/${bot.webhookId}/initialize`, { headers: { timeout: '60000' } })
+    try {
+      await stream.waitUntil((f) => f.some((x) => (x.json as { type?: string })?.type === 'init'))
+      const init = (stream.frames[0]!.json as { data: { user: { userKey: string }; conversation: { id: string } } }).data
+      const sent = await fetch(`${h.baseUrl}/webchat-api/${bot.webhookId}/messages`, {
+        method: 'POST', headers: { 'content-type': 'application/json', 'x-user-key': init.user.userKey },
+        body: JSON.stringify({ conversationId: init.conversation.id, payload: { type: 'text', text: 'slow' } }),
+      })
+      expect(sent.status).toBe(201)
+      const kinds = () => stream.frames.map((f) => f.json as Frame).filter((f) => f && ['typing_started', 'typing_stopped', 'message_created'].includes(f.type))
+      await stream.waitUntil(() => kinds().some((f) => f.type === 'typing_stopped'), WAIT_MS)
+      const order = kinds().filter((f) => f.type !== 'message_created' || textOf(f.data as never) === 'slow answer')
+      expect(order.map((f) => f.type).filter((t, i, all) => t !== all[i - 1])).toEqual(['typing_started', 'message_created', 'typing_stopped'])
+      expect(order[0]!.data.timeout).toBeGreaterThan(0)
+      // Not the Chat API's keep-alive form.
+      expect(stream.frames.some((f) => (f.json as Frame | undefined)?.type === 'ping' && typeof (f.json as Frame).data.typing === 'boolean')).toBe(false)
+    } finally {
+      await stream.close()
+    }
+  })
+
   it('bot code starts a typing indicator in another conversation; it ends by its timeout, or by stopTypingIndicator', async () => {
     const driver = await Talk.open(bot)
     const watched = await Talk.open(bot)

@@ -27,8 +27,7 @@ import createEvent from './events/create-event.js'
 import getEvent from './events/get-event.js'
 import createFile from './files/create-file.js'
 
-/** Where Botpress's webchat finds the API: its `apiUrl` is `{Parley's public URL}/webchat-api`. */
-export const WEBCHAT_API_PREFIX = '/webchat-api'
+export { WEBCHAT_API_PREFIX } from '../../../webchat/urls.js'
 
 /**
  * Botpress's webchat API (what `@botpress/webchat` and `@botpress/webchat-client` call, llm-wire.md §4) under
