@@ -502,8 +502,10 @@ export const contextSecrets = (c: SecurityContext): string[] => [
  * For every authenticated route of `group`: the full auth matrix, unknown webhooks, non-participants,
  * the other integration, a positive control, and a final check that the victim's data is intact.
  */
-export function authMatrix(group: RouteGroup, getContext: () => SecurityContext): void {
-  const routes = AUTHENTICATED_ROUTES.filter((r) => r.group === group)
+export function authMatrix(group: RouteGroup, getContext: () => SecurityContext, options: { routes?: RouteCase[]; prefix?: string } = {}): void {
+  const routes = (options.routes ?? AUTHENTICATED_ROUTES).filter((r) => r.group === group)
+  /** The routes' API: the Chat API, or another under a prefix of the same webhook id (`webchat-api/`); fixtures are made through the Chat API. */
+  const via = (chat: ChatClient) => (options.prefix ? chat.withWebhook(`${options.prefix}${chat.webhookId}`, chat.encryptionKey) : chat)
 
   describe.each(routes)('$op ($method)', (route) => {
     const cases = AUTH_CASES.filter((c) => !c.skip?.includes(route.op))
@@ -511,15 +513,15 @@ export function authMatrix(group: RouteGroup, getContext: () => SecurityContext)
     it.each(cases)('refuses $name with $status', async (authCase) => {
       const ctx = getContext()
       const key = authCase.key(ctx)
-      const res = await callRoute(ctx.chat, route, ctx.fixture, key)
+      const res = await callRoute(via(ctx.chat), route, ctx.fixture, key)
       expectApiError(res, authCase.status, authCase.status === 401 ? 'Unauthorized' : 'InvalidPayload')
-      expectNoLeak(res, contextSecrets(ctx), requestText(ctx.chat, route, ctx.fixture, key))
+      expectNoLeak(res, contextSecrets(ctx), requestText(via(ctx.chat), route, ctx.fixture, key))
     })
 
     it('answers 404 ResourceNotFound for an unknown webhook, with or without a valid key', async () => {
       const ctx = getContext()
       for (const webhookId of ['unknown-webhook', ctx.other.chat.webhookId.replace(/.$/, (c) => (c === '0' ? '1' : '0')), 'x'.repeat(300)]) {
-        const unknown = ctx.chat.withWebhook(webhookId)
+        const unknown = via(ctx.chat.withWebhook(webhookId))
         for (const key of [undefined, ctx.fixture.ownerKey, ctx.chat.jwt(ctx.fixture.ownerId), 'garbage']) {
           const res = await callRoute(unknown, route, ctx.fixture, key)
           expectApiError(res, 404, 'ResourceNotFound')
@@ -532,38 +534,38 @@ export function authMatrix(group: RouteGroup, getContext: () => SecurityContext)
       it('answers 403 Forbidden to a user of the same integration who is not a participant (server key and JWT)', async () => {
         const ctx = getContext()
         for (const key of [ctx.outsider.key, ctx.outsider.jwt]) {
-          const res = await callRoute(ctx.chat, route, ctx.fixture, key)
+          const res = await callRoute(via(ctx.chat), route, ctx.fixture, key)
           expectApiError(res, 403, 'Forbidden')
-          expectNoLeak(res, contextSecrets(ctx), requestText(ctx.chat, route, ctx.fixture, key))
+          expectNoLeak(res, contextSecrets(ctx), requestText(via(ctx.chat), route, ctx.fixture, key))
         }
       })
 
       it("answers 404 to another integration's user asking for this integration's ids through its own webhook", async () => {
         const ctx = getContext()
-        const res = await callRoute(ctx.other.chat, route, ctx.fixture, ctx.other.key)
+        const res = await callRoute(via(ctx.other.chat), route, ctx.fixture, ctx.other.key)
         expectApiError(res, 404, 'ResourceNotFound')
-        expectNoLeak(res, contextSecrets(ctx), requestText(ctx.other.chat, route, ctx.fixture, ctx.other.key))
+        expectNoLeak(res, contextSecrets(ctx), requestText(via(ctx.other.chat), route, ctx.fixture, ctx.other.key))
       })
 
       it("answers 404 to this integration's outsider asking for the other integration's ids, without leaking them", async () => {
         const ctx = getContext()
-        const res = await callRoute(ctx.chat, route, ctx.other.fixture, ctx.outsider.key)
+        const res = await callRoute(via(ctx.chat), route, ctx.other.fixture, ctx.outsider.key)
         expectApiError(res, 404, 'ResourceNotFound')
-        expectNoLeak(res, contextSecrets(ctx), requestText(ctx.chat, route, ctx.other.fixture, ctx.outsider.key))
+        expectNoLeak(res, contextSecrets(ctx), requestText(via(ctx.chat), route, ctx.other.fixture, ctx.outsider.key))
       })
     }
 
     it(`positive control: the conversation owner gets ${route.okStatus}`, async () => {
       const ctx = getContext()
       const fresh = await createFixture(ctx.chat, 'control')
-      const res = await callRoute(ctx.chat, route, fresh, fresh.ownerKey)
+      const res = await callRoute(via(ctx.chat), route, fresh, fresh.ownerKey)
       expect(res.status, res.text).toBe(route.okStatus)
     })
 
     it(`positive control: the owner's correctly signed HS256 JWT gets ${route.okStatus} (the forgeries differ from it in one aspect)`, async () => {
       const ctx = getContext()
       const fresh = await createFixture(ctx.chat, 'jwtcontrol')
-      const res = await callRoute(ctx.chat, route, fresh, ctx.chat.jwt(fresh.ownerId))
+      const res = await callRoute(via(ctx.chat), route, fresh, ctx.chat.jwt(fresh.ownerId))
       expect(res.status, res.text).toBe(route.okStatus)
     })
   })
