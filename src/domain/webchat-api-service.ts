@@ -1,12 +1,12 @@
 import { timingSafeEqual } from 'node:crypto'
-import { errors } from '../lib/errors.js'
+import { ApiError, errors } from '../lib/errors.js'
 import { signHs256 } from '../lib/jwt.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store, UserRow } from '../store/store.js'
 import type { ChatService } from './chat-service.js'
 import { inferContentType } from './file-service.js'
 import type { WebchatUploadService } from './webchat-upload-service.js'
-import { webchatUserView, type WebchatUser } from './webchat-api-views.js'
+import { unwrapBlocItem, webchatUserView, type WebchatUser } from './webchat-api-views.js'
 
 /** What `PUT /users/me` and `POST /users` take: `userData` and `attributes` may come as JSON text (the client's types allow it). */
 export interface WebchatUserInput {
@@ -167,6 +167,18 @@ export class WebchatApiService {
       const { fileId, ...rest } = payload
       if (typeof fileId === 'string') webchat.fileId = fileId
       out = rest
+    } else if (payload.type === 'bloc' && Array.isArray(payload.items)) {
+      // A file sent with text: `{type:'bloc', items:[{type, payload:{…, fileId}}]}`; Parley's items are flat.
+      const fileIds: string[] = []
+      const items = payload.items.map((raw) => {
+        const item = unwrapBlocItem(raw)
+        if (!isObject(item) || !('fileId' in item)) return item
+        const { fileId, ...rest } = item
+        if (typeof fileId === 'string') fileIds.push(fileId)
+        return rest
+      })
+      if (fileIds.length > 0) webchat.fileIds = fileIds
+      out = { ...payload, items } as JsonObject
     }
     if (Object.keys(webchat).length === 0) return { payload: out, metadata }
     return { payload: out, metadata: { ...(metadata ?? {}), webchat } }
@@ -211,8 +223,15 @@ export class WebchatApiService {
   async createFile(user: UserRow, input: { key: string; size: number; contentType?: string | undefined }) {
     const contentType = input.contentType ?? inferContentType(input.key)
     const name = input.key.split('/').pop() ?? input.key
-    const upload = await this.uploads.createUpload(user, { name, contentType, size: input.size })
-    return { upload, contentType, name }
+    try {
+      const upload = await this.uploads.createUpload(user, { name, contentType, size: input.size })
+      return { upload, contentType, name }
+    } catch (err) {
+      // The webchat reads a 403 Forbidden as "not a participant" and drops the conversation for a new one: a chat
+      // that takes no files says so as a refused type, which the webchat shows.
+      if (err instanceof ApiError && err.type === 'Forbidden') throw new ApiError('UnsupportedMediaType', err.message)
+      throw err
+    }
   }
 }
 

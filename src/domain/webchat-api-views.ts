@@ -61,6 +61,7 @@ export function webchatMessageView(m: MessageRow): WebchatMessage {
   if (!m.isBot && payload.type === 'text' && typeof label === 'string' && label !== payload.text) {
     payload = { type: 'text', text: label, value: payload.text as string }
   }
+  if (payload.type === 'bloc' && Array.isArray(payload.items)) payload = { ...payload, items: payload.items.map(wrapBlocItem) } as JsonObject
   if (typeof rest.streamId === 'string' && rest.clientMessageId === undefined) metadata = { ...rest, clientMessageId: rest.streamId }
   const view: WebchatMessage = { id: base.id, createdAt: base.createdAt, payload, userId: base.userId, conversationId: base.conversationId }
   if (metadata !== undefined && Object.keys(metadata).length > 0) view.metadata = metadata
@@ -68,6 +69,19 @@ export function webchatMessageView(m: MessageRow): WebchatMessage {
     view.feedback = { value: feedback.value, ...(typeof feedback.comment === 'string' && { comment: feedback.comment }) }
   }
   return view
+}
+
+/** A bloc's item as the webchat reads it (`{type, payload: {…}}`); Parley's are flat (`{type, text}`). */
+function wrapBlocItem(item: unknown): unknown {
+  if (!isObject(item) || typeof item.type !== 'string' || 'payload' in item) return item
+  const { type, ...payload } = item
+  return { type, payload }
+}
+
+/** The reverse, for a bloc the webchat sends (a file with text). */
+export function unwrapBlocItem(item: unknown): unknown {
+  if (!isObject(item) || typeof item.type !== 'string' || !isObject(item.payload)) return item
+  return { ...item.payload, type: item.type }
 }
 
 export interface WebchatSignal { type: string; data: unknown }

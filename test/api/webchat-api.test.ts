@@ -205,6 +205,45 @@ describe('webchat API (Botpress\'s official webchat)', () => {
     }
   })
 
+  it('bloc messages in the webchat\'s shape both ways: the bot\'s items as {type, payload}, a file sent with text stored flat', async () => {
+    const { stream, init } = await initialize()
+    const key = init.user.userKey as string
+    const conversationId = init.conversation.id as string
+    try {
+      expect((await call('POST', '/messages', { key, body: { conversationId, payload: { type: 'text', text: 'Show bloc', value: 'show bloc' } } })).status).toBe(201)
+      await until(stream, (f) => f.some((x) => x.type === 'message_created' && x.data.payload.type === 'bloc'))
+      const bloc = frames(stream).find((x) => x.type === 'message_created' && x.data.payload.type === 'bloc')!.data
+      expect(bloc.payload.items[0]).toEqual({ type: 'text', payload: { text: 'A bloc groups items:' } })
+      expect(bloc.payload.items[1]).toEqual({ type: 'image', payload: { imageUrl: expect.any(String) } })
+      // What the composer sends for an image with a caption.
+      const sent = await call('POST', '/messages', {
+        key,
+        body: { conversationId, payload: { type: 'bloc', items: [{ type: 'image', payload: { imageUrl: 'https://example.com/a.png', fileId: 'file_1' } }, { type: 'text', payload: { text: 'my cat' } }] } },
+      })
+      expect(sent.status).toBe(201)
+      expect(sent.body.message.payload.items).toEqual([{ type: 'image', payload: { imageUrl: 'https://example.com/a.png' } }, { type: 'text', payload: { text: 'my cat' } }])
+      expect(sent.body.message.metadata.webchat.fileIds).toEqual(['file_1'])
+      const viaChat = await fetch(`${h.baseUrl}/${h.credentials.chat.webhookId}/messages/${sent.body.message.id}`, { headers: { 'x-user-key': key } })
+      expect(((await viaChat.json()) as Json).message.payload.items).toEqual([{ type: 'image', imageUrl: 'https://example.com/a.png' }, { type: 'text', text: 'my cat' }])
+    } finally {
+      await stream.close()
+    }
+  })
+
+  it('a chat that takes no files refuses an upload as 415 UnsupportedMediaType, not 403 (which the webchat reads as "start a new conversation")', async () => {
+    const admin = adminClient(h)
+    expect((await admin('PUT', `/bots/${h.credentials.botId}`, { body: { webchat: { uploadTypes: null } } })).status).toBe(200)
+    const { stream, init } = await initialize()
+    try {
+      const refused = await call('POST', '/files', { key: init.user.userKey, body: { key: 'ab12cd-dot.png', size: 10 } })
+      expect(refused.status).toBe(415)
+      expect(refused.body).toMatchObject({ type: 'UnsupportedMediaType', message: expect.stringMatching(/does not accept files/) })
+    } finally {
+      await stream.close()
+      expect((await admin('PUT', `/bots/${h.credentials.botId}`, { body: { webchat: { uploadTypes: 'image/*' } } })).status).toBe(200)
+    }
+  })
+
   it('refuses: no key (401), another user\'s conversation (403), an unknown client id (404), bad input (400); every answer JSON', async () => {
     const alice = await initialize()
     const bob = await initialize()
