@@ -88,15 +88,14 @@ export interface WebchatSignal { type: string; data: unknown }
 
 /**
  * A conversation signal as the webchat's stream carries it, or undefined for one it has no signal for
- * (`message_deleted`; a user's own custom events). A bot's event goes out as `custom` (the page's `customEvent`):
- * its payload is data handed to the page's listeners, never run.
+ * (`message_deleted`; a user's own custom events). A bot's event goes out as botEventSignal says.
  */
 export function webchatSignal(s: SignalRecord): WebchatSignal | undefined {
   switch (s.kind) {
     case 'message_created':
       return { type: 'message_created', data: webchatMessageView(s.message) }
     case 'event_created':
-      return s.event.isBot ? { type: 'custom', data: { event: s.event.payload } } : undefined
+      return s.event.isBot ? botEventSignal(s.event.payload) : undefined
     case 'participant_added': {
       const at = new Date().toISOString()
       return { type: 'participant_added', data: { conversationId: s.conversationId, participant: { id: s.participantId, createdAt: at, updatedAt: at } } }
@@ -106,6 +105,20 @@ export function webchatSignal(s: SignalRecord): WebchatSignal | undefined {
     case 'message_deleted':
       return undefined
   }
+}
+
+/**
+ * A bot's event on the webchat's stream. Botpress's webchat integration has actions for these; a Parley bot sends them
+ * as events (`client.createEvent`): `{type:'webchat_visibility', visibility:'show'|'hide'|'toggle'}` opens, closes or
+ * toggles the page's chat, `{type:'webchat_config', config:{…}}` changes its configuration; any other payload is a
+ * `custom` signal (the page's `customEvent`). All three are data for the page: nothing in them is run.
+ */
+function botEventSignal(payload: JsonObject): WebchatSignal {
+  if (payload.type === 'webchat_visibility' && (payload.visibility === 'show' || payload.visibility === 'hide' || payload.visibility === 'toggle')) {
+    return { type: 'webchat_visibility', data: { visibility: payload.visibility } }
+  }
+  if (payload.type === 'webchat_config' && isObject(payload.config)) return { type: 'webchat_config', data: { config: payload.config } }
+  return { type: 'custom', data: { event: payload } }
 }
 
 /**
