@@ -68,7 +68,8 @@ export async function publishChange(pubsub: PubSub, integrationId: string, conve
 /** Users updated or deleted (`[integrationId, userId]`): every instance drops its cached keys of that user. */
 export const USERS_CHANNEL = 'users-changed'
 
-function assertForeignId(id: string, what: string): void {
+/** A caller-chosen id (Chat API users and conversations, webchat API minted users): 400 otherwise. */
+export function assertForeignId(id: string, what: string): void {
   if (!FOREIGN_ID.test(id)) {
     throw errors.invalidPayload(`${what} id must be 1 to 100 characters among letters, digits, "-" and "_"`)
   }

@@ -3,7 +3,7 @@ import { ApiError, errors } from '../lib/errors.js'
 import { signHs256 } from '../lib/jwt.js'
 import { uuidv7 } from '../lib/ids.js'
 import type { ConversationRow, EventRow, IntegrationRow, JsonObject, MessageRow, Store, UserRow } from '../store/store.js'
-import type { ChatService } from './chat-service.js'
+import { assertForeignId, type ChatService } from './chat-service.js'
 import { inferContentType } from './file-service.js'
 import type { WebchatUploadService } from './webchat-upload-service.js'
 import { unwrapBlocItem, webchatUserView, type WebchatUser } from './webchat-api-views.js'
@@ -72,7 +72,7 @@ export class WebchatApiService {
     // Botpress's type says "number": milliseconds since the epoch; a value that can only be seconds is read as seconds.
     const exp = expiresAt === undefined ? undefined : Math.floor(expiresAt > 1e11 ? expiresAt / 1000 : expiresAt)
     if (exp !== undefined && exp * 1000 <= this.clock()) throw errors.invalidPayload('expiresAt is in the past')
-    if (!/^[A-Za-z0-9_-]{1,100}$/.test(id)) throw errors.invalidPayload('id must be 1-100 of letters, digits, "-", "_"')
+    assertForeignId(id, 'User')
     return signHs256({ id, ...(exp !== undefined && { exp }) }, integration.encryptionKey)
   }
 
