@@ -87,6 +87,16 @@ export function unwrapBlocItem(item: unknown): unknown {
 export interface WebchatSignal { type: string; data: unknown }
 
 /**
+ * After a user's message: `message_status_changed` to `processing` when the bot gets it (its turn is queued with the
+ * append; a message the bot's beforeIncoming hook stopped gets none). Webchat 4.5.2 marks the message it sent
+ * (by `metadata.clientMessageId`) with it; it has no use for the other statuses.
+ */
+export function webchatStatusSignal(s: SignalRecord): WebchatSignal | undefined {
+  if (s.kind !== 'message_created' || s.message.isBot || s.message.botSkip) return undefined
+  return { type: 'message_status_changed', data: { message: webchatMessageView(s.message), oldStatus: 'pending', newStatus: 'processing' } }
+}
+
+/**
  * A conversation signal as the webchat's stream carries it, or undefined for one it has no signal for
  * (`message_deleted`; a user's own custom events). A bot's event goes out as botEventSignal says.
  */

@@ -2,7 +2,7 @@ import type { OutgoingHttpHeaders } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { signalView } from '../domain/chat-views.js'
 import type { StreamSink } from '../domain/conversation-stream.js'
-import { WebchatDrafts, webchatSignal } from '../domain/webchat-api-views.js'
+import { WebchatDrafts, webchatSignal, webchatStatusSignal } from '../domain/webchat-api-views.js'
 
 /**
  * How long after the headers a stream's first frames are held. @botpress/chat's listener attaches its message
@@ -167,7 +167,8 @@ export function signalSink(writer: SseWriter, keepAliveMs: number): StreamSink {
 
 /**
  * The official webchat's stream (Botpress's webchat API, llm-wire.md §4): `init` first when given (the
- * /initialize stream), then its signals (webchat-api-views.ts webchatSignal), `typing_started`/`typing_stopped`,
+ * /initialize stream), then its signals (webchat-api-views.ts webchatSignal, and webchatStatusSignal after a user's
+ * message), `typing_started`/`typing_stopped`,
  * and a streamed reply as a growing draft (`message_updated`). Unnamed data frames, as for the Chat API.
  */
 export function webchatSink(writer: SseWriter, keepAliveMs: number, init?: { type: 'init'; data: unknown }): StreamSink {
@@ -181,6 +182,8 @@ export function webchatSink(writer: SseWriter, keepAliveMs: number, init?: { typ
       if (signal.kind === 'message_created') drafts.done(signal.message.metadata?.streamId)
       const view = webchatSignal(signal)
       if (view) writer.write(view, signal.seq)
+      const status = webchatStatusSignal(signal)
+      if (status) writer.write(status)
     },
     backlog: () => writer.backlog(),
     ready: () => writer.ready(),

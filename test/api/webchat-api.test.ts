@@ -85,6 +85,9 @@ describe('webchat API (Botpress\'s official webchat)', () => {
       expect(sent.body.message.metadata.clientMessageId).toBe('c-1')
       // The bot was given the value.
       await until(first.stream, (f) => f.some((x) => x.type === 'message_created' && x.data.payload.type === 'image'))
+      // The webchat marks its message as processing by its clientMessageId.
+      const status = frames(first.stream).find((x) => x.type === 'message_status_changed')!
+      expect(status.data).toMatchObject({ newStatus: 'processing', message: { id: sent.body.message.id, metadata: { clientMessageId: 'c-1' } } })
     } finally {
       await first.stream.close()
     }

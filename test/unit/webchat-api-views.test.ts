@@ -4,7 +4,7 @@
  * (test/api/webchat-api.test.ts, test/browser/botpress-webchat.test.ts); here each rule alone.
  */
 import { describe, expect, it } from 'vitest'
-import { WebchatDrafts, webchatMessageView, webchatSignal, webchatUserView } from '../../src/domain/webchat-api-views.js'
+import { WebchatDrafts, webchatMessageView, webchatSignal, webchatStatusSignal, webchatUserView } from '../../src/domain/webchat-api-views.js'
 import type { EventRow, MessageRow, SignalRecord, UserRow } from '../../src/store/store.js'
 
 const message = (over: Partial<MessageRow>): MessageRow => ({
@@ -43,6 +43,13 @@ describe('webchat API views', () => {
     const own = botEvent({ kind: 'x' }) as SignalRecord & { event: { isBot: boolean } }
     own.event.isBot = false
     expect(webchatSignal(own)).toBeUndefined()
+  })
+
+  it('a user\'s message is marked processing once the bot has it; not a bot\'s, nor one its beforeIncoming hook stopped', () => {
+    const created = (over: Partial<MessageRow>) => ({ kind: 'message_created', seq: 1, message: message({ metadata: { clientMessageId: 'c' }, ...over }) }) as SignalRecord
+    expect(webchatStatusSignal(created({}))).toMatchObject({ type: 'message_status_changed', data: { newStatus: 'processing', message: { metadata: { clientMessageId: 'c' } } } })
+    expect(webchatStatusSignal(created({ isBot: true }))).toBeUndefined()
+    expect(webchatStatusSignal(created({ botSkip: true }))).toBeUndefined()
   })
 
   it('a reply being streamed: one draft whose text grows; an abort leaves it; at most 8 drafts per listener', () => {
