@@ -166,10 +166,10 @@ export function signalSink(writer: SseWriter, keepAliveMs: number): StreamSink {
 }
 
 /**
- * The official webchat's stream (Botpress's webchat API, llm-wire.md §4): `init` first when given (the
- * /initialize stream), then its signals (webchat-api-views.ts webchatSignal, and webchatStatusSignal after a user's
- * message), `typing_started`/`typing_stopped`,
- * and a streamed reply as a growing draft (`message_updated`). Unnamed data frames, as for the Chat API.
+ * The official webchat's stream (Botpress's webchat API, llm-wire.md §4): `init` first when given (the /initialize
+ * stream), then its signals (webchat-api-views.ts webchatSignal, and webchatStatusSignal after a user's message),
+ * `typing_started`/`typing_stopped`, and a streamed reply as a growing draft (`message_updated`). Unnamed data frames,
+ * as for the Chat API.
  */
 export function webchatSink(writer: SseWriter, keepAliveMs: number, init?: { type: 'init'; data: unknown }): StreamSink {
   const drafts = new WebchatDrafts()
