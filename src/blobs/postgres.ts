@@ -22,8 +22,10 @@ export interface PostgresBlobOptions {
  * A pool client checked out for a transfer, with an 'error' listener for its whole checkout: the pool
  * only listens on idle clients, and a connection lost while a transfer waits on its HTTP client (no
  * query in flight) would otherwise be an uncaught exception. The next query then fails instead.
+ * A client released broken keeps the listener: a terminated backend's connection emits more than one
+ * error (the FATAL message, then the socket's end), and the pool destroys that client without listening.
  */
-async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release: (err?: Error) => void }> {
+export async function checkout(pool: Pick<pg.Pool, 'connect'>): Promise<{ client: pg.PoolClient; release: (err?: Error) => void }> {
   const client = await pool.connect()
   let lost: Error | undefined
   const onError = (err: Error) => {
@@ -36,8 +38,9 @@ async function checkout(pool: pg.Pool): Promise<{ client: pg.PoolClient; release
     release: (err) => {
       if (released) return
       released = true
-      client.off('error', onError)
-      client.release(err ?? lost)
+      const broken = err ?? lost
+      if (broken === undefined) client.off('error', onError)
+      client.release(broken)
     },
   }
 }
