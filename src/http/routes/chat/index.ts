@@ -1,4 +1,5 @@
 import type { App } from '../../types.js'
+import { registerChatUserScope } from '../../plugins/chat-user-scope.js'
 import hello from './hello.js'
 import getWebchatSettings from './get-webchat-settings.js'
 import createUser from './users/create-user.js'
@@ -30,31 +31,16 @@ import getEvent from './events/get-event.js'
  * (unknown → 404); routes in the inner scope also require a valid x-user-key (→ 401).
  */
 export async function chatRoutes(app: App): Promise<void> {
-  app.decorateRequest('integration', null as never)
-  app.decorateRequest('chatUser', null as never)
-
-  app.addHook('onRequest', async (request) => {
-    const { webhookId } = request.params as { webhookId: string }
-    request.integration = await app.services.chat.resolveIntegration(webhookId)
-  })
-
-  // Open to anyone who knows the webhook id.
-  hello(app)
-  createUser(app)
-  getWebchatSettings(app)
-
-  await app.register(async function authenticated(scope: App) {
-    scope.addHook('onRequest', async (request) => {
-      const key = request.headers['x-user-key']
-      request.chatUser = await app.services.chat.authenticate(request.integration, Array.isArray(key) ? undefined : key)
-    })
-    for (const route of [
+  await registerChatUserScope(app, 'webhookId', {
+    // Open to anyone who knows the webhook id.
+    open: [hello, createUser, getWebchatSettings],
+    authenticated: [
       getUser, updateUser, deleteUser,
       createConversation, getOrCreateConversation, getConversation, deleteConversation, listConversations, listenConversation,
       addParticipant, getParticipant, removeParticipant, listParticipants,
       createMessage, getMessage, deleteMessage, listMessages, setMessageFeedback, createFileUpload,
       createEvent, getEvent,
-    ]) route(scope)
+    ],
   })
 
   // get-or-create authenticates itself: a verified JWT may name a user that does not exist yet.

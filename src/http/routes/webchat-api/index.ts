@@ -1,4 +1,5 @@
 import type { App } from '../../types.js'
+import { registerChatUserScope } from '../../plugins/chat-user-scope.js'
 import initialize from './initialize.js'
 import perf from './perf.js'
 import createUser from './users/create-user.js'
@@ -32,35 +33,19 @@ export { WEBCHAT_API_PREFIX } from '../../../webchat/urls.js'
 /**
  * Botpress's webchat API (what `@botpress/webchat` and `@botpress/webchat-client` call, llm-wire.md §4) under
  * /webchat-api/{clientId}, the client id being the chat integration's webhook id (unknown or disabled → 404). Auth by
- * scope, as the Chat API: /initialize, POST /users, /users/key and /p take no key (initialize creates the user when it
+ * scope, as the Chat API (plugins/chat-user-scope.ts): /initialize, POST /users, /users/key and /p take no key (initialize creates the user when it
  * has none); every other route requires a valid x-user-key (→ 401). Every answer is JSON, `{}` when there is nothing
  * to say: the webchat's client parses every response body.
  */
 export async function webchatApiRoutes(app: App): Promise<void> {
-  app.decorateRequest('integration', null as never)
-  app.decorateRequest('chatUser', null as never)
-
-  app.addHook('onRequest', async (request) => {
-    const { clientId } = request.params as { clientId: string }
-    request.integration = await app.services.chat.resolveIntegration(clientId)
-  })
-
-  initialize(app)
-  createUser(app)
-  createUserKey(app)
-  perf(app)
-
-  await app.register(async function authenticated(scope: App) {
-    scope.addHook('onRequest', async (request) => {
-      const key = request.headers['x-user-key']
-      request.chatUser = await app.services.chat.authenticate(request.integration, Array.isArray(key) ? undefined : key)
-    })
-    for (const route of [
+  await registerChatUserScope(app, 'clientId', {
+    open: [initialize, createUser, createUserKey, perf],
+    authenticated: [
       getMe, updateMe, deleteMe,
       createConversation, listConversations, getConversation, deleteConversation, listConversationMessages, listenConversation,
       listParticipants, addParticipant, getParticipant, removeParticipant,
       createMessage, getMessage, updateMessage, deleteMessage, addMessageFeedback, removeMessageFeedback, selectMessage,
       createEvent, getEvent, createFile,
-    ]) route(scope)
+    ],
   })
 }
