@@ -11,9 +11,9 @@ import { startParley, type Harness } from '../helpers/harness.js'
 import { adminClient } from '../helpers/admin-client.js'
 import { SseStream } from '../e2e/sse-reader.js'
 import { runtimeClient } from '../helpers/runtime-client.js'
+import { frames, WebchatSession, type WebchatFrame } from '../helpers/webchat-api.js'
 
 type Json = Record<string, any>
-type Frame = { type: string; data: Json }
 
 describe('webchat API (Botpress\'s official webchat)', () => {
   let h: Harness
@@ -39,21 +39,15 @@ describe('webchat API (Botpress\'s official webchat)', () => {
     return { status: res.status, body: JSON.parse(text) as Json }
   }
 
-  const frames = (s: SseStream): Frame[] => s.frames.map((f) => f.json as Frame).filter((f) => f && typeof f === 'object' && f.type !== 'ping')
   const textOf = (m: Json) => (m.payload?.text ?? m.payload?.markdown ?? '') as string
 
-  /** /initialize as the webchat opens it: `timeout: 60000` header, the key and conversation once known. */
+  /** /initialize as the webchat opens it (test/helpers/webchat-api.ts): its stream and its `init` frame. */
   async function initialize(o: { key?: string; conversationId?: string; query?: string; headers?: Record<string, string> } = {}): Promise<{ stream: SseStream; init: Json }> {
-    const q = o.query ?? (o.conversationId ? `?conversationId=${o.conversationId}` : '')
-    const stream = await SseStream.open(`${base}/initialize${q}`, { headers: { timeout: '60000', ...(o.key && { 'x-user-key': o.key }), ...o.headers } })
-    expect(stream.status).toBe(200)
-    await stream.waitUntil(() => frames(stream).length > 0)
-    const first = frames(stream)[0]!
-    expect(first.type).toBe('init')
-    return { stream, init: first.data }
+    const session = await WebchatSession.open(h.baseUrl, h.credentials.chat.webhookId, o)
+    return { stream: session.stream, init: session.init }
   }
 
-  const until = async (s: SseStream, what: (f: Frame[]) => boolean) => s.waitUntil(() => what(frames(s)), 10_000)
+  const until = async (s: SseStream, what: (f: WebchatFrame[]) => boolean) => s.waitUntil(() => what(frames(s)), 10_000)
 
   it('/initialize without a key: `init` first (a new user with its key, a new conversation), then the greeting', async () => {
     const { stream, init } = await initialize()

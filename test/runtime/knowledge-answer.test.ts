@@ -13,7 +13,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { Harness } from '../helpers/harness.js'
 import { startParley } from '../helpers/harness.js'
 import { parleyWithStandIn, recordedCalls, startLlmStandIn, type LlmStandIn, type StandInRequest } from '../helpers/llm-stand-in.js'
-import { SseStream } from '../e2e/sse-reader.js'
+import { WebchatSession } from '../helpers/webchat-api.js'
 import { createBot, STREAM_CONFIG, Talk, timeline, uid, type TestBot } from './helpers.js'
 
 const CODE = String.raw`
@@ -106,17 +106,11 @@ describe('knowledge card: answers by the configured model, with citations, strea
 
   it('Botpress\'s webchat API (4.5.2 has no stream signals): the answer grows as one draft (message_updated), then the final message takes its place', async () => {
     standIn.answer = (request) => ({ text: `Open from ten [${numberOf(request, '10:00')}], closed on Mondays.`, paceMs: 60 })
-    const stream = await SseStream.open(`${h.baseUrl}/webchat-api/${bot.webhookId}/initialize`, { headers: { timeout: '60000' } })
+    const webchat = await WebchatSession.open(h.baseUrl, bot.webhookId)
     try {
-      await stream.waitUntil((f) => f.some((x) => (x.json as { type?: string })?.type === 'init'))
-      const init = (stream.frames[0]!.json as { data: { user: { userKey: string }; conversation: { id: string } } }).data
-      const sent = await fetch(`${h.baseUrl}/webchat-api/${bot.webhookId}/messages`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-user-key': init.user.userKey },
-        body: JSON.stringify({ conversationId: init.conversation.id, payload: { type: 'text', text: 'When does the museum open?' }, metadata: { clientMessageId: 'q1' } }),
-      })
-      expect(sent.status).toBe(201)
-      const signals = () => stream.frames.map((f) => f.json as { type: string; data: Record<string, any> }).filter((f) => f?.type && f.type !== 'ping' && f.type !== 'init')
-      await stream.waitUntil(() => signals().some((f) => f.type === 'message_created' && f.data.metadata?.streamId), 10_000)
+      expect((await webchat.send({ type: 'text', text: 'When does the museum open?' }, { clientMessageId: 'q1' })).status).toBe(201)
+      const signals = () => webchat.signals()
+      await webchat.stream.waitUntil(() => signals().some((f) => f.type === 'message_created' && f.data.metadata?.streamId), 10_000)
       const drafts = signals().filter((f) => f.type === 'message_updated')
       expect(drafts.length).toBeGreaterThan(1)
       const streamId = drafts[0]!.data.id as string
@@ -130,7 +124,7 @@ describe('knowledge card: answers by the configured model, with citations, strea
       expect(final.data.payload.text).toBe('Open from ten, closed on Mondays.\n\nSources: museum.md')
       expect(signals().map((f) => f.type).filter((t) => t.startsWith('message_stream'))).toEqual([])
     } finally {
-      await stream.close()
+      await webchat.close()
     }
   })
 

@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { SseStream } from '../e2e/sse-reader.js'
+import { WebchatSession } from '../helpers/webchat-api.js'
 import { TYPING_DELAY_MS } from '../../src/runtime/turn-scheduler.js'
 import { createBot, Talk, textOf, STREAM_CONFIG, WAIT_MS, type TestBot } from './helpers.js'
 
@@ -114,16 +115,11 @@ describe('typing indicator', () => {
   })
 
   it('Botpress\'s webchat API says it with its own signals: typing_started (with its timeout), the answer, typing_stopped', async () => {
-    const stream = await SseStream.open(`${h.baseUrl}/webchat-api/${bot.webhookId}/initialize`, { headers: { timeout: '60000' } })
+    const webchat = await WebchatSession.open(h.baseUrl, bot.webhookId)
+    const stream = webchat.stream
     try {
-      await stream.waitUntil((f) => f.some((x) => (x.json as { type?: string })?.type === 'init'))
-      const init = (stream.frames[0]!.json as { data: { user: { userKey: string }; conversation: { id: string } } }).data
-      const sent = await fetch(`${h.baseUrl}/webchat-api/${bot.webhookId}/messages`, {
-        method: 'POST', headers: { 'content-type': 'application/json', 'x-user-key': init.user.userKey },
-        body: JSON.stringify({ conversationId: init.conversation.id, payload: { type: 'text', text: 'slow' } }),
-      })
-      expect(sent.status).toBe(201)
-      const kinds = () => stream.frames.map((f) => f.json as Frame).filter((f) => f && ['typing_started', 'typing_stopped', 'message_created'].includes(f.type))
+      expect((await webchat.send({ type: 'text', text: 'slow' })).status).toBe(201)
+      const kinds = () => webchat.signals().filter((f) => ['typing_started', 'typing_stopped', 'message_created'].includes(f.type))
       await stream.waitUntil(() => kinds().some((f) => f.type === 'typing_stopped'), WAIT_MS)
       const order = kinds().filter((f) => f.type !== 'message_created' || textOf(f.data as never) === 'slow answer')
       expect(order.map((f) => f.type).filter((t, i, all) => t !== all[i - 1])).toEqual(['typing_started', 'message_created', 'typing_stopped'])
