@@ -50,11 +50,10 @@ const quantile = (sorted: number[], q: number) => sorted[Math.min(sorted.length 
 
 interface Row { engine: string; dims: number; writesPerSecond: number; vector: [number, number]; hybrid: [number, number]; lexical: [number, number] }
 
-async function measure(engine: string, open: () => Promise<{ store: KyselyStore; close(): Promise<void> }>, dims: number, forceJs = false): Promise<Row> {
+async function measure(engine: string, open: () => Promise<{ store: KyselyStore; close(): Promise<void> }>, dims: number): Promise<Row> {
   const { store, close } = await open()
   const dataDir = mkdtempSync(join(tmpdir(), 'parley-bench-vectors-'))
   try {
-    if (forceJs) (store.passageVectors as { useEngine(e: { name: 'sqlite-js' }): void }).useEngine({ name: 'sqlite-js' })
     const { credentials } = await bootstrap(store, dataDir, 'http://127.0.0.1:0')
     const botId = credentials!.botId
     const perFile = PASSAGES / FILES
@@ -111,15 +110,15 @@ async function measure(engine: string, open: () => Promise<{ store: KyselyStore;
   }
 }
 
-const sqlite = async () => {
+const sqlite = async (jsVectorScoring = false) => {
   const dir = mkdtempSync(join(tmpdir(), 'parley-bench-vectors-db-'))
-  const store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL' })
+  const store = await createSqliteStore({ file: join(dir, 'parley.db'), synchronous: 'NORMAL', jsVectorScoring })
   return { store, close: async () => { await store.close(); rmSync(dir, { recursive: true, force: true }) } }
 }
 
 const rows: Row[] = []
-for (const dims of [384, 768]) rows.push(await measure('SQLite', sqlite, dims))
-rows.push(await measure('SQLite', sqlite, 384, true))
+for (const dims of [384, 768]) rows.push(await measure('SQLite', () => sqlite(), dims))
+rows.push(await measure('SQLite', () => sqlite(true), 384))
 if (findPostgresBinaries()) {
   const cluster = await startPgCluster()
   try {

@@ -217,7 +217,23 @@ export function createServices(deps: ServiceDeps): Domain {
   const llm = new LlmGateway(config.llm, createProviders(config.llm), llmUsage, metrics, log)
   // The configured providers as integrations implementing Botpress's `llm` interface (zai's and cognitive's default path).
   const llmInterface = new LlmInterface(llm)
+  // ping, create_user/create_conversation, checked actions, disabled channels, secrets.
+  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, conversationLog), declarations, llmInterface)
+  // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
+  const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
   const runtime = new BotRuntime(store, pubsub, sandbox, {
+    // The Chat API's domain, built around the runtime's incoming side: ChatService runs the bot's beforeIncoming hook,
+    // whose code's client is BotChatService, built on ChatService (the one cycle, tied in BotRuntime's constructor).
+    domain: (incoming) => {
+      const chat = new ChatService(store, pubsub, conversationLog, incoming)
+      const botChat = new BotChatService(store, pubsub, conversationLog, chat, {
+        onOutgoing: (integration, message) => outgoing.notify(integration, message),
+        operations: integrationOps,
+        validatePayload: validateMessagePayload,
+        maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
+      })
+      return { chat, botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) }
+    },
     remote,
     metrics,
     limits: config.sandboxLimits,
@@ -232,19 +248,9 @@ export function createServices(deps: ServiceDeps): Domain {
     kbMinScore: config.kbMinScore,
     llm,
   })
-  const chat = new ChatService(store, pubsub, conversationLog, runtime)
+  const { chat, botChat } = runtime.domain
   const streams = new ConversationStreams(store, pubsub, chat, { replayMs: config.chatListenReplayMs })
   metrics.collect('parley_sse_open_streams', 'Open SSE streams (listenConversation) on this instance', () => streams.openCount)
-  // ping, create_user/create_conversation, checked actions, disabled channels, secrets.
-  const integrationOps = new IntegrationOperations(store, integrations, delivery, new BuiltInActions(store, conversationLog), declarations, llmInterface)
-  // Bot messages in an installed integration's conversations: sent as message_created from the conversation's log (durable, leased).
-  const outgoing = new OutgoingDeliveries(store, remote, integrations, delivery, { sweepMs: config.botSweepMs, metrics })
-  const botChat = new BotChatService(store, pubsub, conversationLog, chat, {
-    onOutgoing: (integration, message) => outgoing.notify(integration, message),
-    operations: integrationOps,
-    validatePayload: validateMessagePayload,
-    maxConcurrentCreates: Math.max(1, Math.floor((config.databasePoolSize - 1) / 2)),
-  })
   // Workflows run (docs/workflows.md): their changes queue workflow_update events, which the event queue delivers.
   const workflowEngine = new WorkflowEngine(store, { continueMs: config.workflowContinueMs, maxContinueMs: config.workflowContinueMaxMs })
   const runtimeWorkflows = new RuntimeWorkflowService(store, { events: workflowEngine.events })
@@ -252,8 +258,6 @@ export function createServices(deps: ServiceDeps): Domain {
     store, chat, delivery: runtime, states: runtimeStates, workflows: runtimeWorkflows, workflowEngine, recurring, pollMs: config.runtimeEventPollMs, warn,
     integrationEvents: (bot, input) => declarations.eventInput(bot, input),
   })
-  // The late setter left (bot-runtime.ts attachDomain): BotChatService is built on ChatService, which needs the runtime first.
-  runtime.attachDomain({ botChat, integrationActions: (bot, type, input) => integrationOps.callAction(bot, type, input) })
   const webhooks = new WebhookService({ config, store, runtime, blobs, warn })
   // Deleting a bot removes what it has outside its rows: file blobs and passages, table indexes, queued webhook bodies.
   const botRemoval = new BotRemoval(bots, [

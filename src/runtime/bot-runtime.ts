@@ -26,7 +26,14 @@ export { TYPING_TTL_MS, type PayloadValidator } from './sandbox-host.js'
 export type { TurnExecutor, TurnResult } from './turn-executor.js'
 export type { Incoming } from './turn-event.js'
 
-export interface BotRuntimeOptions {
+export interface BotRuntimeOptions<D extends BotClientDomain = BotClientDomain> {
+  /**
+   * Builds the domain behind the sandboxed bot's client (BotChatService on ChatService, and the installed
+   * integrations' actions) around the runtime's `incoming` side: ChatService runs the bot's beforeIncoming hook
+   * before it stores a message, and that hook's code has this client. The one cycle of the composition
+   * (docs/architecture.md), tied here, inside one constructor: nothing is set after it returns.
+   */
+  domain: (incoming: IncomingInterceptor) => D
   limits: SandboxLimits
   /** The bots behind integrations (cached, dropped on every instance when one changes): built first in compose.ts. */
   directory: BotDirectory
@@ -66,7 +73,9 @@ export interface BotRuntimeOptions {
  * - BeforeIncoming (before-incoming.ts): the hook ChatService runs before it stores a user's message or event.
  * A bot with a url runs in its own program (RemoteBots), whatever code it has.
  */
-export class BotRuntime implements IncomingInterceptor {
+export class BotRuntime<D extends BotClientDomain = BotClientDomain> {
+  /** The domain the runtime's client calls, built by `options.domain` around the runtime's incoming side. */
+  readonly domain: D
   private readonly directory: BotDirectory
   private readonly hosts: BotClientHosts
   private readonly sandboxTurns: SandboxTurns
@@ -74,24 +83,24 @@ export class BotRuntime implements IncomingInterceptor {
   private readonly actions: BotActions
   private readonly beforeIncoming: BeforeIncoming
 
-  constructor(private readonly store: Store, pubsub: PubSub, sandbox: BotSandbox, private readonly options: BotRuntimeOptions) {
+  constructor(private readonly store: Store, pubsub: PubSub, sandbox: BotSandbox, private readonly options: BotRuntimeOptions<D>) {
     const { clock, metrics, remote, handoffs } = options
-    this.directory = options.directory
+    const directory = options.directory
+    this.directory = directory
     const units = new SandboxUnits(store, sandbox, { limits: options.limits, clock, metrics })
-    this.hosts = new BotClientHosts(store, pubsub, units, options)
+    // The cycle, tied once: the domain is built around the hook below, which runs with a client on that domain.
+    // ChatService calls the hook only once a message comes, after this constructor (BeforeIncoming is set by then).
+    const incoming: IncomingInterceptor = {
+      incomingHook: (integration) => beforeIncoming.incomingHook(integration),
+      turnNotification: (integrationId, conversationId) => directory.turnNotification(integrationId, conversationId),
+    }
+    this.domain = options.domain(incoming)
+    this.hosts = new BotClientHosts(store, pubsub, units, this.domain, options)
     this.sandboxTurns = new SandboxTurns(store, units, this.hosts, { clock })
     this.scheduler = new TurnScheduler(store, pubsub, this.directory, this.sandboxTurns, units, { remote, handoffs, sweepMs: options.sweepMs, clock, metrics })
     this.actions = new BotActions(store, units, this.hosts, { remote, clock })
-    this.beforeIncoming = new BeforeIncoming(store, this.directory, units, this.hosts, { validatePayload: options.validatePayload, handoffs, clock })
-  }
-
-  /**
-   * The one late setter: the Chat API's domain (BotChatService) behind the sandboxed bot's client, and the installed
-   * integrations' actions (IntegrationOperations, built on BotChatService). BotChatService is built on ChatService,
-   * which needs this runtime (beforeIncoming, whose runs have that client) first.
-   */
-  attachDomain(domain: BotClientDomain): void {
-    this.hosts.attachDomain(domain)
+    const beforeIncoming = new BeforeIncoming(store, directory, units, this.hosts, { validatePayload: options.validatePayload, handoffs, clock })
+    this.beforeIncoming = beforeIncoming
   }
 
   start(): Promise<void> {

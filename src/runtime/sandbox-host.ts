@@ -57,9 +57,8 @@ export interface BotClientOptions {
 }
 
 /**
- * The Chat API's domain behind the client, and the installed integrations' actions. Attached once after
- * construction (BotRuntime.attachDomain): BotChatService is built on ChatService, which needs the runtime's
- * beforeIncoming hook (whose runs have this client) first.
+ * The Chat API's domain behind the client, and the installed integrations' actions. Built by BotRuntime's
+ * `domain` option around the runtime's beforeIncoming hook, whose runs have this client (docs/architecture.md).
  */
 export interface BotClientDomain {
   botChat: BotChatService
@@ -75,29 +74,20 @@ function replyId(sourceId: string, index: number): string {
 /** The sandboxed bot's client: one host per run of its code (SandboxUnits.run). */
 export class BotClientHosts {
   private readonly clock: () => number
-  private attached: BotClientDomain | undefined
 
   constructor(
     private readonly store: Store,
     private readonly pubsub: PubSub,
     private readonly units: SandboxUnits,
+    private readonly domain: BotClientDomain,
     private readonly options: BotClientOptions,
   ) {
     this.clock = options.clock ?? Date.now
   }
 
-  attachDomain(domain: BotClientDomain): void {
-    this.attached = domain
-  }
-
-  private domain(): BotClientDomain {
-    if (!this.attached) throw new Error('BotRuntime: no BotChatService attached (compose.ts attachDomain)')
-    return this.attached
-  }
-
-  /** callAction of `alias:action` on an installed integration; undefined when `type` names none (or nothing is attached yet). */
+  /** callAction of `alias:action` on an installed integration; undefined when `type` names none. */
   integrationAction(bot: BotRow, type: string, input: JsonObject): Promise<Record<string, unknown> | undefined> {
-    return this.attached ? this.attached.integrationActions(bot, type, input) : Promise.resolve(undefined)
+    return this.domain.integrationActions(bot, type, input)
   }
 
   /** The host of one run of `bot`'s code for `integration` (and `conversationId`, when it has one); `sourceId` seeds its reply ids. */
@@ -111,7 +101,7 @@ export class BotClientHosts {
     let composed = 0
     let agentSteps = 0
     const runStarted = this.clock()
-    const domain = this.domain().botChat
+    const domain = this.domain.botChat
     const { tables, handoffs } = this.options
     const ownConversation = async (id: unknown) => {
       if (typeof id !== 'string') throw errors.invalidPayload('conversationId must be a string')

@@ -1,6 +1,7 @@
 import type SqliteDatabase from 'better-sqlite3'
 import type { Kysely, Selectable } from 'kysely'
 import type { Database } from './kysely/schema.js'
+import type { VectorEngine } from './passage-vector-store.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { KyselyHandoffStore } from './kysely/kysely-handoff-store.js'
 import { IdTaken, mergeSignals, ownerOf, takenAnswer, toEvent, toMessage } from './kysely/rows.js'
@@ -75,8 +76,8 @@ export class SqliteStore extends KyselyStore {
   private pending: PendingWrite[] = []
   private flushScheduled = false
 
-  constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database) {
-    super(db, 'sqlite')
+  constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database, vectorEngine?: VectorEngine) {
+    super(db, 'sqlite', vectorEngine)
     this.access = sqlite.prepare(`SELECT c.integration_id, c.id, c.owner_id, c.last_seq, c.created_at, c.updated_at, p.user_id AS participant
       FROM conversations c LEFT JOIN participants p ON p.integration_id = c.integration_id AND p.conversation_id = c.id AND p.user_id = ?
       WHERE c.integration_id = ? AND c.id = ?`)

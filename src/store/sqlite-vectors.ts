@@ -6,9 +6,10 @@ import type { VectorEngine } from './passage-vector-store.js'
 /**
  * Vector scoring on the SQLite connection: the sqlite-vec extension (vec_distance_cosine, in C) when it loads,
  * and always JS functions of the same meaning (parley_vec_distance_cosine, parley_vec_distance_hamming) that the store falls back to when
- * it does not (no prebuilt binary for the platform, extensions disabled). Returns what the store should use.
+ * it does not (no prebuilt binary for the platform, extensions disabled). Returns what the store should use;
+ * `jsOnly` leaves the extension unloaded (the fallback's contract tests and bench).
  */
-export function loadVectorScoring(sqlite: SqliteDatabase.Database): VectorEngine {
+export function loadVectorScoring(sqlite: SqliteDatabase.Database, jsOnly = false): VectorEngine {
   sqlite.function(SQLITE_JS_DISTANCE, { deterministic: true }, (a: unknown, b: unknown) => {
     if (!(a instanceof Uint8Array) || !(b instanceof Uint8Array) || a.byteLength !== b.byteLength || a.byteLength === 0) return null
     const x = blobVector(a)
@@ -32,6 +33,7 @@ export function loadVectorScoring(sqlite: SqliteDatabase.Database): VectorEngine
     }
     return d
   })
+  if (jsOnly) return { name: 'sqlite-js', note: 'JS scoring chosen by the caller' }
   try {
     sqliteVec.load(sqlite)
     const version = sqlite.prepare('SELECT vec_version() AS v').get() as { v: string }

@@ -34,6 +34,8 @@ function withStatementCache(sqlite: SqliteDatabase.Database): SqliteDialectConfi
 export interface SqliteOptions {
   file: string
   synchronous: 'NORMAL' | 'FULL'
+  /** Score passage vectors with the JS function even where sqlite-vec loads (the fallback's contract tests and bench). */
+  jsVectorScoring?: boolean
 }
 
 /** The embedded engine: one SQLite file in WAL mode, migrated on open. */
@@ -54,10 +56,8 @@ export async function createSqliteStore(options: SqliteOptions): Promise<KyselyS
   }
   registerRegexp(sqlite)
   // Knowledge passage vectors: sqlite-vec, or a JS function when it cannot load (the store reports which).
-  const vectorScoring = loadVectorScoring(sqlite)
+  const vectorScoring = loadVectorScoring(sqlite, options.jsVectorScoring)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await migrateToLatest(db, 'sqlite')
-  const store = new SqliteStore(db, sqlite)
-  store.passageVectors.useEngine(vectorScoring)
-  return store
+  return new SqliteStore(db, sqlite, vectorScoring)
 }

@@ -46,6 +46,17 @@ describe('layers', () => {
     })
   }
 
+  // A service is given what it needs when it is built, never later: no late setter (attach*, set*With, use*) in src/,
+  // nor a call of one in the composition root. The one cycle (beforeIncoming's client) is tied in BotRuntime's constructor.
+  it('no service is wired after it is built (no attach*/use* setters, none called in compose.ts)', () => {
+    const setter = /^\s+(?:public\s+)?(attach[A-Z]\w*|use[A-Z]\w*|set\w*(?:Domain|Service|Runtime|Hooks?))\s*\([^)]*\)\s*(?::\s*void\s*)?\{/gm
+    const defined = files(SRC).flatMap((file) =>
+      [...readFileSync(file, 'utf8').matchAll(setter)].map((m) => `${relative(SRC, file)}: ${m[1]}`))
+    expect(defined).toEqual([])
+    const compose = readFileSync(join(SRC, 'compose.ts'), 'utf8')
+    expect(compose.match(/^\s+\w+\.(?:attach|use)[A-Z]\w*\(/gm) ?? []).toEqual([])
+  })
+
   it('the check sees imports (a domain file that imports the store is found)', () => {
     const store = files(join(SRC, 'domain')).flatMap((file) => importedLayers(file)).filter((i) => i.layer === 'store')
     expect(store.length).toBeGreaterThan(10)

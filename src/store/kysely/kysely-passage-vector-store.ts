@@ -51,16 +51,12 @@ interface PassageRecord { rid: number | string; file_id: string; blob_name: stri
 
 export class KyselyPassageVectorStore implements PassageVectorStore {
   private readonly db: Kysely<any>
-  engine: VectorEngine
+  readonly engine: VectorEngine
 
-  constructor(db: Kysely<Database>, private readonly dialect: 'sqlite' | 'postgres', private readonly files: FileStore) {
+  /** `engine`: given by createSqliteStore once it has loaded sqlite-vec (or failed to); the dialect's portable scoring otherwise. */
+  constructor(db: Kysely<Database>, private readonly dialect: 'sqlite' | 'postgres', private readonly files: FileStore, engine?: VectorEngine) {
     this.db = db as Kysely<any>
-    this.engine = dialect === 'sqlite' ? { name: 'sqlite-js' } : { name: 'postgres-portable', note: 'pgvector is not used: vectors are real[] scored in SQL' }
-  }
-
-  /** Set once by createSqliteStore, after loading sqlite-vec (or failing to). */
-  useEngine(engine: VectorEngine): void {
-    this.engine = engine
+    this.engine = engine ?? (dialect === 'sqlite' ? { name: 'sqlite-js' } : { name: 'postgres-portable', note: 'pgvector is not used: vectors are real[] scored in SQL' })
   }
 
   /** The passage row id column of kb_passages (FTS5 rowid on SQLite, rid on PostgreSQL). */

@@ -4,6 +4,7 @@ import { decodeCursor, encodeCursor } from '../cursor.js'
 import { KyselyFileStore } from './kysely-file-store.js'
 import { KyselyKnowledgeStore } from './kysely-knowledge-store.js'
 import { KyselyPassageVectorStore } from './kysely-passage-vector-store.js'
+import type { VectorEngine } from '../passage-vector-store.js'
 import { KyselyRuntimeEventStore } from './kysely-runtime-event-store.js'
 import { KyselyStateStore } from './kysely-state-store.js'
 import { KyselyAnalyticsStore } from './kysely-analytics-store.js'
@@ -106,11 +107,12 @@ export class KyselyStore implements Store {
   constructor(
     readonly db: Kysely<Database>,
     readonly dialect: 'sqlite' | 'postgres',
-    private readonly onClose: () => Promise<void> = async () => {},
+    /** How passage vectors are scored: SQLite's loaded extension or its JS function (createSqliteStore); the dialect's default otherwise. */
+    vectorEngine?: VectorEngine,
   ) {
     this.files = new KyselyFileStore(db, dialect)
     this.knowledge = new KyselyKnowledgeStore(db, dialect, this.files)
-    this.passageVectors = new KyselyPassageVectorStore(db, dialect, this.files)
+    this.passageVectors = new KyselyPassageVectorStore(db, dialect, this.files, vectorEngine)
     this.webhooks = new KyselyWebhookStore(db)
     this.handoffs = new KyselyHandoffStore(db)
     this.integrations = new KyselyIntegrationStore(db)
@@ -150,7 +152,6 @@ export class KyselyStore implements Store {
 
   async close(): Promise<void> {
     await this.db.destroy()
-    await this.onClose()
   }
 
   // ---- workspaces, accounts, tokens ----
