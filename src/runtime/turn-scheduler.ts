@@ -153,10 +153,11 @@ export class TurnScheduler {
       if (this.stopped) return
       const claimed = await this.store.claimBotConversation(integrationId, conversationId, this.instanceId, this.clock(), this.leaseMs(owner.bot))
       if (!claimed) return
+      let released: { cursor: BotCursor | undefined } | undefined
       try {
-        await this.runPending(owner.bot, owner.integration, conversationId, claimed)
+        released = await this.runPending(owner.bot, owner.integration, conversationId, claimed)
       } finally {
-        cursor = await this.store.releaseBotConversation(integrationId, conversationId, this.instanceId)
+        cursor = released ? released.cursor : await this.store.releaseBotConversation(integrationId, conversationId, this.instanceId)
       }
     } finally {
       release()
@@ -168,14 +169,15 @@ export class TurnScheduler {
   /**
    * Each turn ends with one transaction (finishBotTurn: its states, its logs, the cursor past it and,
    * now and then, the lease). Signals that are not turns (the bot's own replies…) move the cursor with
-   * the next turn, or once at the end.
+   * the next turn, or once at the end. The drain's last turn, when nothing follows it in what was read,
+   * also lets the lease go in that transaction: the cursor it answers is returned (the caller releases otherwise).
    */
-  private async runPending(bot: BotRow, integration: IntegrationRow, conversationId: string, cursor: BotCursor): Promise<void> {
+  private async runPending(bot: BotRow, integration: IntegrationRow, conversationId: string, cursor: BotCursor): Promise<{ cursor: BotCursor | undefined } | undefined> {
     const executor = this.executorOf(bot)
     if (!executor) {
       // No code deployed and no url: nothing to run, and nothing to replay later when code arrives.
       await this.store.advanceBotCursor(integration.id, conversationId, cursor.lastSeq)
-      return
+      return undefined
     }
     let position = cursor.botSeq
     let saved = position
@@ -185,7 +187,7 @@ export class TurnScheduler {
     let startPending = executor === this.sandboxTurns.executor
     for (;;) {
       const batch = await this.store.signalsSince(integration.id, conversationId, position, TURN_BATCH)
-      for (const signal of batch) {
+      for (const [index, signal] of batch.entries()) {
         if (this.stopped) break
         if (signal.seq <= position) continue
         const incoming: Incoming | undefined =
@@ -221,14 +223,22 @@ export class TurnScheduler {
         for (const seq of ownSeqs.sort((a, b) => a - b)) if (seq === position + 1) position = seq
         const now = this.clock()
         const renew = now - renewedAt >= LEASE_RENEW_MS
-        const end = { botId: bot.id, integrationId: integration.id, conversationId, seq: position, now, ...(renew && { lease: { owner: this.instanceId, ttlMs: this.leaseMs(bot) } }) }
+        // The last signal read, of a batch that was not full: nothing is left to do under the lease after this turn.
+        const last = batch.length < TURN_BATCH && index === batch.length - 1 && !this.stopped
+        const end = {
+          botId: bot.id, integrationId: integration.id, conversationId, seq: position, now,
+          ...(renew && { lease: { owner: this.instanceId, ttlMs: this.leaseMs(bot) } }),
+          ...(last && { release: this.instanceId }),
+        }
+        let released: BotCursor | undefined
         try {
-          await this.store.finishBotTurn({ ...end, states, logs })
+          released = await this.store.finishBotTurn({ ...end, states, logs })
         } catch (err) {
           // The turn ran (its replies are sent): record why its state was not saved and move on, as for a failed turn.
           await this.store.appendBotLogs([...logs, this.units.failureLog(bot, conversationId, 'Saving the turn', err)]).catch(() => {})
-          await this.store.finishBotTurn({ ...end, states: [], logs: [] })
+          released = await this.store.finishBotTurn({ ...end, states: [], logs: [] })
         }
+        if (last) return { cursor: released }
         if (renew) renewedAt = now
         saved = position
       }
@@ -241,6 +251,7 @@ export class TurnScheduler {
       if (batch.length < TURN_BATCH || this.stopped) break
     }
     if (position > saved) await this.store.advanceBotCursor(integration.id, conversationId, position)
+    return undefined
   }
 
   /**

@@ -69,7 +69,7 @@ export class SqliteStore extends KyselyStore {
   private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
   private readonly commitBatch: (batch: PendingWrite[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
   private readonly turn: ReturnType<typeof prepareTurnStatements>
-  private readonly finishTurnTx: (turn: BotTurnEnd) => void
+  private readonly finishTurnTx: (turn: BotTurnEnd) => BotCursor | undefined
   private readonly releaseTx: (integrationId: string, conversationId: string, owner: string) => BotCursor | undefined
   /** The handoff repository with its per-turn question (is this message a person's?) on a prepared statement. */
   override readonly handoffs: KyselyHandoffStore
@@ -134,6 +134,7 @@ export class SqliteStore extends KyselyStore {
       for (const l of turn.logs) t.insertLog.run(l.id, l.botId, l.at, l.level, l.message, l.conversationId)
       t.advanceCursor.run(turn.seq, turn.integrationId, turn.conversationId, turn.seq)
       if (turn.lease) t.renewLease.run(turn.now + turn.lease.ttlMs, turn.integrationId, turn.conversationId, turn.lease.owner)
+      return turn.release === undefined ? undefined : this.releaseTx(turn.integrationId, turn.conversationId, turn.release)
     })
     this.releaseTx = sqlite.transaction((integrationId: string, conversationId: string, owner: string) => {
       t.releaseLease.run(integrationId, conversationId, owner)
@@ -269,7 +270,7 @@ export class SqliteStore extends KyselyStore {
     }, () => super.claimBotConversation(integrationId, conversationId, owner, now, ttlMs))
   }
 
-  override finishBotTurn(turn: BotTurnEnd): Promise<void> {
+  override finishBotTurn(turn: BotTurnEnd): Promise<BotCursor | undefined> {
     return this.enqueue(() => this.finishTurnTx(turn), () => super.finishBotTurn(turn))
   }
 

@@ -420,9 +420,11 @@ export interface Store {
   claimBotConversation(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<BotCursor | undefined>
   /**
    * The end of a turn in one transaction: its states saved, its logs appended, the cursor moved to
-   * `seq` (never back) and, with `lease`, the lease renewed while `lease.owner` still holds it.
+   * `seq` (never back) and, with `lease`, the lease renewed while `lease.owner` still holds it. With
+   * `release` (the last turn of a drain), the lease is then let go as releaseBotConversation does, in the
+   * same transaction, and the cursor is returned; undefined otherwise.
    */
-  finishBotTurn(turn: BotTurnEnd): Promise<void>
+  finishBotTurn(turn: BotTurnEnd): Promise<BotCursor | undefined>
   /** releaseBotLease, then the cursor (work that arrived meanwhile shows as botSeq < lastSeq). */
   releaseBotConversation(integrationId: string, conversationId: string, owner: string): Promise<BotCursor | undefined>
 }
@@ -437,4 +439,6 @@ export interface BotTurnEnd {
   logs: BotLogRow[]
   now: number
   lease?: { owner: string; ttlMs: number }
+  /** The owner whose lease the turn's end lets go (releaseBotConversation in the same transaction). */
+  release?: string
 }

@@ -1670,6 +1670,25 @@ export function describeStoreContract(name: string, factory: StoreFactory): void
         expect(await store.releaseBotConversation(fx.a.id, conv.id, 'one')).toEqual({ botSeq: 1, lastSeq: 2 })
         expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1, 1000)).toEqual({ botSeq: 1, lastSeq: 2 })
       })
+
+      it('finish with release: the turn saved and the lease let go in one step, answering the cursor; only its holder\'s', async () => {
+        const { owner, conv } = await conversation()
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        const [userKey] = statesOf(owner.id, conv.id)
+        const turn = { botId: fx.bot.id, integrationId: fx.a.id, conversationId: conv.id, now: T0, logs: [] }
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'one', T0, 60_000)).toEqual({ botSeq: 0, lastSeq: 1 })
+        // without release: nothing answered, the lease still held
+        expect(await store.finishBotTurn({ ...turn, seq: 0, states: [] })).toBeUndefined()
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1, 1000)).toBeUndefined()
+        // another owner's release lets nothing go, but the turn is saved and the cursor answered
+        await store.appendMessage(newMessage(fx.a.id, conv.id, owner.id, T0))
+        expect(await store.finishBotTurn({ ...turn, seq: 1, states: [{ ...userKey!, data: { n: 1 } }], release: 'two' })).toEqual({ botSeq: 1, lastSeq: 2 })
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1, 1000)).toBeUndefined()
+        // its holder's: saved, let go, work that arrived meanwhile shows in the cursor
+        expect(await store.finishBotTurn({ ...turn, seq: 1, states: [{ ...userKey!, data: { n: 2 } }], release: 'one' })).toEqual({ botSeq: 1, lastSeq: 2 })
+        expect(await store.getBotStates(fx.bot.id, [userKey!])).toEqual([{ n: 2 }])
+        expect(await store.claimBotConversation(fx.a.id, conv.id, 'two', T0 + 1, 1000)).toEqual({ botSeq: 1, lastSeq: 2 })
+      })
     })
   })
 }

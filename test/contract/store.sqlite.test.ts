@@ -210,7 +210,7 @@ describe('sqlite fast path next to an open Kysely transaction', () => {
     const first = await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0))
     const userKey = { scope: 'user' as const, scopeId: `${fx.a.id}:owner` }
     let reads: Promise<unknown[]> | undefined
-    let finished: Promise<void> | undefined
+    let finished: Promise<unknown> | undefined
     let released: ReturnType<KyselyStore['releaseBotConversation']> | undefined
     await expect(store.db.transaction().execute(async (trx) => {
       await trx.insertInto('bot_states').values({ bot_id: fx.bot.id, scope: 'user', scope_id: userKey.scopeId, data: '{"ghost":true}', updated_at: T0 }).execute()

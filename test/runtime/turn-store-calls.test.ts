@@ -2,7 +2,7 @@
  * A guard on the turn path's store work (issue #27, item 5): the store calls of one echo turn, counted (not timed)
  * on both engines. A turn here is a user's message posted through the Chat API, then the sandboxed bot's turn that
  * answers it (claim, signals, one read of the turn's states with the flow record, the reply appended once with no
- * read before it, finish, release). Fails when a change adds a store call to that path; lower the figures when one
+ * read before it, finish, which lets the lease go when nothing follows the turn). Fails when a change adds a store call to that path; lower the figures when one
  * goes. (bench/turns.ts counts the same way and adds the SSE stream's reads.)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -20,8 +20,8 @@ export const hooks = {
 }
 `
 const TURNS = 3
-/** Per turn: appendMessage 2 (the message, the reply), claim, signalsSince, getBotStates, finish, release. */
-const PER_TURN = { appendMessage: 2, claimBotConversation: 1, finishBotTurn: 1, getBotStates: 1, releaseBotConversation: 1, signalsSince: 1 }
+/** Per turn: appendMessage 2 (the message, the reply), claim, signalsSince, getBotStates, finish (with the release). */
+const PER_TURN = { appendMessage: 2, claimBotConversation: 1, finishBotTurn: 1, getBotStates: 1, signalsSince: 1 }
 /** Reads that only refill a cache when its entry expired (a slow machine): not part of a turn's own work. */
 const CACHE_REFILLS = new Set(['getIntegrationByWebhookId', 'findUserByKeyHash', 'getIntegration', 'getBot', 'listIntegrations'])
 

@@ -914,8 +914,8 @@ export class KyselyStore implements Store {
     return r && { botSeq: Number(r.bot_seq), lastSeq: Number(r.last_seq) }
   }
 
-  async finishBotTurn(turn: import('../store.js').BotTurnEnd): Promise<void> {
-    await this.db.transaction().execute(async (trx) => {
+  async finishBotTurn(turn: import('../store.js').BotTurnEnd): Promise<import('../store.js').BotCursor | undefined> {
+    return this.db.transaction().execute(async (trx) => {
       await this.writeBotStates(trx, turn.botId, turn.states, turn.now)
       if (turn.logs.length > 0) {
         await trx.insertInto('bot_logs')
@@ -928,6 +928,12 @@ export class KyselyStore implements Store {
         await trx.updateTable('conversations').set({ bot_lease_until: turn.now + turn.lease.ttlMs })
           .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).where('bot_lease_owner', '=', turn.lease.owner).execute()
       }
+      if (turn.release === undefined) return undefined
+      await trx.updateTable('conversations').set({ bot_lease_owner: null, bot_lease_until: 0 })
+        .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).where('bot_lease_owner', '=', turn.release).execute()
+      const r = await trx.selectFrom('conversations').select(['bot_seq', 'last_seq'])
+        .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).executeTakeFirst()
+      return r && { botSeq: Number(r.bot_seq), lastSeq: Number(r.last_seq) }
     })
   }
 
