@@ -15,6 +15,7 @@
  */
 import { readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
+import { loadavg } from 'node:os'
 import * as chat from '@botpress/chat'
 import { runBenchScript } from './lib/results.js'
 import { BENCH, CORES, num, pinLoadGenerator, processCpu, sleep, startServer, stopServer, waitForQuiet, QUIET_WAIT, type Server } from './lib/servers.js'
@@ -56,8 +57,16 @@ export interface TurnsClientResult {
   machine: string
   placement: string
   rounds: { baseline: LoopFigures[]; parley: LoopFigures[] }[]
-  /** Per concurrency: median over rounds of parley / baseline turns/s, and the medians of p50. */
-  summary: { conversations: number; ratio: number; ratios: number[]; parleyPerSec: number; baselinePerSec: number; parleyP50: number; baselineP50: number }[]
+  /**
+   * Per concurrency: median over rounds of parley / baseline turns/s, the medians of p50, and the medians of each
+   * server's CPU per turn (µs; what a turn costs, which other load on the machine sways less than turns/s).
+   */
+  summary: {
+    conversations: number; ratio: number; ratios: number[]; parleyPerSec: number; baselinePerSec: number; parleyP50: number; baselineP50: number
+    parleyCpuUs: number | undefined; baselineCpuUs: number | undefined
+  }[]
+  /** The 1-minute load average before and after the run (2 cores: above ~2, other processes shared the CPUs). */
+  loadAverage: { start: number; end: number }
 }
 
 const median = (xs: number[]) => {
@@ -168,6 +177,7 @@ export async function benchTurnsClient(): Promise<TurnsClientResult> {
     },
   ]
   const rounds: TurnsClientResult['rounds'] = []
+  const loadStart = loadavg()[0]!
   for (let r = 1; r <= ROUNDS; r++) {
     process.stdout.write(`round ${r}/${ROUNDS}\n`)
     const baseline = await measureSide(sides[0]!)
@@ -185,9 +195,18 @@ export async function benchTurnsClient(): Promise<TurnsClientResult> {
       baselinePerSec: median(rounds.map((r) => r.baseline[i]!.turnsPerSec)),
       parleyP50: round2(median(rounds.map((r) => r.parley[i]!.p50))),
       baselineP50: round2(median(rounds.map((r) => r.baseline[i]!.p50))),
+      parleyCpuUs: cpuPerTurnUs(rounds.map((r) => r.parley[i]!)),
+      baselineCpuUs: cpuPerTurnUs(rounds.map((r) => r.baseline[i]!)),
     }
   })
-  return { date: new Date().toISOString(), machine: `${CORES} cores, Node ${process.version}`, placement, rounds, summary }
+  const loadAverage = { start: round2(loadStart), end: round2(loadavg()[0]!) }
+  return { date: new Date().toISOString(), machine: `${CORES} cores, Node ${process.version}`, placement, rounds, summary, loadAverage }
+}
+
+/** The median over rounds of the server's CPU per turn, in µs (undefined where /proc could not be read). */
+function cpuPerTurnUs(figures: LoopFigures[]): number | undefined {
+  const each = figures.filter((f) => f.serverCpu !== undefined && f.turnsPerSec > 0).map((f) => (f.serverCpu! / f.turnsPerSec) * 1e6)
+  return each.length === 0 ? undefined : Math.round(median(each))
 }
 
 function markdown(r: TurnsClientResult, command: string): string {
@@ -200,6 +219,13 @@ function markdown(r: TurnsClientResult, command: string): string {
     '',
     `- **Turns/s at ${best.conversations} conversations: ${best.ratio}× the baseline's** (median of the per-round ratios ${best.ratios.join(', ')}). Target ≥ ${TARGET_RATIO}×: **${best.ratio >= TARGET_RATIO ? 'met' : 'NOT met'}**.`,
     `- **p50 at ${one.conversations} conversation: ${one.parleyP50} ms, the baseline's ${one.baselineP50} ms** (+${round2(one.parleyP50 - one.baselineP50)} ms). Target ≤ +${TARGET_P50_SLACK_MS} ms: **${one.parleyP50 <= one.baselineP50 + TARGET_P50_SLACK_MS ? 'met' : 'NOT met'}**.`,
+    ...(best.parleyCpuUs !== undefined && best.baselineCpuUs !== undefined ? [
+      `- Server CPU per turn at ${best.conversations} conversations (median of rounds): Parley ${best.parleyCpuUs} µs (every thread: HTTP, store, sandbox workers), ` +
+      `the baseline ${best.baselineCpuUs} µs: ${round2(best.baselineCpuUs / best.parleyCpuUs)}×. The baseline does not fill its core (its clients are its limit), ` +
+      'so this ratio is below the turns/s ratio; other load on the machine sways it less.',
+    ] : []),
+    `- Load average (1 min, ${CORES} cores) before the run ${r.loadAverage.start}, after it ${r.loadAverage.end}` +
+      (r.loadAverage.start > 1 ? ': **other processes were using the CPUs**, which sways turns/s from round to round.' : '.'),
     '',
     '| round | server | conversations | turns/s | p50 | p99 | server CPU (cores) | turns/s vs the baseline |',
     '|---:|---|---:|---:|---:|---:|---:|---:|',
