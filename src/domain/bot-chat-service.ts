@@ -6,7 +6,8 @@ import type {
   BotChatMessage, BotChatUser, DateField, SortDirection, TagKind, TagPatch, Tags,
 } from '../store/bot-chat-store.js'
 import { UniqueViolation, type BotRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store, type UserRow } from '../store/store.js'
-import { conversationChanged, publishChange, type ChatService } from './chat-service.js'
+import type { ChatService } from './chat-service.js'
+import { conversationChanged, publishChange } from './conversation-log.js'
 import type { ConversationLog, Logged } from './conversation-log.js'
 import { normalizePayload } from './payloads.js'
 import { chatShapeOf, type ChatShape } from './message-shapes.js'

@@ -1,11 +1,10 @@
-import { randomBytes } from 'node:crypto'
 import { publicWebchatConfig, sanitizeWebchatConfig, type WebchatConfig } from '../webchat/shared/webchat-config.js'
 import { errors } from '../lib/errors.js'
 import { hashSecret } from '../lib/crypto.js'
 import { randomSecret, uuidv7 } from '../lib/ids.js'
 import { looksLikeJwt, verifyHs256 } from '../lib/jwt.js'
 import type { PubSub } from '../pubsub/pubsub.js'
-import type { ConversationLog } from './conversation-log.js'
+import { conversationChanged, publishChange, type ConversationLog } from './conversation-log.js'
 import {
   UniqueViolation,
   type AppendNotification, type ConversationRow, type EventRow, type IntegrationRow, type JsonObject, type MessageRow, type Page, type Store,
@@ -41,28 +40,6 @@ export interface IncomingInterceptor {
   incomingHook(integration: IntegrationRow): Promise<IncomingHook | undefined>
   /** The notification that a new incoming message or event gives the bot work, or undefined when its bot has no code. */
   turnNotification(integrationId: string, conversationId: string): Promise<AppendNotification | undefined>
-}
-
-export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
-
-/** Names each change notification of this process: `changed:<process>.<n>` (streams read any message but `deleted` and `typing:…` as a poke). */
-const changeTokens = { process: randomBytes(6).toString('base64url'), next: 0 }
-
-/**
- * The notification of a change to a conversation: its streams wake up and read what is new from the store. Each
- * one is named (PubSub.deliverLocally tells its own copy from another writer's by it).
- */
-export const conversationChanged = (integrationId: string, conversationId: string): AppendNotification =>
-  ({ channel: conversationChannel(integrationId, conversationId), message: `changed:${changeTokens.process}.${++changeTokens.next}` })
-
-/**
- * A change that is not an append (a participant, a deleted message or conversation): published, and this instance's
- * streams have handled it when it resolves, as an append's (ConversationLog). Never fails: the write is committed already.
- */
-export async function publishChange(pubsub: PubSub, integrationId: string, conversationId: string, message?: 'deleted'): Promise<void> {
-  const n = message === undefined ? conversationChanged(integrationId, conversationId) : { channel: conversationChannel(integrationId, conversationId), message }
-  await pubsub.publish(n.channel, n.message).catch(() => {})
-  if (message === undefined) await pubsub.deliverLocally?.(n.channel, n.message).catch(() => {})
 }
 
 /** Users updated or deleted (`[integrationId, userId]`): every instance drops its cached keys of that user. */

@@ -1,7 +1,30 @@
+import { randomBytes } from 'node:crypto'
 import type { PubSub } from '../pubsub/pubsub.js'
 import { errors } from '../lib/errors.js'
 import type { AppendNotification, Appended, EventRow, IntegrationRow, JsonObject, MessageRow, NewEvent, NewMessage, Store } from '../store/store.js'
-import { conversationChanged } from './chat-service.js'
+
+/** The pub/sub channel of a conversation's changes (appends, typing, streamed drafts), which its streams listen on. */
+export const conversationChannel = (integrationId: string, conversationId: string) => `conv:${integrationId}:${conversationId}`
+
+/** Names each change notification of this process: `changed:<process>.<n>` (streams read any message but `deleted` and `typing:…` as a poke). */
+const changeTokens = { process: randomBytes(6).toString('base64url'), next: 0 }
+
+/**
+ * The notification of a change to a conversation: its streams wake up and read what is new from the store. Each
+ * one is named (PubSub.deliverLocally tells its own copy from another writer's by it).
+ */
+export const conversationChanged = (integrationId: string, conversationId: string): AppendNotification =>
+  ({ channel: conversationChannel(integrationId, conversationId), message: `changed:${changeTokens.process}.${++changeTokens.next}` })
+
+/**
+ * A change that is not an append (a participant, a deleted message or conversation): published, and this instance's
+ * streams have handled it when it resolves, as an append's (ConversationLog). Never fails: the write is committed already.
+ */
+export async function publishChange(pubsub: PubSub, integrationId: string, conversationId: string, message?: 'deleted'): Promise<void> {
+  const n = message === undefined ? conversationChanged(integrationId, conversationId) : { channel: conversationChannel(integrationId, conversationId), message }
+  await pubsub.publish(n.channel, n.message).catch(() => {})
+  if (message === undefined) await pubsub.deliverLocally?.(n.channel, n.message).catch(() => {})
+}
 
 /**
  * Publishes an append's notifications, unless its store sent them with the append; either way this instance's

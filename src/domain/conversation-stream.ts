@@ -1,6 +1,7 @@
 import type { PubSub } from '../pubsub/pubsub.js'
 import type { ConversationRow, SignalRecord, Store, UserRow } from '../store/store.js'
-import { conversationChannel, type ChatService } from './chat-service.js'
+import type { ChatService } from './chat-service.js'
+import { conversationChannel } from './conversation-log.js'
 
 const REPLAY_BATCH = 200
 

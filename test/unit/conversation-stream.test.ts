@@ -8,7 +8,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import type { ChatService } from '../../src/domain/chat-service.js'
-import { conversationChannel } from '../../src/domain/chat-service.js'
+import { conversationChannel } from '../../src/domain/conversation-log.js'
 import { ConversationStreams, type OpenStream } from '../../src/domain/conversation-stream.js'
 import { MemoryPubSub } from '../../src/pubsub/memory.js'
 import type { SignalRecord, Store, UserRow } from '../../src/store/store.js'
