@@ -7,18 +7,18 @@ import type {
   Aggregate, GroupSpec, NewRecord, RowCondition, TableDefinition, TableJobRow, TableRecord, TableRow, TableStore,
 } from '../store/table-store.js'
 import { parseField, parseFilter, type FilterContext } from './tables/filter.js'
-import { checkRow, columnProblem, columnsOf, normalizeSchema, searchTerms, searchTextOf, TABLE_LIMITS, type Column } from './tables/table-schema.js'
+import { columnProblem, columnsOf, normalizeSchema, searchTerms, TABLE_LIMITS, type Column } from './tables/table-schema.js'
 import { TableJobs, type TableJobsOptions } from './tables/table-jobs.js'
+import { indexedColumns, TableRows, type Loaded } from './tables/table-rows.js'
 import type { FileService } from './file-service.js'
 
 export { TABLE_LIMITS } from './tables/table-schema.js'
+export { INDEXED_COLUMNS } from './tables/table-rows.js'
 
 /** Table names as Botpress accepts them: a letter or underscore first, letters, digits, underscores, ending in "Table". */
 export const TABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,44}Table$/
 /** How long deleteTableRows (filter, deleteAllRows) waits for its job before answering with the job only. */
 const DELETE_WAIT_MS = 5_000
-/** String and number columns indexed per table (besides the key column). */
-export const INDEXED_COLUMNS = 8
 
 export const FIND_LIMITS = { defaultLimit: 100, maxLimit: 1000, maxOffset: 1_000_000, maxSearch: 1000, maxSelect: 30 } as const
 
@@ -48,7 +48,6 @@ export interface RowOut { record: TableRecord; select?: string[] | undefined }
 
 export interface RowsResult { rows: TableRecord[]; errors: string[]; warnings: string[] }
 
-interface Loaded { table: TableRow; cols: Map<string, Column>; ctx: FilterContext }
 /** A table as read before, with its definition as stored (JSON text), for queries built without reading it again. */
 interface Known extends Loaded { text: string }
 /** Tables remembered by findRows (per bot and id or name), oldest forgotten first. */
@@ -59,14 +58,6 @@ export interface FoundRows {
   columns: string[]; select?: string[] | undefined; warnings: string[]
 }
 
-/** The columns with an index of their own: string and number columns other than the key, the first INDEXED_COLUMNS in schema order. */
-function indexedColumns(d: TableDefinition, cols: Map<string, Column>): { name: string; type: 'string' | 'number' }[] {
-  return [...cols.values()]
-    .filter((c): c is Column & { type: 'string' | 'number' } => (c.type === 'string' || c.type === 'number') && c.name !== d.keyColumn)
-    .slice(0, INDEXED_COLUMNS)
-    .map((c) => ({ name: c.name, type: c.type }))
-}
-
 /**
  * The Tables API's rules, in one place for the HTTP routes and the sandboxed bot's client: a bot's
  * tables (schema, key column, factor, frozen, tags), their rows (checked against the schema per row),
@@ -74,8 +65,8 @@ function indexedColumns(d: TableDefinition, cols: Map<string, Column>): { name: 
  */
 export class TablesService {
   private readonly tables: TableStore
-  /** Called when a job is queued (TableJobs wakes up). */
-  onJobQueued: () => void = () => {}
+  /** A bot's tables loaded for their rows, and the rows checked and recorded (shared with TableJobs). */
+  private readonly rows: TableRows
   /** The background worker of the jobs (import, export, delete by filter), when this service runs them. */
   readonly jobs: TableJobs | undefined
   private readonly clock: () => number
@@ -85,10 +76,11 @@ export class TablesService {
   /** `jobs`: this service runs the jobs it queues (its imports read and its exports write files through `files`). */
   constructor(store: Store, options: { clock?: () => number; jobs?: TableJobsOptions & { files: FileService } } = {}) {
     this.tables = store.tables
+    this.rows = new TableRows(store.tables)
     this.clock = options.clock ?? Date.now
     if (options.jobs) {
       const { files, ...settings } = options.jobs
-      this.jobs = new TableJobs(store, this, files, settings)
+      this.jobs = new TableJobs(store, this.rows, files, settings)
     }
   }
 
@@ -101,7 +93,7 @@ export class TablesService {
   }
 
   async getTable(botId: string, idOrName: string): Promise<{ table: TableRow; rows: number }> {
-    const table = await this.require(botId, idOrName)
+    const table = await this.rows.require(botId, idOrName)
     return { table, rows: await this.tables.countRows(table.id) }
   }
 
@@ -132,7 +124,7 @@ export class TablesService {
   }
 
   async updateTable(botId: string, idOrName: string, input: TableInput): Promise<{ table: TableRow; staleColumns: string[] }> {
-    const { table, cols } = await this.load(botId, idOrName)
+    const { table, cols } = await this.rows.load(botId, idOrName)
     const old = table.definition
     const frozen = input.frozen ?? old.frozen
     if (old.frozen && frozen && (input.name !== undefined && input.name !== table.name || input.schema !== undefined)) {
@@ -165,7 +157,7 @@ export class TablesService {
   }
 
   async renameColumn(botId: string, idOrName: string, from: string, to: string): Promise<TableRow> {
-    const { table, cols } = await this.load(botId, idOrName)
+    const { table, cols } = await this.rows.load(botId, idOrName)
     if (table.definition.frozen) throw errors.invalidPayload(`Table "${table.name}" is frozen: its columns cannot be renamed`)
     if (!cols.has(from)) throw errors.invalidPayload(`Column "${from}" does not exist in table "${table.name}"`)
     if (cols.has(to)) throw errors.invalidPayload(`Column "${to}" already exists in table "${table.name}"`)
@@ -182,12 +174,12 @@ export class TablesService {
   }
 
   async deleteTable(botId: string, idOrName: string): Promise<void> {
-    const table = await this.require(botId, idOrName)
+    const table = await this.rows.require(botId, idOrName)
     await this.tables.deleteTable(table.id)
   }
 
   async duplicateTable(botId: string, sourceIdOrName: string, input: { tableName?: string | undefined; schemaOnly?: boolean | undefined; factor?: number | undefined }): Promise<{ table: TableRow; rows: number }> {
-    const source = await this.require(botId, sourceIdOrName)
+    const source = await this.rows.require(botId, sourceIdOrName)
     const now = this.clock()
     const name = this.checkName(input.tableName ?? `${source.name.slice(0, -'Table'.length).slice(0, 35)}CopyTable`)
     const definition = { ...source.definition, factor: input.factor ?? source.definition.factor, frozen: false }
@@ -209,21 +201,21 @@ export class TablesService {
   // ---- rows ----
 
   async getRow(botId: string, idOrName: string, id: number): Promise<TableRecord> {
-    const table = await this.require(botId, idOrName)
+    const table = await this.rows.require(botId, idOrName)
     const [row] = await this.tables.getRows(table.id, [id])
     if (!row) throw errors.notFound('Row', String(id))
     return row
   }
 
   async createRows(botId: string, idOrName: string, rows: Record<string, unknown>[]): Promise<RowsResult> {
-    const { table, cols } = await this.load(botId, idOrName)
+    const { table, cols } = await this.rows.load(botId, idOrName)
     this.checkCount(rows)
     const out: RowsResult = { rows: [], errors: [], warnings: [] }
     const accepted: { index: number; row: NewRecord }[] = []
     const slices = new Slices()
     for (const [index, input] of rows.entries()) {
-      const checked = this.check(table, cols, input, index, out, slices)
-      if (checked) accepted.push({ index, row: this.record(table, cols, checked) })
+      const checked = this.rows.check(table, cols, input, index, out, slices)
+      if (checked) accepted.push({ index, row: this.rows.record(table, cols, checked) })
       await slices.yieldIfDue()
     }
     const inserted = await this.tables.insertRows(table.id, accepted.map((a) => a.row), this.clock())
@@ -235,7 +227,7 @@ export class TablesService {
   }
 
   async updateRows(botId: string, idOrName: string, rows: Record<string, unknown>[]): Promise<RowsResult> {
-    const { table, cols } = await this.load(botId, idOrName)
+    const { table, cols } = await this.rows.load(botId, idOrName)
     this.checkCount(rows)
     const out: RowsResult = { rows: [], errors: [], warnings: [] }
     const ids = rows.map((r) => r.id)
@@ -247,8 +239,8 @@ export class TablesService {
     for (const [index, input] of rows.entries()) {
       const base = existing.get(input.id as number)
       if (!base) { out.errors.push(`Row ${index}: no row ${String(input.id)} in table "${table.name}"`); continue }
-      const checked = this.check(table, cols, input, index, out, slices, base.data)
-      if (checked) replaced.push({ index, row: { ...this.record(table, cols, checked), id: base.id } })
+      const checked = this.rows.check(table, cols, input, index, out, slices, base.data)
+      if (checked) replaced.push({ index, row: { ...this.rows.record(table, cols, checked), id: base.id } })
       await slices.yieldIfDue()
     }
     const results = await this.tables.replaceRows(table.id, replaced.map((r) => r.row), this.clock())
@@ -260,7 +252,7 @@ export class TablesService {
   }
 
   async upsertRows(botId: string, idOrName: string, rows: Record<string, unknown>[], keyColumnIn?: string): Promise<{ inserted: TableRecord[]; updated: TableRecord[]; errors: string[]; warnings: string[] }> {
-    const { table, cols } = await this.load(botId, idOrName)
+    const { table, cols } = await this.rows.load(botId, idOrName)
     this.checkCount(rows)
     const keyColumn = keyColumnIn ?? table.definition.keyColumn
     if (!keyColumn) throw errors.invalidPayload(`upsertTableRows needs a keyColumn (the table "${table.name}" has none)`)
@@ -280,11 +272,11 @@ export class TablesService {
         out.errors.push(`Row ${index}: the key column "${keyColumn}" has no value`)
         continue
       }
-      const checked = this.check(table, cols, input, index, out, slices, target?.data)
+      const checked = this.rows.check(table, cols, input, index, out, slices, target?.data)
       await slices.yieldIfDue()
       if (!checked) continue
-      if (target) updates.push({ index, row: { ...this.record(table, cols, checked), id: target.id } })
-      else inserts.push({ index, row: this.record(table, cols, checked) })
+      if (target) updates.push({ index, row: { ...this.rows.record(table, cols, checked), id: target.id } })
+      else inserts.push({ index, row: this.rows.record(table, cols, checked) })
     }
     const now = this.clock()
     const updated = await this.tables.replaceRows(table.id, updates.map((u) => u.row), now)
@@ -296,7 +288,7 @@ export class TablesService {
 
   /** By ids now; by filter or all rows: a delete_rows job, run at once by TableJobs (its count when it ends in time). */
   async deleteRows(botId: string, idOrName: string, input: { ids?: number[] | undefined; filter?: unknown; deleteAllRows?: boolean | undefined }): Promise<{ deletedRows: number; job?: TableJobRow }> {
-    const { table, ctx } = await this.load(botId, idOrName)
+    const { table, ctx } = await this.rows.load(botId, idOrName)
     const given = [input.ids !== undefined, input.filter !== undefined, input.deleteAllRows === true].filter(Boolean).length
     if (given !== 1) throw errors.invalidPayload('deleteTableRows takes exactly one of ids, filter or deleteAllRows: true')
     if (input.ids !== undefined) {
@@ -338,7 +330,7 @@ export class TablesService {
       }
       this.known.delete(key)
     }
-    const loaded = await this.load(botId, idOrName)
+    const loaded = await this.rows.load(botId, idOrName)
     const entry = { ...loaded, text: JSON.stringify(loaded.table.definition) }
     if (this.known.size >= KNOWN_TABLES) this.known.delete(this.known.keys().next().value!)
     this.known.set(key, entry)
@@ -380,24 +372,24 @@ export class TablesService {
 
   /** The columns of the table, for the views (columns no longer in the schema are not returned). */
   async columns(botId: string, idOrName: string): Promise<string[]> {
-    return [...(await this.load(botId, idOrName)).cols.keys()]
+    return [...(await this.rows.load(botId, idOrName)).cols.keys()]
   }
 
   // ---- jobs ----
 
   async listJobs(botId: string, idOrName: string): Promise<TableJobRow[]> {
-    const table = await this.require(botId, idOrName)
+    const table = await this.rows.require(botId, idOrName)
     return this.tables.listJobs(table.id, 100)
   }
 
   async queueImport(botId: string, idOrName: string, fileId: string): Promise<TableJobRow> {
-    const table = await this.require(botId, idOrName)
+    const table = await this.rows.require(botId, idOrName)
     if (typeof fileId !== 'string' || fileId.length === 0 || fileId.length > 500) throw errors.invalidPayload('fileId must be a file id or key')
     return this.queueJob(table, 'import', { fileId, offset: 0 }, fileId)
   }
 
   async queueExport(botId: string, idOrName: string, format: 'csv' | 'json', compress: boolean): Promise<TableJobRow> {
-    const table = await this.require(botId, idOrName)
+    const table = await this.rows.require(botId, idOrName)
     return this.queueJob(table, 'export', { format, compress }, null)
   }
 
@@ -408,7 +400,7 @@ export class TablesService {
       inputFileId, outputFileId: null, error: null, attempts: 0, createdAt: now, updatedAt: now,
     }
     await this.tables.createJob(job)
-    this.onJobQueued()
+    this.jobs?.notify()
     return job
   }
 
@@ -420,46 +412,9 @@ export class TablesService {
     }
   }
 
-  // ---- helpers shared with TableJobs ----
-
-  /** The table with its columns and the filter context (404 for another bot's table). */
-  async load(botId: string, idOrName: string): Promise<Loaded> {
-    const table = await this.require(botId, idOrName)
-    const cols = columnsOf(table.definition.schema)
-    return { table, cols, ctx: { columns: cols, keyColumn: table.definition.keyColumn, indexed: new Set(indexedColumns(table.definition, cols).map((c) => c.name)) } }
-  }
-
-  /** A checked row as stored (key value and search text). */
-  record(table: TableRow, cols: Map<string, Column>, data: JsonObject): NewRecord {
-    const key = table.definition.keyColumn
-    const kv = key !== null && data[key] !== undefined && data[key] !== null ? JSON.stringify(data[key]) : null
-    return { data, keyValue: kv, searchText: searchTextOf(cols, data) }
-  }
-
-  /** checkRow, reporting a problem in `out.errors` (undefined then); the row's bytes count towards `slices`. */
-  check(table: TableRow, cols: Map<string, Column>, input: unknown, index: number, out: { errors: string[]; warnings: string[] }, slices?: Slices, base?: JsonObject): JsonObject | undefined {
-    if (typeof input !== 'object' || input === null || Array.isArray(input)) { out.errors.push(`Row ${index}: must be an object`); return undefined }
-    try {
-      const r = checkRow(cols, input as Record<string, unknown>, table.definition.factor, base)
-      for (const w of r.warnings) if (!out.warnings.includes(w)) out.warnings.push(w)
-      slices?.count(r.bytes)
-      return r.data
-    } catch (problem) {
-      if (typeof problem !== 'string') throw problem
-      out.errors.push(`Row ${index}: ${problem}`)
-      return undefined
-    }
-  }
-
   /** The column indexes a definition gets: its string and number columns other than the key, first INDEXED_COLUMNS in schema order. */
   private async syncIndexes(table: TableRow): Promise<void> {
     await this.tables.syncIndexes(table.id, indexedColumns(table.definition, columnsOf(table.definition.schema)))
-  }
-
-  private async require(botId: string, idOrName: string): Promise<TableRow> {
-    const table = typeof idOrName === 'string' && idOrName.length <= 200 ? await this.tables.getTable(botId, idOrName) : undefined
-    if (!table) throw errors.notFound('Table', String(idOrName).slice(0, 200))
-    return table
   }
 
   private checkName(name: string): string {
@@ -545,7 +500,7 @@ export class TablesService {
     for (;;) {
       const page = await this.tables.scanRows(table.id, after, 1000)
       for (const r of page) {
-        const rec = this.record(next, cols, r.data)
+        const rec = this.rows.record(next, cols, r.data)
         if (rec.keyValue !== null) {
           if (seen.has(rec.keyValue)) throw new ApiError('BreakingChanges', `keyColumn "${definition.keyColumn}" refused: the value ${rec.keyValue} appears in more than one row (row ${r.id})`)
           seen.add(rec.keyValue)

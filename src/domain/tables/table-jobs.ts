@@ -4,7 +4,7 @@ import { ApiError } from '../../lib/errors.js'
 import type { Json, JsonObject, Store } from '../../store/store.js'
 import type { TableJobRow, TableStore } from '../../store/table-store.js'
 import type { FileService } from '../file-service.js'
-import type { TablesService } from '../tables-service.js'
+import type { TableRows } from './table-rows.js'
 import { parseFilter } from './filter.js'
 import { parseDelimited } from '../../lib/csv.js'
 
@@ -35,9 +35,13 @@ export class TableJobs {
   private loops: Promise<void>[] = []
   private wake: (() => void) | undefined
 
-  constructor(store: Store, private readonly tables: TablesService, private readonly files: FileService, private readonly options: TableJobsOptions) {
+  constructor(store: Store, private readonly tables: TableRows, private readonly files: FileService, private readonly options: TableJobsOptions) {
     this.store = store.tables
-    tables.onJobQueued = () => this.wake?.()
+  }
+
+  /** A job was queued on this instance: a waiting worker takes it now instead of at its next poll. */
+  notify(): void {
+    this.wake?.()
   }
 
   get enabled(): boolean {
