@@ -5,7 +5,7 @@
  * update — and bot-wide listing with filters. Appends stay on Store.appendMessage (one append path);
  * this part only tags what it appended.
  */
-import type { ConversationRow, MessageRow, NewUser, Page, PageRequest, UserRow } from './store.js'
+import type { ConversationRow, MessageRow, NewUser, Page, PageRequest, UserRow } from './rows.js'
 
 export type Tags = Record<string, string>
 /** A tag map update: a null (or empty) value removes the key. */

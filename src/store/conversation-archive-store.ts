@@ -3,7 +3,7 @@
  * found by the words of their messages, a user id or a tag value, by date, by failed turns and by handoff, newest activity
  * first; and the messages of such a set in keyset pages, for exports streamed from the database.
  */
-import type { MessageRow, Page, PageRequest } from './store.js'
+import type { MessageRow, Page, PageRequest } from './rows.js'
 
 export interface ArchiveFilter {
   /** The bot's integrations (all of them: the console shows every channel). */

@@ -1,4 +1,4 @@
-import type { JsonObject, Page, PageRequest } from './store.js'
+import type { JsonObject, Page, PageRequest } from './rows.js'
 
 /**
  * File metadata (the Files API). Content lives in a BlobStore; only its random blob name is here.

@@ -3,7 +3,7 @@
  * handed to a workspace member, and the members' internal notes on it. At most one open (waiting or
  * active) handoff per conversation. Claims are atomic across instances: one conditional UPDATE.
  */
-import type { Page, PageRequest } from './store.js'
+import type { Page, PageRequest } from './rows.js'
 
 export type HandoffStatus = 'waiting' | 'active' | 'ended'
 

@@ -1,5 +1,5 @@
 import type { Visibility } from './package-store.js'
-import type { JsonObject, Page, PageRequest } from './store.js'
+import type { JsonObject, Page, PageRequest } from './rows.js'
 
 /**
  * Integrations served elsewhere (migrations/<dialect>/0012_integration_definitions.sql): their

@@ -1,4 +1,4 @@
-import type { Page, PageRequest } from './store.js'
+import type { Page, PageRequest } from './rows.js'
 import type { FileRow } from './file-store.js'
 
 /**

@@ -1,4 +1,4 @@
-import type { JsonObject } from './store.js'
+import type { JsonObject } from './rows.js'
 
 /**
  * What `bp deploy` stores besides bots and integrations (migrations/<dialect>/0027_deploy_definitions.sql):

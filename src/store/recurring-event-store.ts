@@ -1,4 +1,4 @@
-import type { JsonObject } from './store.js'
+import type { JsonObject } from './rows.js'
 import type { NewRuntimeEvent } from './runtime-event-store.js'
 
 /**

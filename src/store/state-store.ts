@@ -1,5 +1,5 @@
 import type { NewRuntimeEvent } from './runtime-event-store.js'
-import type { JsonObject } from './store.js'
+import type { JsonObject } from './rows.js'
 
 /**
  * Runtime API states (migrations/<dialect>/0007_runtime_state.sql) and the bot definition's state

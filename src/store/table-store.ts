@@ -1,4 +1,4 @@
-import type { JsonObject } from './store.js'
+import type { JsonObject } from './rows.js'
 
 /**
  * The Tables API's storage (migrations/<dialect>/0009_tables.sql): a bot's tables, their rows (one

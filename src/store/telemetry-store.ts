@@ -1,4 +1,4 @@
-import type { JsonObject, Page, PageRequest } from './store.js'
+import type { JsonObject, Page, PageRequest } from './rows.js'
 
 /**
  * What bots report about themselves through the Runtime API (migrations/<dialect>/0007_runtime_state.sql):

@@ -1,4 +1,4 @@
-import type { JsonObject, Page, PageRequest } from './store.js'
+import type { JsonObject, Page, PageRequest } from './rows.js'
 import type { NewRuntimeEvent } from './runtime-event-store.js'
 
 /**

@@ -57,6 +57,35 @@ describe('layers', () => {
     expect(compose.match(/^\s+\w+\.(?:attach|use)[A-Z]\w*\(/gm) ?? []).toEqual([])
   })
 
+  // Files import each other in one direction too: shared types live below both users (store/rows.ts under store.ts
+  // and the aggregates' repositories, domain/tables/table-rows.ts under TablesService and TableJobs).
+  it('no import cycle among the files of src/ (type-only imports too)', () => {
+    const edges = new Map<string, string[]>()
+    for (const file of files(SRC)) {
+      const text = readFileSync(file, 'utf8')
+      const targets: string[] = []
+      for (const match of text.matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s+'(\.[^']+)'/gm)) {
+        const target = join(file, '..', match[1]!).replace(/\.js$/, '')
+        const found = ['.ts', '.tsx'].map((ext) => target + ext).find((path) => edges.has(path) || files(join(target, '..')).includes(path))
+        if (found) targets.push(found)
+      }
+      edges.set(file, targets)
+    }
+    const cycles: string[] = []
+    const state = new Map<string, 'open' | 'done'>()
+    const visit = (file: string, path: string[]): void => {
+      state.set(file, 'open')
+      for (const next of edges.get(file) ?? []) {
+        if (state.get(next) === 'open') cycles.push([...path.slice(path.indexOf(next)), next].map((f) => relative(SRC, f)).join(' → '))
+        else if (!state.has(next)) visit(next, [...path, next])
+      }
+      state.set(file, 'done')
+    }
+    for (const file of edges.keys()) if (!state.has(file)) visit(file, [file])
+    expect(cycles).toEqual([])
+    expect([...edges.values()].flat().length).toBeGreaterThan(500)
+  })
+
   it('the check sees imports (a domain file that imports the store is found)', () => {
     const store = files(join(SRC, 'domain')).flatMap((file) => importedLayers(file)).filter((i) => i.layer === 'store')
     expect(store.length).toBeGreaterThan(10)
