@@ -61,8 +61,11 @@ export class SandboxTurns {
         { ...userKey, patch: diffState(state.user, (output.state?.user ?? {}) as JsonObject) },
         { ...conversationKey, patch: diffState(state.conversation, (output.state?.conversation ?? {}) as JsonObject) },
         { ...botKey, patch: diffState(state.bot, (output.state?.bot ?? {}) as JsonObject) },
-        { ...flowKey, data: { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject } },
       ]
+      // The flow record as the turn leaves it, written only when it changed (most turns of a started conversation
+      // outside a workflow leave it as it was: no state row to write then).
+      const flowAfter = { started: true, flow: (output.flow ?? null) as JsonObject | null, workflow: (output.state?.workflow ?? {}) as JsonObject }
+      if (flow === undefined || JSON.stringify(flow) !== JSON.stringify(flowAfter)) states.push({ ...flowKey, data: flowAfter })
       return { states, logs: host.takeLogs(), ownSeqs: host.ownSeqs, failure: SandboxUnits.reasonOf(output.errors) }
     } catch (err) {
       const what = incoming.kind === 'started' ? 'Turn for the conversation start' : `Turn for ${incoming.kind} ${sourceId}`

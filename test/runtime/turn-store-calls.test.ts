@@ -72,4 +72,18 @@ describe('the store calls of one bot turn', () => {
     const turnCalls = Object.fromEntries(Object.entries(byMethod).filter(([method]) => !CACHE_REFILLS.has(method)))
     expect(turnCalls).toEqual(Object.fromEntries(Object.entries(PER_TURN).map(([method, n]) => [method, n * TURNS])))
   })
+
+  it('an echo turn writes no state row: the flow record is written only when a turn changes it', async () => {
+    const flowRow = async () => h.store.db.selectFrom('bot_states').select(['data', 'updated_at'])
+      .where('bot_id', '=', h.credentials.botId).where('scope', '=', 'flow').where('scope_id', '=', `${await integrationId()}:${conversationId}`)
+      .executeTakeFirstOrThrow()
+    await turn('before')
+    const before = await flowRow()
+    expect(JSON.parse(before.data)).toMatchObject({ started: true })
+    for (let i = 0; i < TURNS; i++) {
+      await sleep(5)
+      await turn(`unchanged-${i}`)
+    }
+    expect(await flowRow()).toEqual(before)
+  })
 })
