@@ -6,6 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { expectError, ISO_Z, parseJson, type Method, type Res } from '../helpers/admin-client.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 interface Summary {
   id: string
@@ -20,7 +21,6 @@ interface Summary {
 type SortField = 'createdAt' | 'updatedAt'
 type SortDirection = 'asc' | 'desc'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('Admin API: listBots', () => {
   let h: Harness

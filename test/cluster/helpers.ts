@@ -4,6 +4,7 @@
  * (test/helpers/nginx.ts), and a tracker that kills every process a suite started in afterAll,
  * whatever happened.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { execFile } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -121,7 +122,7 @@ export async function query<R extends pg.QueryResultRow>(url: string, text: stri
   }
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export { sleep }
 
 /** Polls `check` until it returns a value (not undefined); rejects after `timeoutMs` with `what`. */
 export async function eventually<T>(check: () => Promise<T | undefined>, what: string, timeoutMs = 10_000, everyMs = 100): Promise<T> {

@@ -6,12 +6,12 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { PubSub } from '../../src/pubsub/pubsub.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
 export type PubSubFactory = () => Promise<{ pubsub: PubSub; cleanup(): Promise<void> }>
 
 const channel = (name = 'ch') => `${name}_${randomUUID().replaceAll('-', '')}`
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 /** A handler that records what it receives. */
 function recorder() {

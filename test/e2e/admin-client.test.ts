@@ -18,8 +18,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { ISO_Z } from '../helpers/formats.js'
 import { freePort } from '../helpers/ports.js'
+import { setTimeout as sleep } from 'node:timers/promises'
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 let seq = 0
 const unique = (prefix: string) => `${prefix}-${Date.now().toString(36)}-${++seq}`
 const freshEmail = (prefix: string) => `${unique(prefix)}@example.com`

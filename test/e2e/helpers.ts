@@ -3,6 +3,7 @@
  * official client hides), unique ids, ISO date checks, and waiting on the official client's
  * SignalListener with timeouts instead of sleeps.
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import * as chat from '@botpress/chat'
 import { expect } from 'vitest'
@@ -135,7 +136,7 @@ export function withoutIsBot<T extends { isBot: boolean }>(signal: T): Omit<T, '
   return rest
 }
 
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export { sleep }
 
 export async function closeListener(listener: chat.SignalListener | undefined): Promise<void> {
   if (!listener) return

@@ -4,6 +4,7 @@
  * the official `@botpress/chat` client with a SignalListener on the conversation, and the bot's logs
  * read back with getBotLogs (all pages).
  */
+import { setTimeout as sleep } from 'node:timers/promises'
 import { randomUUID } from 'node:crypto'
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -39,7 +40,7 @@ export const WAIT_MS = 20_000
 export const STREAM_CONFIG = { sseKeepAliveMs: 1000 } as const
 
 export { ISO_Z }
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+export { sleep }
 export const uid = (prefix: string) => `${prefix}-${randomUUID().slice(0, 13)}`
 
 /** What a bot's test needs of a running Parley: the admin base URL and the owner's credentials. */
