@@ -70,27 +70,34 @@ export async function sendMessage(rt: Run, base: Json, args: Json, topLevel: boo
   const depth = (outgoingDepth.get(base) ?? 0) + 1
   if (depth > MAX_OUTGOING_DEPTH) throw new Error('client.createMessage: messages sent from outgoing hooks are nested more than ' + MAX_OUTGOING_DEPTH + ' deep')
 
-  const tags = isObj(base.tags) ? base.tags : {}
-  const out: Json = {
-    botId: base.botId,
-    conversationId,
-    createdOn: new Date().toISOString(),
-    direction: 'outgoing',
-    id: newId(),
-    integration: base.integration,
-    messageId: undefined,
-    payload,
-    preview: safePreview(payload),
-    state: base.state,
-    tags: { conversation: isObj(tags.conversation) ? tags.conversation : {}, message: {}, user: isObj(tags.user) ? tags.user : {} },
-    type: (payload as Json).type,
-    userId: undefined,
+  // The outgoing event the outgoing hooks see: built only for a bot that has one (most have none, and an id, a date and
+  // a preview per message are a good part of a reply's time in the sandbox).
+  const hasBefore = bot.hooks.has('beforeOutgoing')
+  const hasAfter = bot.hooks.has('afterOutgoing')
+  let out: Json | undefined
+  if (hasBefore || hasAfter) {
+    const tags = isObj(base.tags) ? base.tags : {}
+    out = {
+      botId: base.botId,
+      conversationId,
+      createdOn: new Date().toISOString(),
+      direction: 'outgoing',
+      id: newId(),
+      integration: base.integration,
+      messageId: undefined,
+      payload,
+      preview: safePreview(payload),
+      state: base.state,
+      tags: { conversation: isObj(tags.conversation) ? tags.conversation : {}, message: {}, user: isObj(tags.user) ? tags.user : {} },
+      type: (payload as Json).type,
+      userId: undefined,
+    }
+    if (base.trigger !== undefined) out.trigger = base.trigger
+    outgoingDepth.set(out, depth)
   }
-  if (base.trigger !== undefined) out.trigger = base.trigger
-  outgoingDepth.set(out, depth)
 
   let final = payload as Json
-  if (bot.hooks.has('beforeOutgoing')) {
+  if (hasBefore && out) {
     const original = jsonClone(final)
     const before = await runHook(rt, 'beforeOutgoing', out, !topLevel)
     if (before.ok && isStop(before.result)) return { message: null }
@@ -115,6 +122,7 @@ export async function sendMessage(rt: Run, base: Json, args: Json, topLevel: boo
   if (args.metadata !== undefined) callArgs.metadata = args.metadata
   if (args.tags !== undefined) callArgs.tags = args.tags
   const result: unknown = jsonParse(await hostCall('createMessage', jsonStringify(callArgs)))
+  if (!hasAfter || !out) return result
   const message = isObj(result) ? result.message : undefined
   if (isObj(message)) {
     if (typeof message.id === 'string') out.messageId = message.id
