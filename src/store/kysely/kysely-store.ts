@@ -775,8 +775,12 @@ export class KyselyStore implements Store {
     return rows.map((r) => ({ integrationId: r.integration_id, conversationId: r.id }))
   }
 
-  async getBotCursor(integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined> {
-    const r = await this.db.selectFrom('conversations').select(['bot_seq', 'last_seq']).where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
+  getBotCursor(integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined> {
+    return this.botCursorIn(this.db, integrationId, conversationId)
+  }
+
+  private async botCursorIn(db: Db, integrationId: string, conversationId: string): Promise<{ botSeq: number; lastSeq: number } | undefined> {
+    const r = await db.selectFrom('conversations').select(['bot_seq', 'last_seq']).where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
     return r && { botSeq: Number(r.bot_seq), lastSeq: Number(r.last_seq) }
   }
 
@@ -794,8 +798,12 @@ export class KyselyStore implements Store {
     return Number(r.numUpdatedRows) > 0
   }
 
-  async releaseBotLease(integrationId: string, conversationId: string, owner: string): Promise<void> {
-    await this.db.updateTable('conversations').set({ bot_lease_owner: null, bot_lease_until: 0 })
+  releaseBotLease(integrationId: string, conversationId: string, owner: string): Promise<void> {
+    return this.releaseBotLeaseIn(this.db, integrationId, conversationId, owner)
+  }
+
+  private async releaseBotLeaseIn(db: Db, integrationId: string, conversationId: string, owner: string): Promise<void> {
+    await db.updateTable('conversations').set({ bot_lease_owner: null, bot_lease_until: 0 })
       .where('integration_id', '=', integrationId).where('id', '=', conversationId).where('bot_lease_owner', '=', owner).execute()
   }
 
@@ -929,11 +937,8 @@ export class KyselyStore implements Store {
           .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).where('bot_lease_owner', '=', turn.lease.owner).execute()
       }
       if (turn.release === undefined) return undefined
-      await trx.updateTable('conversations').set({ bot_lease_owner: null, bot_lease_until: 0 })
-        .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).where('bot_lease_owner', '=', turn.release).execute()
-      const r = await trx.selectFrom('conversations').select(['bot_seq', 'last_seq'])
-        .where('integration_id', '=', turn.integrationId).where('id', '=', turn.conversationId).executeTakeFirst()
-      return r && { botSeq: Number(r.bot_seq), lastSeq: Number(r.last_seq) }
+      await this.releaseBotLeaseIn(trx, turn.integrationId, turn.conversationId, turn.release)
+      return this.botCursorIn(trx, turn.integrationId, turn.conversationId)
     })
   }
 
