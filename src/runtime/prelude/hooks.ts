@@ -56,6 +56,29 @@ export async function runHook(rt: Run, name: string, event: Json, nested: boolea
   }
 }
 
+/** The event of a message on its way out, as the outgoing hooks see it (`depth`: sends nested in outgoing hooks). */
+function outgoingEvent(base: Json, conversationId: string, payload: Json, depth: number): Json {
+  const tags = isObj(base.tags) ? base.tags : {}
+  const out: Json = {
+    botId: base.botId,
+    conversationId,
+    createdOn: new Date().toISOString(),
+    direction: 'outgoing',
+    id: newId(),
+    integration: base.integration,
+    messageId: undefined,
+    payload,
+    preview: safePreview(payload),
+    state: base.state,
+    tags: { conversation: isObj(tags.conversation) ? tags.conversation : {}, message: {}, user: isObj(tags.user) ? tags.user : {} },
+    type: payload.type,
+    userId: undefined,
+  }
+  if (base.trigger !== undefined) out.trigger = base.trigger
+  outgoingDepth.set(out, depth)
+  return out
+}
+
 /**
  * client.createMessage (and say cards): beforeOutgoing → host createMessage → afterOutgoing.
  * `topLevel` is true for sends made by the runtime (cards), false for sends made by user code.
@@ -74,27 +97,7 @@ export async function sendMessage(rt: Run, base: Json, args: Json, topLevel: boo
   // a preview per message are a good part of a reply's time in the sandbox).
   const hasBefore = bot.hooks.has('beforeOutgoing')
   const hasAfter = bot.hooks.has('afterOutgoing')
-  let out: Json | undefined
-  if (hasBefore || hasAfter) {
-    const tags = isObj(base.tags) ? base.tags : {}
-    out = {
-      botId: base.botId,
-      conversationId,
-      createdOn: new Date().toISOString(),
-      direction: 'outgoing',
-      id: newId(),
-      integration: base.integration,
-      messageId: undefined,
-      payload,
-      preview: safePreview(payload),
-      state: base.state,
-      tags: { conversation: isObj(tags.conversation) ? tags.conversation : {}, message: {}, user: isObj(tags.user) ? tags.user : {} },
-      type: (payload as Json).type,
-      userId: undefined,
-    }
-    if (base.trigger !== undefined) out.trigger = base.trigger
-    outgoingDepth.set(out, depth)
-  }
+  const out = hasBefore || hasAfter ? outgoingEvent(base, conversationId, payload as Json, depth) : undefined
 
   let final = payload as Json
   if (hasBefore && out) {
