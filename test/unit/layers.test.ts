@@ -16,16 +16,18 @@ function files(dir: string): string[] {
   })
 }
 
+/** The relative imports of `file` (type-only ones too): the imported path, resolved, and the import's text. */
+function relativeImports(file: string): { target: string; line: string }[] {
+  const text = readFileSync(file, 'utf8')
+  return [...text.matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s+'(\.[^']+)'/gm)].map((m) => ({ target: join(file, '..', m[1]!), line: m[0] }))
+}
+
 /** The top-level folders of src/ that `file` imports from (relative imports only). */
 function importedLayers(file: string): { layer: string; line: string }[] {
-  const text = readFileSync(file, 'utf8')
-  const found: { layer: string; line: string }[] = []
-  for (const match of text.matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s+'(\.[^']+)'/gm)) {
-    const target = relative(SRC, join(file, '..', match[1]!))
-    if (target.startsWith('..')) continue
-    found.push({ layer: target.split(sep)[0]!, line: match[0] })
-  }
-  return found
+  return relativeImports(file).flatMap(({ target, line }) => {
+    const path = relative(SRC, target)
+    return path.startsWith('..') ? [] : [{ layer: path.split(sep)[0]!, line }]
+  })
 }
 
 /** layer → the layers it must never import. */
@@ -60,16 +62,13 @@ describe('layers', () => {
   // Files import each other in one direction too: shared types live below both users (store/rows.ts under store.ts
   // and the aggregates' repositories, domain/tables/table-rows.ts under TablesService and TableJobs).
   it('no import cycle among the files of src/ (type-only imports too)', () => {
+    const sources = new Set(files(SRC))
     const edges = new Map<string, string[]>()
-    for (const file of files(SRC)) {
-      const text = readFileSync(file, 'utf8')
-      const targets: string[] = []
-      for (const match of text.matchAll(/^(?:import|export)\b[^'";]*?\bfrom\s+'(\.[^']+)'/gm)) {
-        const target = join(file, '..', match[1]!).replace(/\.js$/, '')
-        const found = ['.ts', '.tsx'].map((ext) => target + ext).find((path) => edges.has(path) || files(join(target, '..')).includes(path))
-        if (found) targets.push(found)
-      }
-      edges.set(file, targets)
+    for (const file of sources) {
+      edges.set(file, relativeImports(file).flatMap(({ target }) => {
+        const base = target.replace(/\.js$/, '')
+        return ['.ts', '.tsx'].map((ext) => base + ext).filter((path) => sources.has(path))
+      }))
     }
     const cycles: string[] = []
     const state = new Map<string, 'open' | 'done'>()
