@@ -2,6 +2,7 @@ import pg from 'pg'
 import { CompiledQuery, Kysely, PostgresDialect, sql, type PostgresPool, type PostgresPoolClient } from 'kysely'
 import type { Database } from './kysely/schema.js'
 import { KyselyStore } from './kysely/kysely-store.js'
+import { isTransientConflict, TRANSACTION_ATTEMPTS } from './kysely/conflicts.js'
 import { eventColumns, eventRow, messageColumns, messageRow } from './kysely/rows.js'
 import type { Appended, EventRow, MessageRow, NewEvent, NewMessage } from './store.js'
 import { migrateToLatest } from './migrator.js'
@@ -103,12 +104,10 @@ const MAX_APPEND_BATCH = 100
  * for). The statement is atomic, so the victim left nothing behind (no row, no seq, no
  * notification) and running it again is safe; without this, createMessage answered 500.
  */
-const APPEND_ATTEMPTS = 5
-const retryable = (err: unknown, append: NewMessage | NewEvent) => {
-  const code = (err as { code?: unknown } | undefined)?.code
+const APPEND_ATTEMPTS = TRANSACTION_ATTEMPTS
+const retryable = (err: unknown, append: NewMessage | NewEvent) =>
   // 23505: an `ifAbsent` append's id was inserted by a concurrent statement meanwhile; run again, it finds the row.
-  return code === '40P01' || code === '40001' || (code === '23505' && append.ifAbsent === true)
-}
+  isTransientConflict(err) || ((err as { code?: unknown } | undefined)?.code === '23505' && append.ifAbsent === true)
 
 /**
  * Appends (messages and events, each of another conversation) in one statement, over the rows of

@@ -67,6 +67,57 @@ describe.skipIf(!hasPg)('postgres', () => {
       }
     })
 
+    it('deleteMessage and removeParticipant that lose a real deadlock (40P01) run again instead of failing', async () => {
+      // A real lock cycle, no mock: another connection holds the conversation's row, the store's transaction deletes
+      // its row (message, participant) and then waits for the conversation's row (the signal's seq); the other
+      // connection then asks for the row the store deleted. The store's backend waited first, so its deadlock check
+      // (deadlock_timeout, 1 s by default) runs first and aborts it. Run again after the other connection rolls back, it
+      // succeeds. Before the retry, deleteMessage answered 500 (seen once in the stream-resume stress, 2 instances).
+      const store = await createPostgresStore({ url, poolSize: 3 })
+      const other = new pg.Client({ connectionString: url })
+      await other.connect()
+      try {
+        const fx = await seed(store)
+        const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+        const guest = await store.createUser({ integrationId: fx.a.id, id: 'guest', now: T0 })
+        await store.createConversation(fx.a.id, 'dl-conv', owner.id, T0)
+        await store.addParticipant(fx.a.id, 'dl-conv', guest.id, T0)
+        const message = (await store.appendMessage(newMessage(fx.a.id, 'dl-conv', owner.id, T0)))!
+        const blockedInStore = async () => {
+          for (let i = 0; i < 200; i++) {
+            const { rows } = await other.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()`,
+            )
+            if (rows[0]!.n > 0) return
+            await new Promise((r) => setTimeout(r, 25))
+          }
+          throw new Error('the store never waited for the conversation row')
+        }
+        const cycle = async <T>(op: () => Promise<T>, deletedRow: string, values: unknown[]): Promise<T> => {
+          await other.query('BEGIN')
+          await other.query(`SELECT 1 FROM conversations WHERE integration_id = $1 AND id = 'dl-conv' FOR UPDATE`, [fx.a.id])
+          const running = op()
+          running.catch(() => {})
+          await blockedInStore()
+          await other.query(deletedRow, values) // waits for the store's transaction: a cycle
+          await other.query('ROLLBACK')
+          return running
+        }
+        const deleted = await cycle(() => store.deleteMessage(fx.a.id, message.id, T0 + 1), 'SELECT 1 FROM messages WHERE id = $1 FOR UPDATE', [message.id])
+        expect(deleted?.id).toBe(message.id)
+        expect(await store.getMessage(fx.a.id, message.id)).toBeUndefined()
+        const removed = await cycle(() => store.removeParticipant(fx.a.id, 'dl-conv', guest.id, T0 + 2),
+          `SELECT 1 FROM participants WHERE integration_id = $1 AND conversation_id = 'dl-conv' AND user_id = 'guest' FOR UPDATE`, [fx.a.id])
+        expect(removed).toBe(true)
+        // Each left its signal once: the deletion, then the removal.
+        const { rows } = await other.query<{ type: string }>(`SELECT type FROM conversation_signals WHERE integration_id = $1 AND conversation_id = 'dl-conv' ORDER BY seq`, [fx.a.id])
+        expect(rows.map((r) => r.type)).toEqual(['participant_added', 'message_deleted', 'participant_removed'])
+      } finally {
+        await other.end().catch(() => {})
+        await store.close()
+      }
+    })
+
     it('four instances starting at once on an empty database migrate it exactly once', async () => {
       const empty = await freshDatabase()
       const stores = await Promise.all(Array.from({ length: 4 }, () => createPostgresStore({ url: empty, poolSize: 3 })))

@@ -24,6 +24,7 @@ import { KyselyConsoleSessionStore } from './kysely-console-session-store.js'
 import { KyselyConversationArchiveStore } from './kysely-conversation-archive-store.js'
 import { IdTaken, eventColumns, eventRow, mergeSignals, messageColumns, messageRow, takenAnswer, toConversation, toEvent, toMessage, toUser } from './rows.js'
 import { applyStatePatch, isEmptyPatch } from '../../lib/state-patch.js'
+import { inRetriedTransaction } from './conflicts.js'
 import {
   UniqueViolation,
   type Appended, type AccessTokenRow, type AccountRow, type BotLogFilter, type BotLogRow, type BotStateKey, type BotStateWrite, type BotApiKeyRow, type BotListFilter, type BotPatch, type DeletedBot, type BotRow, type MemberRow, type ConversationRow, type EventRow, type IntegrationRow,
@@ -653,7 +654,7 @@ export class KyselyStore implements Store {
   }
 
   async addParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inRetriedTransaction(this.db, async (trx) => {
       const r = await trx
         .insertInto('participants')
         .values({ integration_id: integrationId, conversation_id: conversationId, user_id: userId, created_at: now })
@@ -666,7 +667,7 @@ export class KyselyStore implements Store {
   }
 
   async removeParticipant(integrationId: string, conversationId: string, userId: string, now: number): Promise<boolean> {
-    return this.db.transaction().execute(async (trx) => {
+    return inRetriedTransaction(this.db, async (trx) => {
       const r = await trx
         .deleteFrom('participants')
         .where('integration_id', '=', integrationId)
@@ -742,7 +743,7 @@ export class KyselyStore implements Store {
   }
 
   async deleteMessage(integrationId: string, id: string, now: number): Promise<MessageRow | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+    return inRetriedTransaction(this.db, async (trx) => {
       const r = await trx.deleteFrom('messages').where('id', '=', id).where('integration_id', '=', integrationId).returningAll().executeTakeFirst()
       if (!r) return undefined
       const message = toMessage(r)
@@ -825,7 +826,7 @@ export class KyselyStore implements Store {
 
   async saveBotStates(botId: string, entries: BotStateWrite[], now: number): Promise<void> {
     if (entries.length === 0) return
-    await this.db.transaction().execute((trx) => this.writeBotStates(trx, botId, entries, now))
+    await inRetriedTransaction(this.db, (trx) => this.writeBotStates(trx, botId, entries, now))
   }
 
   /**
@@ -923,7 +924,7 @@ export class KyselyStore implements Store {
   }
 
   async finishBotTurn(turn: import('../store.js').BotTurnEnd): Promise<import('../store.js').BotCursor | undefined> {
-    return this.db.transaction().execute(async (trx) => {
+    return inRetriedTransaction(this.db, async (trx) => {
       await this.writeBotStates(trx, turn.botId, turn.states, turn.now)
       if (turn.logs.length > 0) {
         await trx.insertInto('bot_logs')
