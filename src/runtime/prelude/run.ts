@@ -40,8 +40,8 @@ export let abortCurrent: ((err: Error) => void) | undefined
  *
  * A unit that returns a promise waits for it or for its abort, whichever comes first; one that returns anything
  * else is over when it returns (its code can only have been stopped by the interrupt). Measured in QuickJS: a
- * `Promise.race` of the unit's promise and a fresh abort promise cost ~50 µs a unit, about a fifth of an echo
- * turn's time in the sandbox; this costs a few.
+ * `Promise.race` of the unit's promise and a fresh abort promise, for each of a turn's two units, made an echo turn's
+ * prelude work ~10% slower than this.
  */
 export async function unit<T>(rt: Run, fn: () => T | Promise<T>): Promise<T> {
   rt.deadline = now() + rt.budgetMs
