@@ -132,6 +132,52 @@ export function describeBotChatContract(name: string, factory: BotChatStoreFacto
       expect(await store.botChat.listTagValues([integrationId], 'message', 'ref', { limit: 10 })).toEqual({ items: [] })
     })
 
+    it('one conversation\'s messages: every page size, date bound and token (its message since deleted too) list what a filter of all of them lists', async () => {
+      const c = await store.botChat.createConversation({ integrationId, id: uid('lc'), channel: 'channel', tags: {}, now: ++now })
+      const other = await store.botChat.createConversation({ integrationId, id: uid('lo'), channel: 'channel', tags: {}, now: ++now })
+      // Several appends at one `now` (createdAt still grows by 1 ms each), gaps in time, and seqs taken by events and
+      // deleted messages, so the seq index has holes; another conversation's messages in between.
+      const base = now + 1_000
+      const kept: { id: string; createdAt: number }[] = []
+      for (let i = 0; i < 23; i++) {
+        const at = base + [0, 0, 0, 5, 5, 40, 41, 41, 200][i % 9]! + Math.floor(i / 9) * 1_000
+        const m = (await store.appendMessage(newMessage(integrationId, c.id, botId, at, { type: 'text', text: `m${i}` })))!
+        if (i % 4 === 1) await store.appendEvent({ id: uid('ev'), integrationId, conversationId: c.id, userId: botId, isBot: true, payload: { n: i }, now: at })
+        if (i % 5 === 2) await store.appendMessage(newMessage(integrationId, other.id, botId, at))
+        if (i % 7 === 3) await store.deleteMessage(integrationId, m.id, at)
+        else kept.push({ id: m.id, createdAt: m.createdAt })
+      }
+      now = base + 10_000
+      const newestFirst = [...kept].sort((a, b) => b.createdAt - a.createdAt)
+      const list = async (filter: { afterDate?: number; beforeDate?: number }, limit: number) => {
+        const ids: string[] = []
+        let after: string | undefined
+        for (let pages = 0; pages < 50; pages++) {
+          const page = await store.botChat.listMessages({ integrationIds: [integrationId], conversationId: c.id, ...filter }, { limit, ...(after !== undefined && { after }) })
+          ids.push(...page.items.map((m) => m.id))
+          after = page.next
+          if (after === undefined) return ids
+        }
+        throw new Error('the listing did not end')
+      }
+      for (const limit of [1, 2, 3, 7, 100]) expect(await list({}, limit)).toEqual(newestFirst.map((m) => m.id))
+      const dates = [...new Set(kept.flatMap((m) => [m.createdAt - 1, m.createdAt, m.createdAt + 1]).concat([base - 10, now]))]
+      for (const d of dates) {
+        expect(await list({ afterDate: d }, 4), `afterDate ${d}`).toEqual(newestFirst.filter((m) => m.createdAt > d).map((m) => m.id))
+        expect(await list({ beforeDate: d }, 4), `beforeDate ${d}`).toEqual(newestFirst.filter((m) => m.createdAt < d).map((m) => m.id))
+      }
+      const [from, to] = [kept[4]!.createdAt, kept[15]!.createdAt]
+      expect(await list({ afterDate: from, beforeDate: to }, 2)).toEqual(newestFirst.filter((m) => m.createdAt > from && m.createdAt < to).map((m) => m.id))
+      expect(await list({ afterDate: to, beforeDate: from }, 2)).toEqual([])
+
+      // The token's message deleted between two pages: the next page starts below where it was.
+      const first = await store.botChat.listMessages({ integrationIds: [integrationId], conversationId: c.id }, { limit: 5 })
+      const lastShown = first.items[4]!
+      await store.deleteMessage(integrationId, lastShown.id, ++now)
+      const rest = await store.botChat.listMessages({ integrationIds: [integrationId], conversationId: c.id }, { limit: 100, after: first.next })
+      expect(rest.items.map((m) => m.id)).toEqual(newestFirst.slice(5).map((m) => m.id))
+    })
+
     it('lists across integrations: one keyset order over both, pages of 1 in both directions, the same id and time in each integration listed twice', async () => {
       const run = uid('x')
       const at = ++now

@@ -303,6 +303,7 @@ export class KyselyBotChatStore implements BotChatStore {
   }
 
   async listMessages(f: MessageFilter, page: PageRequest): Promise<Page<BotChatMessage>> {
+    if (f.conversationId !== undefined && f.integrationIds.length === 1) return this.listConversationMessages(f.integrationIds[0]!, f.conversationId, f, page)
     const p = await keysetAcross<MessageSel>(this.db, f.integrationIds, page, {
       column: 'm.created_at', name: 'created_at', idColumn: 'm.id', integrationColumn: 'm.integration_id', desc: true,
       valueOf: (r) => Number(r.created_at),
@@ -315,6 +316,69 @@ export class KyselyBotChatStore implements BotChatStore {
       return q
     })
     return { items: await this.messagesWithTags(this.db, p.items), next: p.next }
+  }
+
+  /**
+   * One conversation's messages, newest first, read backwards on the seq index (integration_id, conversation_id, seq)
+   * that every append writes anyway: no index of their own (a second one on created_at cost each append ~40 µs of
+   * the main thread on SQLite, measured). A conversation's createdAt strictly increases with seq (conversations.last_at,
+   * migration 0001), so seq order is the bot-wide listing's (createdAt, id) order, and the token stays that listing's
+   * (createdAt, id, integration). Dates and the token become seq bounds: the token's own message when it still
+   * exists, else (and for afterDate/beforeDate) a binary search on the seq index, ~log2(the conversation's seq) lookups.
+   */
+  private async listConversationMessages(integrationId: string, conversationId: string, f: MessageFilter, page: PageRequest): Promise<Page<BotChatMessage>> {
+    // `created_at < X` is `seq < (the first message at X or later)`, with no bound when there is none.
+    const belowAt = (at: number) => this.firstMessageSeqFrom(integrationId, conversationId, at)
+    let below: number | undefined
+    if (page.after !== undefined) {
+      const [at, id] = decodeCursor(page.after, ['number', 'string', 'string']) as [number, string, string]
+      const own = await this.db.selectFrom('messages').select(['seq', 'created_at', 'conversation_id']).where('id', '=', id).where('integration_id', '=', integrationId).executeTakeFirst()
+      below = own && own.conversation_id === conversationId && Number(own.created_at) === at ? Number(own.seq) : await belowAt(at)
+    }
+    if (f.beforeDate !== undefined) {
+      const bound = await belowAt(f.beforeDate)
+      if (bound !== undefined) below = Math.min(below ?? Infinity, bound)
+    }
+    let from: number | undefined
+    if (f.afterDate !== undefined) {
+      from = await this.firstMessageSeqFrom(integrationId, conversationId, f.afterDate + 1)
+      if (from === undefined) return { items: [] }
+    }
+    let q = this.db.selectFrom('messages as m').selectAll('m').where('m.integration_id', '=', integrationId).where('m.conversation_id', '=', conversationId)
+      .where(KyselyBotChatStore.hasTags('message', { integration: 'm.integration_id', id: 'm.id' }, f.tags))
+    if (below !== undefined) q = q.where('m.seq', '<', below)
+    if (from !== undefined) q = q.where('m.seq', '>=', from)
+    const rows = await q.orderBy('m.seq', 'desc').limit(page.limit + 1).execute()
+    const items = rows.slice(0, page.limit)
+    const last = items[items.length - 1]
+    const next = rows.length > page.limit && last ? encodeCursor([Number(last.created_at), last.id, last.integration_id]) : undefined
+    return { items: await this.messagesWithTags(this.db, items), ...(next !== undefined && { next }) }
+  }
+
+  /**
+   * The seq of the conversation's first message created at `at` or later (undefined: none), by binary search on the seq
+   * index: createdAt grows with seq, and seqs have gaps (events, signals and deleted messages take seqs too).
+   */
+  private async firstMessageSeqFrom(integrationId: string, conversationId: string, at: number): Promise<number | undefined> {
+    const conversation = await this.db.selectFrom('conversations').select('last_seq').where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
+    let lo = 0
+    let hi = conversation ? Number(conversation.last_seq) : 0
+    let found: number | undefined
+    while (lo <= hi) {
+      const mid = lo + Math.floor((hi - lo) / 2)
+      const r = await this.db.selectFrom('messages').select(['seq', 'created_at'])
+        .where('integration_id', '=', integrationId).where('conversation_id', '=', conversationId).where('seq', '>=', mid)
+        .orderBy('seq').limit(1).executeTakeFirst()
+      if (!r || Number(r.seq) > hi) {
+        hi = mid - 1 // no message in [mid, hi]
+      } else if (Number(r.created_at) >= at) {
+        found = Number(r.seq) // the first one is at r.seq or before mid
+        hi = mid - 1
+      } else {
+        lo = Number(r.seq) + 1 // every message up to r.seq is older
+      }
+    }
+    return found
   }
 
   // ---- tag values ----
