@@ -75,7 +75,8 @@ describe.skipIf(!nginxBinary)('two Parley instances behind nginx on one PostgreS
     // Round robin: both instances answered some, and together all six. nginx takes an instance out for 10 s after
     // an error talking to it: its log says why.
     const served = [after[0]! - before[0]!, after[1]! - before[1]!]
-    const why = `A and B answered ${served.join(' and ')} of 6; nginx's log:\n${lb.log()}`
+    const tail = (i: Instance) => `${i.name}'s output:\n${(i.output.stdout + i.output.stderr).slice(-3000)}`
+    const why = `A and B answered ${served.join(' and ')} of 6; nginx's log:\n${lb.log()}\n${tail(a)}\n${tail(b)}`
     expect(served[0], why).toBeGreaterThan(0)
     expect(served[1], why).toBeGreaterThan(0)
     expect(served[0]! + served[1]!, why).toBe(6)
