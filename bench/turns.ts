@@ -33,16 +33,11 @@ import { join } from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { writeResultsSection } from './lib/results.js'
 import { freePort } from '../test/helpers/ports.js'
+import { ECHO_BOT } from '../test/helpers/echo-bot.js'
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url))
 
-export const ECHO_BOT = String.raw`
-export const hooks = {
-  async afterIncoming({ event, client }) {
-    if (event.type === 'text') await client.createMessage({ payload: { type: 'text', text: event.payload.text } })
-  },
-}
-`
+export { ECHO_BOT }
 
 export interface LatencySummary {
   count: number

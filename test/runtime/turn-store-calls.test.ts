@@ -9,16 +9,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startParley, type Harness } from '../helpers/harness.js'
 import { adminClient } from '../helpers/admin-client.js'
 import { ChatClient } from '../helpers/chat-client.js'
+import { ECHO_BOT } from '../helpers/echo-bot.js'
 import { StoreCalls } from '../helpers/store-calls.js'
 import { sleep, WAIT_MS } from './helpers.js'
 
-const ECHO_BOT = String.raw`
-export const hooks = {
-  async afterIncoming({ event, client }) {
-    if (event.type === 'text') await client.createMessage({ payload: { type: 'text', text: event.payload.text } })
-  },
-}
-`
 const TURNS = 3
 /** Per turn: appendMessage 2 (the message, the reply), claim, signalsSince, getBotStates, finish (with the release). */
 const PER_TURN = { appendMessage: 2, claimBotConversation: 1, finishBotTurn: 1, getBotStates: 1, signalsSince: 1 }
