@@ -25,8 +25,10 @@ export interface PreludeHost {
    */
   call(method: string, argsJson: string): Promise<string>
   /**
-   * Sets the wall-time budget, in milliseconds, of the user code about to run (one hook, action or card).
-   * Call it before each piece of user code; the host stops the sandbox when the budget is exceeded.
+   * Sets the wall-time budget, in milliseconds, of the user code about to run (one hook, action or card); the host
+   * stops the sandbox when the budget is exceeded. The host starts each run with the run's budget (`budgetMs`), so the
+   * prelude calls this only when a piece of user code needs a deadline other than the one the host holds (by more
+   * than 1% of the budget), and after the host ended a unit (abortUnit).
    */
   budget(ms: number): void
   log(level: LogLevel, text: string): void

@@ -17,10 +17,14 @@ interface Recorded {
 
 type Handler = (args: Json) => unknown
 
-/** A fake host: records calls, budgets and logs; createMessage echoes `{ message: { id, ...args } }`. */
+/**
+ * A fake host: records calls, budgets and logs; createMessage echoes `{ message: { id, ...args } }`. It keeps a deadline
+ * as the sandbox worker does: its run's start plus the run's budget (startRun), then what each budget call sets.
+ */
 function fakeHost(handlers: Record<string, Handler> = {}) {
   const calls: Recorded[] = []
   const budgets: number[] = []
+  let deadline = 0
   const logs: Array<{ level: string; text: string }> = []
   let seq = 0
   const host: PreludeHost = {
@@ -37,12 +41,19 @@ function fakeHost(handlers: Record<string, Handler> = {}) {
     },
     budget(ms) {
       budgets.push(ms)
+      deadline = Date.now() + ms
     },
     log(level, text) {
       logs.push({ level, text })
     },
   }
-  return { host, calls, budgets, logs, sent: () => calls.filter((c) => c.method === 'createMessage').map((c) => c.args.payload as Json) }
+  return {
+    host, calls, budgets, logs, sent: () => calls.filter((c) => c.method === 'createMessage').map((c) => c.args.payload as Json),
+    startRun: (budgetMs: number) => void (deadline = Date.now() + budgetMs),
+    /** The time the host would give the code running now before it stops it, in ms. */
+    remaining: () => deadline - Date.now(),
+    deadline: () => deadline,
+  }
 }
 
 const emptyState = (): State => ({ user: {}, conversation: {}, bot: {} })
@@ -96,14 +107,18 @@ function setup(mod: unknown, handlers: Record<string, Handler> = {}, make: typeo
   const fake = fakeHost(handlers)
   const api: PreludeApi = make(fake.host, helpers)
   const summary = JSON.parse(api.load(mod)) as { hooks: string[]; actions: string[]; workflows: string[] }
-  const turn = async (event: Json, options: TurnOptions = {}): Promise<TurnOutput> =>
-    JSON.parse(
+  const turn = async (event: Json, options: TurnOptions = {}): Promise<TurnOutput> => {
+    fake.startRun(options.budgetMs ?? 1000)
+    return JSON.parse(
       await api.turn(
         JSON.stringify({ event, flow: options.flow ?? null, conversationStarted: options.conversationStarted ?? false, budgetMs: options.budgetMs ?? 1000 }),
       ),
     ) as TurnOutput
-  const beforeIncoming = async (event: Json): Promise<{ payload: Json; stop: boolean }> =>
-    JSON.parse(await api.beforeIncoming(JSON.stringify({ event, budgetMs: 1000 }))) as { payload: Json; stop: boolean }
+  }
+  const beforeIncoming = async (event: Json): Promise<{ payload: Json; stop: boolean }> => {
+    fake.startRun(1000)
+    return JSON.parse(await api.beforeIncoming(JSON.stringify({ event, budgetMs: 1000 }))) as { payload: Json; stop: boolean }
+  }
   return { ...fake, api, summary, turn, beforeIncoming }
 }
 
@@ -288,10 +303,12 @@ describe('hooks', () => {
 
   it('beforeIncoming receives the full ctx and runs under a budget', async () => {
     let seen: Json = {}
+    let remaining = NaN
     const t = setup({
       actions: { double: (_ctx: Json, n: number) => n * 2 },
       hooks: {
         beforeIncoming: async (ctx: Json) => {
+          remaining = t.remaining()
           seen = { sameState: ctx.state === ctx.event.state, direction: ctx.event.direction, client: Object.keys(ctx.client).sort(), doubled: await ctx.actions.double(21) }
         },
       },
@@ -310,7 +327,10 @@ describe('hooks', () => {
       ],
       doubled: 42,
     })
-    expect(t.budgets[0]).toBe(1000)
+    // The run's own budget, which the host set at its start: the hook starting at once keeps it without a call out.
+    expect(remaining).toBeGreaterThan(1000 - 50)
+    expect(remaining).toBeLessThanOrEqual(1000)
+    expect(t.budgets).toEqual([])
   })
 
   it('a failing beforeIncoming keeps the original payload and does not stop', async () => {
@@ -347,14 +367,20 @@ describe('hooks', () => {
 
   it('afterIncoming then afterTurnEnd run, each under a budget, and their state changes are returned', async () => {
     const order: string[] = []
+    const remaining: number[] = []
     const t = setup({
       hooks: {
         afterIncoming: (ctx: Json) => {
+          remaining.push(t.remaining())
           order.push('afterIncoming:' + ctx.event.preview)
           ctx.state.user.count = (ctx.state.user.count ?? 0) + 1
           ctx.event.state.conversation.last = ctx.event.preview
+          // Longer than 1% of the budget: the next hook's budget is then set anew.
+          const until = Date.now() + 30
+          while (Date.now() < until) { /* spin */ }
         },
         afterTurnEnd: (ctx: Json) => {
+          remaining.push(t.remaining())
           order.push('afterTurnEnd')
           ctx.state.bot.turns = (ctx.state.bot.turns ?? 0) + 1
         },
@@ -365,7 +391,11 @@ describe('hooks', () => {
     const second = await t.turn(messageEvent('two', first.state))
     expect(second.state).toEqual({ user: { count: 2 }, conversation: { last: 'two' }, bot: { turns: 2 } })
     expect(order).toEqual(['afterIncoming:one', 'afterTurnEnd', 'afterIncoming:two', 'afterTurnEnd'])
-    expect(t.budgets.slice(0, 2)).toEqual([750, 750])
+    // Each hook starts with its whole budget (750 ms, then the default 1000): the first on the run's own, the second on
+    // one set for it after the first's 30 ms.
+    expect(remaining).toHaveLength(4)
+    remaining.forEach((ms, i) => expect(ms, `hook ${i}`).toBeGreaterThan([750, 750, 1000, 1000][i]! - 25))
+    expect(t.budgets.slice(0, 1)).toEqual([750])
   })
 
   it('a failing hook is recorded and the turn goes on', async () => {
@@ -606,8 +636,10 @@ describe('actions', () => {
         /* spin */
       }
     }
+    const deadlines: number[] = []
+    const starts: number[] = []
     const t = setup({
-      actions: { work: () => busy(40) },
+      actions: { work: () => { starts.push(Date.now()); deadlines.push(t.deadline()); busy(40) } },
       hooks: {
         afterIncoming: async (ctx: Json) => {
           await ctx.actions.work()
@@ -616,13 +648,13 @@ describe('actions', () => {
         },
       },
     })
+    const start = Date.now()
     await t.turn(messageEvent('x'), { budgetMs: 1000 })
-    // [afterIncoming unit, 3 nested action calls, state serialization unit]
-    expect(t.budgets).toHaveLength(5)
-    const [unitBudget, ...nested] = t.budgets.slice(0, 4)
-    expect(unitBudget).toBe(1000)
-    expect(nested[2]!).toBeLessThanOrEqual(1000 - 75)
-    expect(nested[0]!).toBeGreaterThanOrEqual(nested[2]!)
+    // Each action ran under the hook's deadline (start + 1000 ms, give or take the 1% a budget may differ by), never a
+    // later one: the third started ~80 ms in, with no more than ~920 ms left.
+    expect(deadlines).toHaveLength(3)
+    for (const d of deadlines) expect(d).toBeLessThanOrEqual(start + 1000 + 10)
+    expect(deadlines[2]! - starts[2]!).toBeLessThanOrEqual(1000 - 75 + 10)
   })
 
   it('action errors propagate to the calling hook', async () => {
@@ -862,25 +894,43 @@ describe('workflow cards', () => {
     expect(out.state.bot).toEqual({ ended: true })
   })
 
-  it('every piece of user code runs under host.budget', async () => {
+  it('every piece of user code starts with its whole budget', async () => {
+    // Each piece calls spin(): it notes what the host would still give it, then takes 5 ms, more than the 1% of the
+    // budget (3.21 ms) within which a budget is not set again: without a fresh budget for each, the fourth would see
+    // ~20 ms less than its budget.
+    const seen: number[] = []
+    const g = globalThis as { spin?: () => string }
+    g.spin = () => {
+      seen.push(t.remaining())
+      const until = Date.now() + 5
+      while (Date.now() < until) { /* spin */ }
+      return ''
+    }
     const t = setup(
       flowModule(
         {
           a: {
             cards: [
-              { type: 'say', text: 'hi' },
-              { type: 'execute', code: 'vars.a = 1' },
+              { type: 'say', text: 'hi{{ spin() }}' },
+              { type: 'execute', code: 'spin(); vars.a = 1' },
               { type: 'action', action: 'noop' },
-              { type: 'transition', conditions: [{ when: 'false', to: 'a' }] },
+              { type: 'transition', conditions: [{ when: 'spin() || false', to: 'a' }] },
             ],
           },
         },
-        { actions: { noop: () => null }, hooks: { afterIncoming: () => {} } },
+        { actions: { noop: () => g.spin!() && null }, hooks: { afterIncoming: () => void g.spin!() } },
       ),
     )
-    await t.turn(messageEvent('x'), { budgetMs: 321 })
-    // triggers, say template, execute, action input, action, condition, afterIncoming, state serialization
-    expect(t.budgets).toEqual(Array(8).fill(321))
+    try {
+      const out = await t.turn(messageEvent('x'), { budgetMs: 321 })
+      expect(out.errors).toEqual([])
+    } finally {
+      delete g.spin
+    }
+    // say template, execute, action, condition, afterIncoming
+    expect(seen).toHaveLength(5)
+    for (const ms of seen) expect(ms).toBeGreaterThan(321 - 3.21 - 5)
+    expect(t.budgets.every((ms) => ms === 321)).toBe(true)
   })
 })
 

@@ -2,7 +2,7 @@
  * A run (one turn, beforeIncoming or action call) and its units of user code: each unit gets a fresh budget from the
  * host, and fails with a timeout when the host ends it (abortUnit); failures are recorded on the run and logged.
  */
-import { hostBudget, hostOutOfMemory, log } from './host.js'
+import { hostBudget, hostDeadlineChanged, hostOutOfMemory, log, runStarted } from './host.js'
 import { HostPromise, mathMax, mathMin, now } from './intrinsics.js'
 import type { Run } from './types.js'
 import { deployedPosition, errText } from './util.js'
@@ -27,6 +27,7 @@ export function fail(rt: Run, where: string, err: unknown): void {
 
 export function newRun(budgetMs: unknown): Run {
   const ms = typeof budgetMs === 'number' && budgetMs > 0 && budgetMs < Infinity ? budgetMs : DEFAULT_BUDGET_MS
+  runStarted(ms)
   return { budgetMs: ms, deadline: 0, errors: [], visits: 0, handled: false }
 }
 
@@ -79,6 +80,7 @@ function isThenable(value: unknown): value is PromiseLike<unknown> {
 }
 
 export function abortUnit(): boolean {
+  hostDeadlineChanged()
   const abort = abortCurrent
   if (abort === undefined) return false
   abortCurrent = undefined
