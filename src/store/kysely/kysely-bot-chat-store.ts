@@ -327,21 +327,24 @@ export class KyselyBotChatStore implements BotChatStore {
    * exists, else (and for afterDate/beforeDate) a binary search on the seq index, ~log2(the conversation's seq) lookups.
    */
   private async listConversationMessages(integrationId: string, conversationId: string, f: MessageFilter, page: PageRequest): Promise<Page<BotChatMessage>> {
-    // `created_at < X` is `seq < (the first message at X or later)`, with no bound when there is none.
-    const belowAt = (at: number) => this.firstMessageSeqFrom(integrationId, conversationId, at)
+    // The conversation's last seq bounds every search below; read once, when one is needed.
+    let lastSeq: Promise<number> | undefined
+    const firstFrom = (at: number) => this.firstMessageSeqFrom(integrationId, conversationId, at, (lastSeq ??= this.lastSeqOf(integrationId, conversationId)))
+    // `created_at < X` is `seq < firstFrom(X)`, with no bound when there is none.
     let below: number | undefined
     if (page.after !== undefined) {
       const [at, id] = decodeCursor(page.after, ['number', 'string', 'string']) as [number, string, string]
       const own = await this.db.selectFrom('messages').select(['seq', 'created_at', 'conversation_id']).where('id', '=', id).where('integration_id', '=', integrationId).executeTakeFirst()
-      below = own && own.conversation_id === conversationId && Number(own.created_at) === at ? Number(own.seq) : await belowAt(at)
+      below = own && own.conversation_id === conversationId && Number(own.created_at) === at ? Number(own.seq) : await firstFrom(at)
     }
     if (f.beforeDate !== undefined) {
-      const bound = await belowAt(f.beforeDate)
+      const bound = await firstFrom(f.beforeDate)
       if (bound !== undefined) below = Math.min(below ?? Infinity, bound)
     }
+    // `created_at > X` is `seq >= firstFrom(X + 1)`; nothing when there is none.
     let from: number | undefined
     if (f.afterDate !== undefined) {
-      from = await this.firstMessageSeqFrom(integrationId, conversationId, f.afterDate + 1)
+      from = await firstFrom(f.afterDate + 1)
       if (from === undefined) return { items: [] }
     }
     let q = this.db.selectFrom('messages as m').selectAll('m').where('m.integration_id', '=', integrationId).where('m.conversation_id', '=', conversationId)
@@ -355,14 +358,18 @@ export class KyselyBotChatStore implements BotChatStore {
     return { items: await this.messagesWithTags(this.db, items), ...(next !== undefined && { next }) }
   }
 
+  private async lastSeqOf(integrationId: string, conversationId: string): Promise<number> {
+    const r = await this.db.selectFrom('conversations').select('last_seq').where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
+    return r ? Number(r.last_seq) : 0
+  }
+
   /**
    * The seq of the conversation's first message created at `at` or later (undefined: none), by binary search on the seq
-   * index: createdAt grows with seq, and seqs have gaps (events, signals and deleted messages take seqs too).
+   * index up to `lastSeq`: createdAt grows with seq, and seqs have gaps (events, signals and deleted messages take seqs too).
    */
-  private async firstMessageSeqFrom(integrationId: string, conversationId: string, at: number): Promise<number | undefined> {
-    const conversation = await this.db.selectFrom('conversations').select('last_seq').where('integration_id', '=', integrationId).where('id', '=', conversationId).executeTakeFirst()
+  private async firstMessageSeqFrom(integrationId: string, conversationId: string, at: number, lastSeq: Promise<number>): Promise<number | undefined> {
     let lo = 0
-    let hi = conversation ? Number(conversation.last_seq) : 0
+    let hi = await lastSeq
     let found: number | undefined
     while (lo <= hi) {
       const mid = lo + Math.floor((hi - lo) / 2)
