@@ -4,7 +4,7 @@ import type { Database } from './kysely/schema.js'
 import type { VectorEngine } from './passage-vector-store.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { KyselyHandoffStore } from './kysely/kysely-handoff-store.js'
-import { IdTaken, mergeSignals, ownerOf, takenAnswer, toEvent, toMessage } from './kysely/rows.js'
+import { mergeSignals, ownerOf, takenAnswer, toEvent, toMessage } from './kysely/rows.js'
 import { applyStatePatch, isEmptyPatch } from '../lib/state-patch.js'
 import type { Appended, BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
 
@@ -13,9 +13,23 @@ type Row<T extends keyof Database> = Selectable<Database[T]>
 type CursorRow = { bot_seq: number; last_seq: number }
 type AccessRow = { integration_id: string; id: string; owner_id: string; last_seq: number; created_at: number; updated_at: number; participant: string | null }
 
-const SEQ = `UPDATE conversations SET last_seq = last_seq + 1, last_at = CASE WHEN last_at >= ? THEN last_at + 1 ELSE ? END, updated_at = ?
-  WHERE integration_id = ? AND id = ?`
+/** A conversation's position, read before an append (with the author's participation when the append requires it). */
+const POSITION = 'SELECT last_seq, last_at FROM conversations WHERE integration_id = ? AND id = ?'
 const IF_PARTICIPANT = ' AND EXISTS (SELECT 1 FROM participants WHERE integration_id = ? AND conversation_id = ? AND user_id = ?)'
+
+/**
+ * A write of the group commit failed after an earlier write of the same unit stood: the batch is rolled back and run
+ * again with every unit in a savepoint of its own, so that the failure undoes that unit alone.
+ */
+type Outcome = { ok: unknown } | { err: unknown }
+/** appendRow's answer when an `ifAbsent` append's id is taken. */
+const TAKEN = Symbol('taken')
+
+class HalfWritten extends Error {
+  constructor(override readonly cause: unknown) {
+    super('a write failed after another write of the same unit')
+  }
+}
 
 /** Runs synchronous work with the Store's contract: a database error is a rejected promise, never a throw. */
 function settle<T>(work: () => T): Promise<T> {
@@ -55,22 +69,24 @@ const signalRange = (table: string) =>
  * implementation queues behind it on the mutex.
  *
  * Group commit (engineering notes §3.3): writes (appends; a bot turn's claim, finish and release)
- * made during one turn of the event loop are committed together at the end of it (setImmediate),
- * each in its own savepoint so that one failing write does not undo the others. Every caller is
- * answered only after the commit that holds its write.
+ * made during one turn of the event loop are committed together at the end of it (setImmediate).
+ * One failing write does not undo the others: a unit of several writes runs in a savepoint of its own
+ * (a bot turn's end), or orders its writes so that a failure leaves nothing written (an append: no
+ * savepoint, whose page copies were a tenth of an append's cost). Every caller is answered only after
+ * the commit that holds its write.
  */
 export class SqliteStore extends KyselyStore {
   private readonly access: SqliteDatabase.Statement<unknown[], AccessRow>
-  private readonly seq: SqliteDatabase.Statement<unknown[], Seq>
-  private readonly seqIfParticipant: SqliteDatabase.Statement<unknown[], Seq>
+  private readonly position: SqliteDatabase.Statement<unknown[], Seq>
+  private readonly positionIfParticipant: SqliteDatabase.Statement<unknown[], Seq>
+  private readonly advance: SqliteDatabase.Statement<unknown[]>
   private readonly insertMessage: { plain: SqliteDatabase.Statement<unknown[]>; ifAbsent: SqliteDatabase.Statement<unknown[]> }
   private readonly insertEvent: { plain: SqliteDatabase.Statement<unknown[]>; ifAbsent: SqliteDatabase.Statement<unknown[]> }
-  private readonly appendMessageTx: (m: NewMessage) => MessageRow | undefined
-  private readonly appendEventTx: (e: NewEvent) => EventRow | undefined
-  private readonly commitBatch: (batch: PendingWrite[], outcomes: ({ ok: unknown } | { err: unknown })[]) => void
+  private readonly commitBatch: (batch: PendingWrite[], outcomes: Outcome[], savepoints: boolean) => void
+  /** Runs work in a savepoint of its own (a nested better-sqlite3 transaction). */
+  private readonly inSavepoint: (work: () => unknown) => unknown
   private readonly turn: ReturnType<typeof prepareTurnStatements>
   private readonly finishTurnTx: (turn: BotTurnEnd) => BotCursor | undefined
-  private readonly releaseTx: (integrationId: string, conversationId: string, owner: string) => BotCursor | undefined
   /** The handoff repository with its per-turn question (is this message a person's?) on a prepared statement. */
   override readonly handoffs: KyselyHandoffStore
   private pending: PendingWrite[] = []
@@ -81,8 +97,9 @@ export class SqliteStore extends KyselyStore {
     this.access = sqlite.prepare(`SELECT c.integration_id, c.id, c.owner_id, c.last_seq, c.created_at, c.updated_at, p.user_id AS participant
       FROM conversations c LEFT JOIN participants p ON p.integration_id = c.integration_id AND p.conversation_id = c.id AND p.user_id = ?
       WHERE c.integration_id = ? AND c.id = ?`)
-    this.seq = sqlite.prepare(`${SEQ} RETURNING last_seq, last_at`)
-    this.seqIfParticipant = sqlite.prepare(`${SEQ}${IF_PARTICIPANT} RETURNING last_seq, last_at`)
+    this.position = sqlite.prepare(POSITION)
+    this.positionIfParticipant = sqlite.prepare(`${POSITION}${IF_PARTICIPANT}`)
+    this.advance = sqlite.prepare('UPDATE conversations SET last_seq = ?, last_at = ?, updated_at = ? WHERE integration_id = ? AND id = ?')
     const insertMessage = `INSERT INTO messages (id, integration_id, conversation_id, seq, user_id, is_bot, payload, metadata, bot_skip, created_at)
       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`
     const insertEvent = `INSERT INTO events (id, integration_id, conversation_id, seq, user_id, is_bot, payload, bot_skip, created_at)
@@ -90,34 +107,6 @@ export class SqliteStore extends KyselyStore {
     // `ifAbsent` appends insert nothing when the id is taken (the statement's `changes` says so); others fail.
     this.insertMessage = { plain: sqlite.prepare(insertMessage), ifAbsent: sqlite.prepare(`${insertMessage} ON CONFLICT (id) DO NOTHING`) }
     this.insertEvent = { plain: sqlite.prepare(insertEvent), ifAbsent: sqlite.prepare(`${insertEvent} ON CONFLICT (id) DO NOTHING`) }
-    this.appendMessageTx = sqlite.transaction((m: NewMessage) => {
-      const next = this.nextSeqSync(m)
-      if (!next) return undefined
-      const botSkip = m.botSkip ?? false
-      const inserted = (m.ifAbsent ? this.insertMessage.ifAbsent : this.insertMessage.plain).run(
-        m.id, m.integrationId, m.conversationId, next.last_seq, m.userId, m.isBot ? 1 : 0, JSON.stringify(m.payload),
-        m.metadata === null ? null : JSON.stringify(m.metadata), botSkip ? 1 : 0, next.last_at,
-      )
-      // The id is taken: undo the seq (the transaction, or the batch's savepoint, rolls back).
-      if (inserted.changes === 0) throw new IdTaken()
-      return {
-        id: m.id, integrationId: m.integrationId, conversationId: m.conversationId, seq: next.last_seq, userId: m.userId,
-        isBot: m.isBot, payload: m.payload, metadata: m.metadata, botSkip, createdAt: next.last_at,
-      }
-    })
-    this.appendEventTx = sqlite.transaction((e: NewEvent) => {
-      const next = this.nextSeqSync(e)
-      if (!next) return undefined
-      const botSkip = e.botSkip ?? false
-      const inserted = (e.ifAbsent ? this.insertEvent.ifAbsent : this.insertEvent.plain).run(
-        e.id, e.integrationId, e.conversationId, next.last_seq, e.userId, e.isBot ? 1 : 0, JSON.stringify(e.payload), botSkip ? 1 : 0, next.last_at,
-      )
-      if (inserted.changes === 0) throw new IdTaken()
-      return {
-        id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.last_seq, userId: e.userId,
-        isBot: e.isBot, payload: e.payload, botSkip, createdAt: next.last_at,
-      }
-    })
     this.turn = prepareTurnStatements(sqlite)
     const t = this.turn
     this.handoffs = new SqliteHandoffStore(db, t.handoffCovering, (sync, fallback) => this.read(sync, fallback))
@@ -134,25 +123,28 @@ export class SqliteStore extends KyselyStore {
       for (const l of turn.logs) t.insertLog.run(l.id, l.botId, l.at, l.level, l.message, l.conversationId)
       t.advanceCursor.run(turn.seq, turn.integrationId, turn.conversationId, turn.seq)
       if (turn.lease) t.renewLease.run(turn.now + turn.lease.ttlMs, turn.integrationId, turn.conversationId, turn.lease.owner)
-      return turn.release === undefined ? undefined : this.releaseTx(turn.integrationId, turn.conversationId, turn.release)
+      return turn.release === undefined ? undefined : this.release(turn.integrationId, turn.conversationId, turn.release)
     })
-    this.releaseTx = sqlite.transaction((integrationId: string, conversationId: string, owner: string) => {
-      t.releaseLease.run(integrationId, conversationId, owner)
-      const r = t.cursor.get(integrationId, conversationId)
-      return r && { botSeq: r.bot_seq, lastSeq: r.last_seq }
-    })
-    this.commitBatch = sqlite.transaction((batch: PendingWrite[], outcomes: ({ ok: unknown } | { err: unknown })[]) => {
+    this.inSavepoint = sqlite.transaction((work: () => unknown) => work())
+    this.commitBatch = sqlite.transaction((batch: PendingWrite[], outcomes: Outcome[], savepoints: boolean) => {
       for (const item of batch) {
         try {
-          outcomes.push({ ok: item.work() })
+          outcomes.push({ ok: savepoints ? this.inSavepoint(item.work) : item.work() })
         } catch (err) {
-          outcomes.push({ err })
+          // SQLite rolled the whole transaction back (an I/O error, a full disk): nothing of the batch is stored, and
+          // what follows must not run outside a transaction. A unit left half written: the batch runs again.
+          if (!this.sqlite.inTransaction || (err instanceof HalfWritten && !savepoints)) throw err
+          outcomes.push({ err: err instanceof HalfWritten ? err.cause : err })
         }
       }
     })
   }
 
-  /** Queues synchronous write work (a nested better-sqlite3 transaction: a savepoint) for the next group commit. */
+  /**
+   * Queues synchronous write work for the next group commit. A unit of several writes either is a better-sqlite3
+   * transaction (nested in the batch's: a savepoint of its own) or makes its writes in an order that leaves nothing
+   * written when one fails (see appendRow); a single statement is atomic by itself.
+   */
   private enqueue<T>(work: () => T, fallback: () => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ work, fallback, resolve: resolve as (value: unknown) => void, reject })
@@ -172,17 +164,19 @@ export class SqliteStore extends KyselyStore {
       for (const item of batch) item.fallback().then(item.resolve, item.reject)
       return
     }
-    if (batch.length === 1) {
-      const item = batch[0]!
-      settle(item.work).then(item.resolve, item.reject)
-      return
-    }
-    const outcomes: ({ ok: unknown } | { err: unknown })[] = []
+    let outcomes: Outcome[] = []
     try {
-      this.commitBatch(batch, outcomes)
+      try {
+        this.commitBatch(batch, outcomes, false)
+      } catch (err) {
+        if (!(err instanceof HalfWritten)) throw err
+        // Rolled back: run it again, each unit in a savepoint, so that the failing one is undone alone.
+        outcomes = []
+        this.commitBatch(batch, outcomes, true)
+      }
     } catch (err) {
       // The commit itself failed (disk full, I/O error): nothing of the batch is stored.
-      for (const item of batch) item.reject(err)
+      for (const item of batch) item.reject(err instanceof HalfWritten ? err.cause : err)
       return
     }
     batch.forEach((item, i) => {
@@ -197,10 +191,32 @@ export class SqliteStore extends KyselyStore {
     await super.close()
   }
 
-  private nextSeqSync(m: NewMessage | NewEvent): Seq | undefined {
-    return m.requireParticipant
-      ? this.seqIfParticipant.get(m.now, m.now, m.now, m.integrationId, m.conversationId, m.integrationId, m.conversationId, m.userId)
-      : this.seq.get(m.now, m.now, m.now, m.integrationId, m.conversationId)
+  /**
+   * One append of the group commit, without a savepoint of its own: it reads the conversation's position (and the
+   * author's participation, when required), inserts the row, then advances the position. A refused insert (a taken id,
+   * a constraint) writes nothing, since a statement is atomic; only the last write could fail after another stood
+   * (HalfWritten). Undefined when the conversation does not exist or the author may not post; TAKEN when an `ifAbsent`
+   * append's id is taken (nothing written).
+   */
+  private appendRow(a: NewEvent, insert: (plain: boolean, seq: number, at: number) => SqliteDatabase.RunResult): Seq | undefined | typeof TAKEN {
+    const position = a.requireParticipant
+      ? this.positionIfParticipant.get(a.integrationId, a.conversationId, a.integrationId, a.conversationId, a.userId)
+      : this.position.get(a.integrationId, a.conversationId)
+    if (!position) return undefined
+    const next = { last_seq: position.last_seq + 1, last_at: position.last_at >= a.now ? position.last_at + 1 : a.now }
+    if (insert(!a.ifAbsent, next.last_seq, next.last_at).changes === 0) return TAKEN
+    try {
+      this.advance.run(next.last_seq, next.last_at, a.now, a.integrationId, a.conversationId)
+    } catch (err) {
+      throw new HalfWritten(err)
+    }
+    return next
+  }
+
+  private release(integrationId: string, conversationId: string, owner: string): BotCursor | undefined {
+    this.turn.releaseLease.run(integrationId, conversationId, owner)
+    const r = this.turn.cursor.get(integrationId, conversationId)
+    return r && { botSeq: r.bot_seq, lastSeq: r.last_seq }
   }
 
   /** True when the fast path may touch the connection: no Kysely transaction is open on it. */
@@ -275,35 +291,47 @@ export class SqliteStore extends KyselyStore {
   }
 
   override releaseBotConversation(integrationId: string, conversationId: string, owner: string): Promise<BotCursor | undefined> {
-    return this.enqueue(() => this.releaseTx(integrationId, conversationId, owner), () => super.releaseBotConversation(integrationId, conversationId, owner))
+    return this.enqueue(() => this.release(integrationId, conversationId, owner), () => super.releaseBotConversation(integrationId, conversationId, owner))
   }
 
   override advanceBotCursor(integrationId: string, conversationId: string, seq: number): Promise<void> {
     return this.enqueue(() => void this.turn.advanceCursor.run(seq, integrationId, conversationId, seq), () => super.advanceBotCursor(integrationId, conversationId, seq))
   }
 
-  /** A taken id (IdTaken, rolled back) answers the stored row, read in the same group commit (see Appended). */
+  /** A taken id answers the stored row, read in the same group commit (see Appended). */
   override appendMessage(m: NewMessage): Promise<Appended<MessageRow> | undefined> {
-    return this.enqueue(() => appendOnce(() => this.appendMessageTx(m), () => {
-      const r = this.turn.message.get(m.id, m.integrationId)
-      return takenAnswer(m, r && toMessage(r), 'Message')
-    }), () => super.appendMessage(m))
+    return this.enqueue(() => {
+      const botSkip = m.botSkip ?? false
+      const next = this.appendRow(m, (plain, seq, at) => (plain ? this.insertMessage.plain : this.insertMessage.ifAbsent).run(
+        m.id, m.integrationId, m.conversationId, seq, m.userId, m.isBot ? 1 : 0, JSON.stringify(m.payload),
+        m.metadata === null ? null : JSON.stringify(m.metadata), botSkip ? 1 : 0, at,
+      ))
+      if (next === TAKEN) {
+        const r = this.turn.message.get(m.id, m.integrationId)
+        return takenAnswer(m, r && toMessage(r), 'Message')
+      }
+      return next && {
+        id: m.id, integrationId: m.integrationId, conversationId: m.conversationId, seq: next.last_seq, userId: m.userId,
+        isBot: m.isBot, payload: m.payload, metadata: m.metadata, botSkip, createdAt: next.last_at,
+      }
+    }, () => super.appendMessage(m))
   }
 
   override appendEvent(e: NewEvent): Promise<Appended<EventRow> | undefined> {
-    return this.enqueue(() => appendOnce(() => this.appendEventTx(e), () => {
-      const r = this.turn.event.get(e.id, e.integrationId)
-      return takenAnswer(e, r && toEvent(r), 'Event')
-    }), () => super.appendEvent(e))
-  }
-}
-
-function appendOnce<T>(append: () => Appended<T> | undefined, taken: () => Appended<T>): Appended<T> | undefined {
-  try {
-    return append()
-  } catch (err) {
-    if (err instanceof IdTaken) return taken()
-    throw err
+    return this.enqueue(() => {
+      const botSkip = e.botSkip ?? false
+      const next = this.appendRow(e, (plain, seq, at) => (plain ? this.insertEvent.plain : this.insertEvent.ifAbsent).run(
+        e.id, e.integrationId, e.conversationId, seq, e.userId, e.isBot ? 1 : 0, JSON.stringify(e.payload), botSkip ? 1 : 0, at,
+      ))
+      if (next === TAKEN) {
+        const r = this.turn.event.get(e.id, e.integrationId)
+        return takenAnswer(e, r && toEvent(r), 'Event')
+      }
+      return next && {
+        id: e.id, integrationId: e.integrationId, conversationId: e.conversationId, seq: next.last_seq, userId: e.userId,
+        isBot: e.isBot, payload: e.payload, botSkip, createdAt: next.last_at,
+      }
+    }, () => super.appendEvent(e))
   }
 }
 

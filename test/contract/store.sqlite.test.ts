@@ -254,6 +254,32 @@ describe('sqlite fast path next to an open Kysely transaction', () => {
     expect(await store.getMessage(fx.a.id, taken!.id)).toEqual(taken)
   })
 
+  it('group commit: an append whose last write fails is undone alone (the batch runs again with savepoints)', async () => {
+    const fx = await seed(store)
+    const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
+    await store.createConversation(fx.a.id, 'conv', owner.id, T0)
+    await store.createConversation(fx.a.id, 'doomed', owner.id, T0)
+    // Advancing the doomed conversation's position fails after its message row was inserted.
+    await sql`CREATE TRIGGER doomed BEFORE UPDATE OF last_seq ON conversations WHEN NEW.id = 'doomed'
+      BEGIN SELECT RAISE(ABORT, 'the disk said no'); END`.execute(store.db)
+    const drafts = [
+      newMessage(fx.a.id, 'conv', owner.id, T0 + 1, { i: 1 }),
+      newMessage(fx.a.id, 'doomed', owner.id, T0 + 1, { i: 2 }),
+      newMessage(fx.a.id, 'conv', owner.id, T0 + 1, { i: 3 }),
+    ]
+    const results = await Promise.allSettled(drafts.map((d) => store.appendMessage(d)))
+    expect(results[1]).toMatchObject({ status: 'rejected', reason: { message: 'the disk said no' } })
+    expect(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<{ seq: number }>).value.seq)).toEqual([1, 2])
+    expect(await store.getMessage(fx.a.id, drafts[1]!.id)).toBeUndefined()
+    expect((await store.getConversation(fx.a.id, 'doomed'))!.lastSeq).toBe(0)
+    expect((await store.getConversation(fx.a.id, 'conv'))!.lastSeq).toBe(2)
+    for (const d of [drafts[0]!, drafts[2]!]) expect(await store.getMessage(fx.a.id, d.id)).toMatchObject({ payload: d.payload })
+    // Alone in its batch, it is refused the same way.
+    await expect(store.appendMessage(newMessage(fx.a.id, 'doomed', owner.id, T0 + 2))).rejects.toThrow('the disk said no')
+    expect((await store.getConversation(fx.a.id, 'doomed'))!.lastSeq).toBe(0)
+    expect(await store.listMessages(fx.a.id, 'doomed', { limit: 10 })).toMatchObject({ items: [] })
+  })
+
   it('closing the store commits appends still waiting for their group commit', async () => {
     const fx = await seed(store)
     const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
