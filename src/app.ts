@@ -32,6 +32,7 @@ import type { PubSub } from './pubsub/pubsub.js'
 import type { BotSandbox } from './runtime/sandbox.js'
 import { errors } from './lib/errors.js'
 import { requestId } from './lib/ids.js'
+import { logDestination } from './lib/log-destination.js'
 import { registerRequestLog } from './http/plugins/request-log.js'
 import type { Store } from './store/store.js'
 
@@ -65,7 +66,7 @@ const values = (v: unknown): unknown[] => (Array.isArray(v) ? v : v !== null && 
 export async function buildApp(deps: AppDeps): Promise<App> {
   const { config, store, pubsub } = deps
   const app = Fastify({
-    logger: deps.logger ?? { level: config.logLevel },
+    logger: deps.logger ?? { level: config.logLevel, stream: logDestination() },
     genReqId: requestId,
     bodyLimit: config.chatBodyLimit,
     trustProxy: config.trustProxy,
