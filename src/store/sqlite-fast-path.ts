@@ -17,14 +17,14 @@ type AccessRow = { integration_id: string; id: string; owner_id: string; last_se
 const POSITION = 'SELECT last_seq, last_at FROM conversations WHERE integration_id = ? AND id = ?'
 const IF_PARTICIPANT = ' AND EXISTS (SELECT 1 FROM participants WHERE integration_id = ? AND conversation_id = ? AND user_id = ?)'
 
-/**
- * A write of the group commit failed after an earlier write of the same unit stood: the batch is rolled back and run
- * again with every unit in a savepoint of its own, so that the failure undoes that unit alone.
- */
 type Outcome = { ok: unknown } | { err: unknown }
 /** appendRow's answer when an `ifAbsent` append's id is taken. */
 const TAKEN = Symbol('taken')
 
+/**
+ * A write of the group commit failed after an earlier write of the same unit stood: the batch is rolled back and run
+ * again with every unit in a savepoint of its own, so that the failure undoes that unit alone.
+ */
 class HalfWritten extends Error {
   constructor(override readonly cause: unknown) {
     super('a write failed after another write of the same unit')
@@ -287,7 +287,6 @@ export class SqliteStore extends KyselyStore {
     const fallback = () => super.getBotStates(botId, keys)
     return keys.length > 1 ? this.readMany(states, fallback) : this.read(states, fallback)
   }
-
 
   // Writes of a turn join the group commit, like appends.
   override claimBotConversation(integrationId: string, conversationId: string, owner: string, now: number, ttlMs: number): Promise<BotCursor | undefined> {
