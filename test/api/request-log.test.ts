@@ -82,6 +82,11 @@ describe('the request log', () => {
       route: '/:webhookId/users/me', status: 200, caller: 'chat-user', botId, userId: created.body.user.id, path: '/[redacted]/users/me?x-user-key=[redacted]',
     })
 
+    // The webhook id percent-encoded in the path (the route decodes it): redacted all the same.
+    const encoded = [...webhookId].map((c) => `%${c.charCodeAt(0).toString(16).padStart(2, '0')}`).join('')
+    expect((await inject('GET', `/${encoded}/users/me`, { 'x-user-key': userKey })).status).toBe(200)
+    expect(lines().at(-1)).toMatchObject({ route: '/:webhookId/users/me', status: 200, path: '/[redacted]/users/me' })
+
     // A console session: its cookie (and the PAT it was made from, sent in the body) never written.
     const { cookie } = await consoleSignIn(h, { token: pat })
     expect(cookie).toBeTruthy()

@@ -25,7 +25,8 @@ export function loggedPath(url: string, params: unknown): string {
   if (params && typeof params === 'object') {
     for (const [name, value] of Object.entries(params as Record<string, unknown>)) {
       if (typeof value !== 'string' || value === '' || !SECRET_PARAM.test(name)) continue
-      path = path.split('/').map((segment) => (segment === value || safeDecode(segment) === value ? '[redacted]' : segment)).join('/')
+      if (!path.includes(value) && !path.includes('%')) continue
+      path = path.split('/').map((segment) => (segment === value || (segment.includes('%') && safeDecode(segment) === value) ? '[redacted]' : segment)).join('/')
     }
   }
   if (q !== -1) {
