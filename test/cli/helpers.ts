@@ -81,6 +81,10 @@ export function runCli(args: string[], options: { env?: Record<string, string | 
       clearTimeout(timer)
       resolve({ code, stdout, stderr })
     })
+    // A command that exits without reading its input (`--help`) closes the pipe first: that EPIPE is not a failure.
+    child.stdin.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err)
+    })
     child.stdin.end(options.input ?? '')
   })
 }
