@@ -111,7 +111,10 @@ export async function createAdapters(config: Config, options: AdapterOptions = {
     return { store, pubsub, blobs }
   }
   const { createSqliteStore } = await import('./store/sqlite.js')
-  const store = await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
+  const store = await createSqliteStore({
+    file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous,
+    checkpoints: 'background', onCheckpointError: warn('SQLite checkpoint thread failed; the serving connection checkpoints again'),
+  })
   return { store, pubsub: new MemoryPubSub(), blobs }
 }
 
