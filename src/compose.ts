@@ -111,10 +111,7 @@ export async function createAdapters(config: Config, options: AdapterOptions = {
     return { store, pubsub, blobs }
   }
   const { createSqliteStore } = await import('./store/sqlite.js')
-  const store = await createSqliteStore({
-    file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous,
-    checkpoints: 'background', onCheckpointError: warn('SQLite checkpoint thread failed; the serving connection checkpoints again'),
-  })
+  const store = await createSqliteStore({ file: join(config.dataDir, 'parley.db'), synchronous: config.sqliteSynchronous })
   return { store, pubsub: new MemoryPubSub(), blobs }
 }
 

@@ -4,7 +4,6 @@ import type { Database } from './kysely/schema.js'
 import type { VectorEngine } from './passage-vector-store.js'
 import { KyselyStore } from './kysely/kysely-store.js'
 import { KyselyHandoffStore } from './kysely/kysely-handoff-store.js'
-import type { Checkpointer } from './sqlite-checkpointer.js'
 import { mergeSignals, ownerOf, takenAnswer, toEvent, toMessage } from './kysely/rows.js'
 import { applyStatePatch, isEmptyPatch } from '../lib/state-patch.js'
 import type { Appended, BotCursor, BotStateKey, BotTurnEnd, ConversationRow, EventRow, JsonObject, MessageRow, NewEvent, NewMessage, SignalRecord } from './store.js'
@@ -93,7 +92,7 @@ export class SqliteStore extends KyselyStore {
   private pending: PendingWrite[] = []
   private flushScheduled = false
 
-  constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database, vectorEngine?: VectorEngine, private readonly checkpointer?: Checkpointer) {
+  constructor(db: Kysely<Database>, private readonly sqlite: SqliteDatabase.Database, vectorEngine?: VectorEngine) {
     super(db, 'sqlite', vectorEngine)
     this.access = sqlite.prepare(`SELECT c.integration_id, c.id, c.owner_id, c.last_seq, c.created_at, c.updated_at, p.user_id AS participant
       FROM conversations c LEFT JOIN participants p ON p.integration_id = c.integration_id AND p.conversation_id = c.id AND p.user_id = ?
@@ -189,8 +188,6 @@ export class SqliteStore extends KyselyStore {
 
   override async close(): Promise<void> {
     this.flush()
-    // Its connection first: the serving connection, closing last, checkpoints what is left and removes the WAL.
-    await this.checkpointer?.close()
     await super.close()
   }
 

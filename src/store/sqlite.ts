@@ -6,7 +6,6 @@ import type { Database } from './kysely/schema.js'
 import type { KyselyStore } from './kysely/kysely-store.js'
 import { SqliteStore } from './sqlite-fast-path.js'
 import { migrateToLatest } from './migrator.js'
-import { startCheckpointer, type Checkpointer } from './sqlite-checkpointer.js'
 import { registerRegexp } from './sqlite-regexp.js'
 import { loadVectorScoring } from './sqlite-vectors.js'
 
@@ -37,19 +36,7 @@ export interface SqliteOptions {
   synchronous: 'NORMAL' | 'FULL'
   /** Score passage vectors with the JS function even where sqlite-vec loads (the fallback's contract tests and bench). */
   jsVectorScoring?: boolean
-  /**
-   * `background`: the WAL is checkpointed from a thread of its own (sqlite-checkpointer.ts; the server's setting,
-   * compose.ts). The serving connection then checkpoints only past BACKSTOP_PAGES, or every 1,000 pages again, as
-   * SQLite does by default, once the thread has failed (`onCheckpointError` says why). Unset: SQLite's own checkpoints.
-   */
-  checkpoints?: 'background'
-  onCheckpointError?: (err: Error) => void
 }
-
-/** WAL pages past which the serving connection checkpoints itself although a thread does it (~40 MB). */
-const BACKSTOP_PAGES = 10_000
-/** How often the thread checkpoints. At full load ~25,000 WAL pages are written a second; most are the same pages again. */
-const CHECKPOINT_INTERVAL_MS = 100
 
 /** The embedded engine: one SQLite file in WAL mode, migrated on open. */
 export async function createSqliteStore(options: SqliteOptions): Promise<KyselyStore> {
@@ -72,16 +59,5 @@ export async function createSqliteStore(options: SqliteOptions): Promise<KyselyS
   const vectorScoring = loadVectorScoring(sqlite, options.jsVectorScoring)
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) })
   await migrateToLatest(db, 'sqlite')
-  let checkpointer: Checkpointer | undefined
-  if (options.checkpoints === 'background' && options.file !== ':memory:') {
-    sqlite.pragma(`wal_autocheckpoint = ${BACKSTOP_PAGES}`)
-    checkpointer = startCheckpointer(options.file, {
-      intervalMs: CHECKPOINT_INTERVAL_MS,
-      onError: (err) => {
-        if (sqlite.open) sqlite.pragma('wal_autocheckpoint = 1000')
-        options.onCheckpointError?.(err)
-      },
-    })
-  }
-  return new SqliteStore(db, sqlite, vectorScoring, checkpointer)
+  return new SqliteStore(db, sqlite, vectorScoring)
 }

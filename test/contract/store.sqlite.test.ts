@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import SqliteDatabase from 'better-sqlite3'
@@ -6,7 +6,6 @@ import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { createSqliteStore, type SqliteOptions } from '../../src/store/sqlite.js'
-import { startCheckpointer } from '../../src/store/sqlite-checkpointer.js'
 import { describeStoreContract, newMessage, seed } from './store.contract.js'
 
 const T0 = 1_700_000_000_000
@@ -104,52 +103,6 @@ describe.each([
     expect(await store.deleteConversation(fx.a.id, 'conv')).toBe(true)
     const counts = await sql<{ n: number }>`SELECT (SELECT count(*) FROM messages) + (SELECT count(*) FROM participants) + (SELECT count(*) FROM conversation_signals) AS n`.execute(store.db)
     expect(Number(counts.rows[0]!.n)).toBe(0)
-  })
-})
-
-/**
- * The server's checkpoints run on a thread of their own (src/store/sqlite-checkpointer.ts): the serving connection
- * checkpoints only past 10,000 WAL pages, so below that the database file grows only by the thread's work.
- */
-describe('sqlite checkpoints on a thread of their own', () => {
-  it('copies the WAL into the database file while the serving connection does not, and the store closes without a WAL', async () => {
-    const dir = tempDir()
-    const file = join(dir, 'parley.db')
-    try {
-      const store = await createSqliteStore({ file, synchronous: 'NORMAL', checkpoints: 'background' })
-      const fx = await seed(store)
-      const owner = await store.createUser({ integrationId: fx.a.id, id: 'owner', now: T0 })
-      await store.createConversation(fx.a.id, 'conv', owner.id, T0)
-      const before = statSync(file).size
-      // ~4 MB of messages: ~1,000 WAL pages, well under the serving connection's own bound.
-      for (let i = 0; i < 200; i++) await store.appendMessage(newMessage(fx.a.id, 'conv', owner.id, T0 + i, { text: 'x'.repeat(20_000), i }))
-      let size = statSync(file).size
-      for (let waited = 0; size < before + 3_000_000 && waited < 10_000; waited += 50) {
-        await new Promise((resolve) => setTimeout(resolve, 50))
-        size = statSync(file).size
-      }
-      expect(size).toBeGreaterThan(before + 3_000_000)
-      await store.close()
-      expect(existsSync(`${file}-wal`)).toBe(false)
-      const reopened = await createSqliteStore({ file, synchronous: 'NORMAL' })
-      expect((await reopened.listMessages(fx.a.id, 'conv', { limit: 500 })).items).toHaveLength(200)
-      await reopened.close()
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
-  })
-
-  it('a thread that cannot open the database reports it and stops', async () => {
-    const dir = tempDir()
-    try {
-      let reported: (err: Error) => void = () => {}
-      const failed = new Promise<Error>((resolve) => (reported = resolve))
-      const checkpointer = startCheckpointer(join(dir, 'missing.db'), { intervalMs: 10, onError: (err) => reported(err) })
-      expect((await failed).message).toMatch(/unable to open|does not exist|missing/i)
-      await checkpointer.close()
-    } finally {
-      rmSync(dir, { recursive: true, force: true })
-    }
   })
 })
 
