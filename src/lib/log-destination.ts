@@ -10,10 +10,10 @@ process.once('exit', () => {
 
 /**
  * Where the instance's log lines go: standard output, through pino's asynchronous destination (which writes in the
- * background). The lines of one turn of the event loop are handed to it together at the end of that turn: a write
- * started for every line cost a busy server some 4 µs a request (a thread-pool request and its completion each;
- * bench/ANALYSIS.md §10). A line waits no longer than its turn, and what waits when the process exits is written
- * before it ends.
+ * background). The lines of one turn of the event loop are handed to it together, as one string, at the end of that
+ * turn. Line by line, that destination appends each to one growing string and measures the whole string's byte length
+ * again every time, so a line cost more the more lines waited behind a write in progress (bench/ANALYSIS.md §10). A
+ * line waits no longer than its turn, and what waits when the process exits is written before it ends.
  */
 export function logDestination(fd = 1): Destination {
   const out = pino.destination({ dest: fd, sync: false })
