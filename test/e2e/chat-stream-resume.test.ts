@@ -37,6 +37,7 @@ import type { KyselyStore } from '../../src/store/kysely/kysely-store.js'
 import { freePort, startParley, type Harness } from '../helpers/harness.js'
 import { randomUUID } from 'node:crypto'
 import { connectJwt, sleep } from './helpers.js'
+import { seededRandom } from '../helpers/seeded-random.js'
 
 const MESSAGES = Number(process.env.PARLEY_STRESS_MESSAGES ?? 1200)
 const CUTS = Number(process.env.PARLEY_STRESS_CUTS ?? 60)
@@ -47,18 +48,6 @@ const CONVERSATIONS = 3
 const WRITERS_PER_CONVERSATION = 3
 /** Larger than the server's replay page (REPLAY_BATCH, 200), so a resume after it spans pages. */
 const BACKLOG = 260
-
-/** mulberry32: the cut positions are reproducible from the seed. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 /** Where, inside a frame, a mid-frame cut falls. */
 type Inside = 'first-byte' | 'in-id' | 'after-id-line' | 'in-data' | 'before-blank-line' | 'random'
@@ -356,7 +345,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     const apiUrl = h.credentials.chat.url
     // Writers post to either instance; a listener alternates between them from one connection to the next.
     const apiUrls = second ? [apiUrl, second.chatUrl] : [apiUrl]
-    const random = rng(SEED)
+    const random = seededRandom(SEED)
     const owner = await connectJwt(h)
     const integration = (await h.store.getIntegrationByWebhookId(h.credentials.chat.webhookId))!
     const writers = await Promise.all(Array.from({ length: CONVERSATIONS * WRITERS_PER_CONVERSATION }, () => connectJwt(h)))
@@ -382,7 +371,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     let writing = writers.length
     for (const t of targets) {
       const listener = new CuttingListener(
-        (connection) => new URL(`${apiUrls[connection % apiUrls.length]}/conversations/${t.id}/listen`), owner.user.key, plans(CUTS, random), rng(SEED * 100 + targets.indexOf(t)),
+        (connection) => new URL(`${apiUrls[connection % apiUrls.length]}/conversations/${t.id}/listen`), owner.user.key, plans(CUTS, random), seededRandom(SEED * 100 + targets.indexOf(t)),
         (since) => t.acked.length - since >= BACKLOG || writing === 0, () => t.acked.length, () => writing === 0, () => t.lastSeq,
       )
       t.listener = listener
@@ -396,7 +385,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     const perWriter = Math.ceil(MESSAGES / writers.length)
     const cutting = () => targets.some((t) => t.listener!.connections <= CUTS)
     const write = async (t: Target, w: (typeof writers)[number], index: number) => {
-      const burstRandom = rng(SEED * 1000 + index)
+      const burstRandom = seededRandom(SEED * 1000 + index)
       let sent = 0
       while (sent < perWriter || (cutting() && sent < 4 * perWriter)) {
         const burst = 1 + Math.floor(burstRandom() * 6)
@@ -417,7 +406,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
     }
     // Meanwhile, in each conversation, the other kinds of signal: events, deletions, and participants
     // added and removed (those go through a store transaction, not the appends' group commit).
-    const pick = rng(SEED * 31)
+    const pick = seededRandom(SEED * 31)
     const call = async (method: 'POST' | 'DELETE', path: string, body?: unknown) => {
       const response = await fetch(`${apiUrls[Math.floor(pick() * apiUrls.length)]}${path}`, {
         method, headers: { 'x-user-key': owner.user.key, ...(body !== undefined && { 'content-type': 'application/json' }) },
@@ -428,7 +417,7 @@ describe('e2e: stream resume under stress (Last-Event-ID at every cut position)'
       return text === '' ? undefined : (JSON.parse(text) as { message?: { id: string }; event?: { id: string } })
     }
     const churn = async (t: Target, index: number) => {
-      const churnRandom = rng(SEED * 7919 + index)
+      const churnRandom = seededRandom(SEED * 7919 + index)
       const mine: string[] = []
       const spare = await connectJwt(h)
       let member = false

@@ -12,19 +12,9 @@ import { conversationChannel } from '../../src/domain/conversation-log.js'
 import { ConversationStreams, type OpenStream } from '../../src/domain/conversation-stream.js'
 import { MemoryPubSub } from '../../src/pubsub/memory.js'
 import type { SignalRecord, Store, UserRow } from '../../src/store/store.js'
+import { seededRandom } from '../helpers/seeded-random.js'
 
 const SCENARIOS = Number(process.env.PARLEY_STREAM_SCENARIOS ?? 1000)
-
-function rng(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const turn = () => new Promise<void>((resolve) => setImmediate(resolve))
 const turns = async (n: number) => {
@@ -35,7 +25,7 @@ const user: UserRow = { integrationId: 'i', id: 'u', name: null, pictureUrl: nul
 const signal = (seq: number): SignalRecord => ({ seq, kind: 'participant_added', conversationId: 'c', participantId: `p${seq}` })
 
 async function scenario(seed: number): Promise<{ delivered: number[]; expected: number[]; streams: number }> {
-  const random = rng(seed)
+  const random = seededRandom(seed)
   const log: SignalRecord[] = []
   const pubsub = new MemoryPubSub()
   // A read sees the log as it was at some moment between its call and its answer.
