@@ -90,9 +90,6 @@ export class WorkerSlots {
   readonly all: Slot[] = []
   readonly size: number
   closed = false
-  /** Settles when close() is called, so that nothing waits on a worker that will never start. */
-  private readonly closing: Promise<never>
-  private signalClosing: (err: Error) => void = () => {}
   /** Workers retired so far (metrics). */
   retired = 0
 
@@ -101,10 +98,6 @@ export class WorkerSlots {
 
   constructor(private readonly options: SlotsOptions) {
     this.size = options.size
-    this.closing = new Promise<never>((_resolve, reject) => {
-      this.signalClosing = reject
-    })
-    this.closing.catch(() => {})
   }
 
   private spawn(quarantine = false): Slot {
@@ -271,10 +264,15 @@ export class WorkerSlots {
     return slot
   }
 
-  /** Waits for the worker to start; a worker that fails to start is dropped and the error reported. */
+  /**
+   * Waits for the worker to start; a worker that fails to start is dropped and the error reported. Only the slot's
+   * own promise is awaited: close() fails it (abortStart) for a worker still starting. (A race against a promise
+   * that lives as long as the pool left a reaction on it for every run, until the pool closed.)
+   */
   async ready(slot: Slot): Promise<void> {
+    if (slot.started) return
     try {
-      await Promise.race([slot.ready, this.closing])
+      await slot.ready
     } catch (err) {
       if (this.closed) throw new SandboxError('crashed', 'The sandbox is closing')
       this.replace(slot, 'crashed', `The sandbox worker failed to start: ${(err as Error).message}`)
@@ -286,9 +284,10 @@ export class WorkerSlots {
   /** Stops every worker: what was in flight fails, and nothing waits on a worker any more. */
   async close(): Promise<void> {
     this.closed = true
-    this.signalClosing(new SandboxError('crashed', 'The sandbox is closing'))
     await Promise.all(
       [...this.all].map(async (slot) => {
+        // Runs waiting for this worker to start fail now (ready() above), not when the start times out.
+        slot.abortStart(new SandboxError('crashed', 'The sandbox is closing'))
         slot.worker.removeAllListeners('exit')
         slot.worker.removeAllListeners('error')
         for (const run of slot.runs.values()) {
