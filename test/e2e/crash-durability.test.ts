@@ -94,20 +94,20 @@ describe('crash durability: kill -9 while writers post messages', () => {
       const server = await startParleyProcess(h)
       let failure: unknown
       const writing = writers.map((w) => write(url, w, cycle).catch((err: unknown) => (failure ??= err)))
-      // Let the writers reach a steady pace, then kill at a random point of the next ~400 ms.
-      const before = writers.reduce((n, w) => n + w.acked.size, 0)
-      const deadline = Date.now() + 30_000
-      while (writers.reduce((n, w) => n + w.acked.size, 0) < before + 50 && failure === undefined) {
-        if (Date.now() > deadline) throw new Error(`cycle ${cycle}: 50 messages not acknowledged within 30 s\n${server.output()}`)
-        await new Promise((r) => setTimeout(r, 5))
-      }
-      if (failure !== undefined) {
+      try {
+        // Let the writers reach a steady pace, then kill at a random point of the next ~400 ms.
+        const before = writers.reduce((n, w) => n + w.acked.size, 0)
+        const deadline = Date.now() + 30_000
+        while (writers.reduce((n, w) => n + w.acked.size, 0) < before + 50 && failure === undefined) {
+          if (Date.now() > deadline) throw new Error(`cycle ${cycle}: 50 messages not acknowledged within 30 s\n${server.output()}`)
+          await new Promise((r) => setTimeout(r, 5))
+        }
+        if (failure !== undefined) throw failure
+        await new Promise((r) => setTimeout(r, Math.floor(random() * 400)))
+      } finally {
         await server.kill()
-        throw failure
+        await Promise.all(writing)
       }
-      await new Promise((r) => setTimeout(r, Math.floor(random() * 400)))
-      await server.kill()
-      await Promise.all(writing)
     }
 
     h = await restartParley(h)
