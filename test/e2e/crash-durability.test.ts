@@ -9,12 +9,15 @@
  * - on SQLite, the file passes `PRAGMA integrity_check` afterwards.
  * The kill points come from a seeded generator (PARLEY_CRASH_SEED replays a run; PARLEY_CRASH_CYCLES for more).
  */
+import * as chat from '@botpress/chat'
 import SqliteDatabase from 'better-sqlite3'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { restartParley, startParley, type Harness } from '../helpers/harness.js'
 import { startParleyProcess } from '../helpers/parley-process.js'
 import { seededRandom } from '../helpers/seeded-random.js'
+import { listAll, textOf } from '../runtime/helpers.js'
+import { raw, type RawResponse } from './helpers.js'
 
 const CYCLES = Math.max(1, Number(process.env.PARLEY_CRASH_CYCLES ?? 4))
 const SEED = Number(process.env.PARLEY_CRASH_SEED ?? Date.now() % 100_000)
@@ -29,43 +32,20 @@ interface Writer {
   acked: Map<string, string>
 }
 
-async function post(url: string, path: string, key: string | undefined, body: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(key && { 'x-user-key': key }) },
-    body: JSON.stringify(body),
-  })
-  return { status: res.status, body: await res.json() }
-}
-
 /** Sends messages one after another until a request fails (the server is gone). */
 async function write(url: string, w: Writer, cycle: number): Promise<void> {
   for (let n = 0; ; n++) {
     const text = `c${cycle}-m${n}`
     w.sent.push(text)
-    let res: { status: number; body: any }
+    let res: RawResponse
     try {
-      res = await post(url, '/messages', w.key, { conversationId: w.conversationId, payload: { type: 'text', text } })
+      res = await raw(url, 'POST', '/messages', { key: w.key, body: { conversationId: w.conversationId, payload: { type: 'text', text } } })
     } catch {
       return // killed: this one is in flight, neither acknowledged nor refused
     }
-    if (res.status !== 201) throw new Error(`createMessage answered ${res.status}: ${JSON.stringify(res.body)}`)
+    if (res.status !== 201) throw new Error(`createMessage answered ${res.status}: ${res.text}`)
     w.acked.set(text, res.body.message.id)
   }
-}
-
-async function listAll(url: string, w: Writer): Promise<{ id: string; text: string }[]> {
-  const out: { id: string; text: string }[] = []
-  let nextToken: string | undefined
-  do {
-    const q = nextToken ? `?nextToken=${encodeURIComponent(nextToken)}` : ''
-    const res = await fetch(`${url}/conversations/${w.conversationId}/messages${q}`, { headers: { 'x-user-key': w.key } })
-    expect(res.status).toBe(200)
-    const body = (await res.json()) as { messages: { id: string; payload: { text: string } }[]; meta: { nextToken?: string } }
-    out.push(...body.messages.map((m) => ({ id: m.id, text: m.payload.text })))
-    nextToken = body.meta.nextToken
-  } while (nextToken)
-  return out.reverse() // listMessages answers newest first
 }
 
 describe('crash durability: kill -9 while writers post messages', () => {
@@ -77,9 +57,9 @@ describe('crash durability: kill -9 while writers post messages', () => {
     h = await startParley({ listen: true })
     url = (await h.createChatIntegration()).url
     for (let i = 0; i < WRITERS; i++) {
-      const user = await post(url, '/users', undefined, {})
-      const conversation = await post(url, '/conversations', user.body.key, {})
-      writers.push({ key: user.body.key, conversationId: conversation.body.conversation.id, sent: [], acked: new Map() })
+      const client = await chat.Client.connect({ apiUrl: url })
+      const { conversation } = await client.createConversation({})
+      writers.push({ key: client.user.key, conversationId: conversation.id, sent: [], acked: new Map() })
     }
     await h.stop()
   }, 60_000)
@@ -114,7 +94,8 @@ describe('crash durability: kill -9 while writers post messages', () => {
     const acked = writers.reduce((n, w) => n + w.acked.size, 0)
     expect(acked, 'messages acknowledged over the run').toBeGreaterThan(CYCLES * 50)
     for (const w of writers) {
-      const stored = await listAll(url, w)
+      const reader = await chat.Client.connect({ apiUrl: url, userKey: w.key })
+      const stored = (await listAll(reader, w.conversationId)).map((m) => ({ id: m.id, text: textOf(m) }))
       const texts = stored.map((m) => m.text)
       expect(new Set(texts).size, `a message stored twice in ${w.conversationId}`).toBe(texts.length)
       const byText = new Map(stored.map((m) => [m.text, m.id]))
